@@ -1,0 +1,38 @@
+# Everything installs into .venv/ from requirements.lock, so ground truth is built
+# with the exact library versions it was recorded with.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+UV     := $(VENV)/bin/uv
+UV_VERSION := 0.13.8
+STAMP  := $(VENV)/.installed
+
+DEMO_OUT   ?= generated/demo
+DEMO_LIMIT ?= 60
+
+.PHONY: setup demo test lock bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet uv==$(UV_VERSION)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements.lock
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/daregen build --limit $(DEMO_LIMIT) --out $(DEMO_OUT)
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) bench/bench_profile.py
+
+# Re-resolve the pins after editing requirements.in (needs the registry).
+lock: setup
+	$(UV) pip compile requirements.in --python-version 3.11 --generate-hashes -o requirements.lock
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""The shared core of daregen: typed records, file-name constants, seeding, hashing, IO and the CLI."""

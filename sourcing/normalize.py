@@ -1,0 +1,94 @@
+"""Make any source table safe to write as csv, parquet and sqlite and read back the same.
+
+Each rule exists because a round trip through one of the three formats would
+otherwise change the data an agent sees, and with it the ground truth:
+- column names become unique, non-empty strings (sqlite and polars reject duplicates);
+- a source column named `row_id` is renamed, since `row_id` is ours;
+- booleans become 0/1 integers (read_csv turns "True" back into bool, sqlite has no bool);
+- pandas categoricals and mixed objects become plain strings;
+- strings that read_csv would parse as missing ("NA", "null", "") become missing;
+- string columns whose every value is a number become numbers (read_csv would do it anyway);
+- surrounding whitespace is stripped from strings (csv readers disagree on it).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pandas.api import types as ptypes
+
+from pipeline.names import ROW_ID
+
+# pandas.read_csv's default NA spellings (pandas/_libs/parsers.pyx STR_NA_VALUES).
+CSV_NA_STRINGS = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)
+
+
+def unique_column_names(names: list[object]) -> list[str]:
+    """Stringify, strip and de-duplicate: `a, a, ''` -> `a, a_2, column_3`."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(names, start=1):
+        missing = raw is None or (isinstance(raw, float) and raw != raw)
+        name = "" if missing else str(raw).strip()
+        if not name:
+            name = f"column_{i}"
+        if name == ROW_ID:
+            name = f"{ROW_ID}_original"
+        base, k = name, 2
+        while name in seen:
+            name = f"{base}_{k}"
+            k += 1
+        seen.add(name)
+        out.append(name)
+    return out
+
+
+def _clean_strings(col: pd.Series) -> pd.Series:
+    def clean(v: object) -> object:
+        if v is None or (isinstance(v, float) and v != v):
+            return None
+        s = str(v).strip()
+        return None if s in CSV_NA_STRINGS else s
+
+    values = [clean(v) for v in col.tolist()]
+    as_str = pd.Series(values, index=col.index, dtype="object")
+    numeric = pd.to_numeric(as_str, errors="coerce")
+    if as_str.notna().any() and numeric.notna().sum() == as_str.notna().sum():
+        return _tidy_numeric(numeric)
+    return as_str.astype("str").where(as_str.notna(), None).astype("object")
+
+
+def _tidy_numeric(col: pd.Series) -> pd.Series:
+    """Integers stay int64 when complete; otherwise float64 (NaN for missing)."""
+    if ptypes.is_integer_dtype(col) and not col.isna().any():
+        return col.astype("int64")
+    as_float = col.astype("float64")
+    non_missing = as_float.dropna()
+    if not as_float.isna().any() and len(non_missing) and (non_missing == non_missing.round()).all() \
+            and non_missing.abs().max() < 2**53:
+        return as_float.astype("int64")
+    return as_float
+
+
+def normalize_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Return a new frame with the rules above applied; the input is not modified."""
+    columns = unique_column_names(list(df.columns))
+    out = {}
+    for name, (_, col) in zip(columns, df.items()):
+        col = col.reset_index(drop=True)
+        if ptypes.is_bool_dtype(col):
+            out[name] = col.astype("int64")
+        elif ptypes.is_datetime64_any_dtype(col) or isinstance(col.dtype, pd.PeriodDtype):
+            out[name] = col.astype("str").where(col.notna(), None).astype("object")
+        elif ptypes.is_numeric_dtype(col) and not ptypes.is_complex_dtype(col):
+            out[name] = _tidy_numeric(pd.to_numeric(col, errors="coerce"))
+        else:
+            # object columns holding Python bools are logical vectors with missing values
+            non_missing = col.dropna()
+            if len(non_missing) and all(isinstance(v, bool) for v in non_missing.tolist()):
+                out[name] = _tidy_numeric(col.map(lambda v: None if v is None or v != v else int(v)).astype("float64"))
+            else:
+                out[name] = _clean_strings(col)
+    return pd.DataFrame(out, columns=columns)

@@ -1,0 +1,108 @@
+"""Independent checks of a written task; each returns Problems, a guard gates publishing.
+
+The checks re-read the files from disk the way an agent or a grader would, so
+they catch what the in-memory tables cannot: a format round trip that changed a
+value, a filter that does not recover the clean rows, a leaked target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from pipeline import names
+from pipeline.jsonio import read_json
+from postprocess.formats import read_frame
+from postprocess.noise import filter_by_expected_ranges
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.where}: {self.message}"
+
+
+def canonical_rows(df: pd.DataFrame) -> list[tuple]:
+    """Rows as sorted tuples of normalised values, for multiset comparison across formats."""
+    def norm(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return ("missing",)
+        if isinstance(v, (bool, np.bool_)):
+            return ("num", float(v))
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            return ("num", float(v))
+        return ("str", str(v))
+
+    cols = list(df.columns)
+    rows = [tuple(norm(v) for v in row) for row in df[cols].itertuples(index=False, name=None)]
+    return sorted(rows)
+
+
+def check_tabular_task(task_dir: Path) -> list[Problem]:
+    problems: list[Problem] = []
+    where = task_dir.name
+    meta_path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
+    if not meta_path.exists():
+        return [Problem(where, f"missing {names.VERIFY_DIR}/{names.ALL_METADATA}")]
+    q = read_json(meta_path)["question"]
+    src = task_dir / names.SOURCE_DIR
+    for key in ("needed_files_v1", "needed_files_v2"):
+        for f in q[key]:
+            if not (src / f).exists():
+                problems.append(Problem(where, f"{key} names {f}, which does not exist"))
+    if problems:
+        return problems
+    ftype = q["save_file_type"]
+    target = q["target"]
+    read = lambda stem: read_frame(src / names.data_file(stem, ftype), ftype)  # noqa: E731
+    train_v1 = read(names.TRAIN_V1)
+    if names.ROW_ID in train_v1.columns:
+        train_v1 = train_v1.drop(columns=[names.ROW_ID])
+    clean = read(names.TRAIN_V1_NO_ERR)
+    filtered = filter_by_expected_ranges(train_v1, q["expected_ranges"], q["column_type_inference"])
+    if sorted(filtered.columns) != sorted(clean.columns):
+        problems.append(Problem(where, "train_v1 and train_v1_no_err have different columns"))
+    elif canonical_rows(filtered[list(clean.columns)]) != canonical_rows(clean):
+        problems.append(Problem(where, f"filtering train_v1 by expected_ranges gives {len(filtered)} rows, "
+                                       f"not the {len(clean)} rows of train_v1_no_err"))
+    if len(train_v1) <= len(clean):
+        problems.append(Problem(where, "train_v1 holds no noise rows"))
+    val_v1, val_v2 = read(names.VAL_V1), read(names.VAL_V2)
+    for name, val in ((names.VAL_V1, val_v1), (names.VAL_V2, val_v2)):
+        leaked = [t for t in target if t in val.columns]
+        if leaked:
+            problems.append(Problem(where, f"{name} contains the target {leaked}"))
+        if names.ROW_ID not in val.columns:
+            problems.append(Problem(where, f"{name} has no {names.ROW_ID}"))
+    gt = pd.read_csv(task_dir / names.VERIFY_DIR / names.GROUND_TRUTH)
+    if names.ROW_ID in val_v2.columns and sorted(gt[names.ROW_ID]) != sorted(val_v2[names.ROW_ID]):
+        problems.append(Problem(where, "ground_truth row_ids differ from val_v2's"))
+    sim_path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
+    if not sim_path.exists():
+        problems.append(Problem(where, f"missing {names.SIMULATED_PRED}"))
+    else:
+        sim = pd.read_csv(sim_path)
+        if names.ROW_ID in val_v1.columns and sorted(sim[names.ROW_ID]) != sorted(val_v1[names.ROW_ID]):
+            problems.append(Problem(where, "simulated predictions' row_ids differ from val_v1's"))
+        if sim[target].isna().any().any():
+            problems.append(Problem(where, "simulated predictions contain missing values"))
+    train_v2 = read(names.TRAIN_V2)
+    if any(t not in train_v2.columns for t in target):
+        problems.append(Problem(where, "train_v2 lacks the target"))
+    if q["problem_type"] == "classification":
+        unseen = set(gt[target[0]].astype(str)) - set(train_v2[target[0]].astype(str))
+        if unseen:
+            problems.append(Problem(where, f"val classes never seen in training: {sorted(unseen)}", "warning"))
+    return problems
+
+
+def errors(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]

@@ -1,0 +1,153 @@
+"""The instruction texts: question_v1 (IF) spells out every step of the reference
+workflow in order; question_v2 (MM) asks for free modelling.
+
+The wording follows the published DARE-bench tasks. Columns are named by their
+natural-language description where the dataset documents one, with the column
+name in backticks beside it so that the instruction is never ambiguous.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pipeline import names
+from pipeline.records import DatasetRecord, TaskSpec
+
+PREAMBLE = (
+    "Please complete the task as described below without asking any follow-up questions or requesting "
+    "additional information. "
+)
+_FORMAT_WORD = {"csv": "CSV", "parquet": "Parquet", "sqlite": "SQLite"}
+_IMPUTER_WORDS = {
+    "mean": "the mean",
+    "median": "the median",
+    "most_frequent": "the most frequent value",
+}
+# R documentation often opens a column's entry with its storage type; that says
+# nothing about what the column means, so it is dropped from the phrase.
+_BOILERPLATE = re.compile(
+    r"^(an? )?(factor|numeric|integer|logical|character|ordered factor|double)( vector| variable)?"
+    r"(\s*(with levels?|indicating|coded|giving)\b)?[\s.:,;-]*",
+    re.I,
+)
+MAX_PHRASE = 90
+
+
+def column_phrase(column: str, descriptions: dict[str, str]) -> str:
+    """`the number of years of education (`education`)`, or just `` `education` ``."""
+    desc = (descriptions.get(column) or "").strip()
+    desc = _BOILERPLATE.sub("", desc).strip()
+    desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
+    if len(desc) > MAX_PHRASE:
+        desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
+    if len(desc) < 3 or desc.lower() == column.lower():
+        return f"`{column}`"
+    if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
+        desc = desc[0].lower() + desc[1:]
+    return f"{desc} (`{column}`)"
+
+
+def _join(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} and {items[1]}"
+    return ", ".join(items[:-1]) + f", and {items[-1]}"
+
+
+def _number(value) -> str:
+    # repr is the shortest text that reads back as the same float, so an agent
+    # filtering with these bounds keeps exactly the rows the reference keeps.
+    return str(value) if isinstance(value, int) else repr(float(value))
+
+
+def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, str]) -> str:
+    phrase = column_phrase(column, descriptions)
+    if kind == "numerical":
+        return f"{phrase} between {_number(allowed[0])} and {_number(allowed[1])} inclusive"
+    values = ", ".join(json.dumps(str(v), ensure_ascii=False) for v in allowed)
+    return f"{phrase} limited to the values {values}"
+
+
+def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
+    d = record.column_descriptions
+    ftype = spec.save_file_type
+    train_file = names.data_file(names.TRAIN_V1, ftype)
+    val_file = names.data_file(names.VAL_V1, ftype)
+    target = spec.target[0]
+    if ftype == "sqlite":
+        load = (f"You are given access to a training SQLite file `{train_file}`, which contains multiple tables "
+                f"sharing the key column `{names.ROW_ID}`; these tables must be joined on `{names.ROW_ID}` to "
+                "reconstruct the full training dataset.")
+        first = f"First, join all of the tables in `{train_file}` on `{names.ROW_ID}` to reconstruct the full training dataset."
+    else:
+        load = f"You are given access to a training {_FORMAT_WORD[ftype]} file `{train_file}` containing the training data."
+        first = f"First, load the training data from `{train_file}`."
+    intro = (
+        PREAMBLE + "Proceed under the assumption that all required information is provided. " + load
+        + f" You are also provided with a metadata file `{names.METADATA_TXT}` that describes the original dataset "
+        f"and each of its columns. Your task is to perform {spec.problem_type} using this data and predict the "
+        f"target column `{target}` for the validation set located in `{val_file}`. Unless stated otherwise, use "
+        "default parameters for all steps including model training and preprocessing."
+    )
+    rules = "\n".join(
+        f"{i}. {_range_rule(c, spec.expected_ranges[c], spec.column_type_inference[c], d)}"
+        for i, c in enumerate(spec.expected_ranges, start=1)
+    )
+    filtering = (
+        f"{first} Next, filter the training dataset using the expected ranges defined in the following order, "
+        "while retaining any rows that have missing values in the relevant columns and excluding only those rows "
+        "whose known (non-missing) values violate these ranges:\n" + rules
+    )
+    nums = [column_phrase(c, d) for c in spec.numerical_features]
+    cats = [column_phrase(c, d) for c in spec.categorical_features]
+    selected = [column_phrase(c, d) for c in spec.selected_features]
+    typing = []
+    if nums:
+        typing.append(f"Treat {_join(nums)} as numeric features, in the listed order")
+    if cats:
+        typing.append(f"treat {_join(cats)} as categorical features, in the listed order" if nums
+                      else f"Treat {_join(cats)} as categorical features, in the listed order")
+    typing_sentence = ", and ".join(typing) + "."
+    if not cats:
+        typing_sentence += " There are no categorical features."
+    if not nums:
+        typing_sentence += " There are no numeric features."
+    selection = (
+        f"After filtering, drop any training rows whose target `{target}` is missing. Then select only the "
+        f"following features for model training, in this order: {_join(selected)}. {typing_sentence}"
+    )
+    from finalize.reference_solution import make_model
+
+    has_seed = "random_state" in make_model(spec.model_type, 0).get_params()
+    seed_clause = (f" with random_state set to {spec.random_state} and all other parameters at their defaults"
+                   if has_seed else " with its default parameters")
+    modelling = (
+        f"Handle missing values by imputing {_IMPUTER_WORDS[spec.imputer_type]} (\"{spec.imputer_type}\") for the "
+        "numeric features and the most frequent value (\"most_frequent\") for the categorical features. Preprocess "
+        "the data by applying a standard scaler to the numeric features and a one-hot encoder to the categorical "
+        "features with handle_unknown set to \"ignore\" and sparse_output set to False, combined in a "
+        "ColumnTransformer with the numeric features first and the categorical features second. Train a single "
+        f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from `{val_file}`, make predictions and save the results to a "
+        f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
+        f"original `{val_file}`) and the corresponding predictions in a column named `{target}`, with each "
+        "prediction aligned to its row_id so that performance can be computed correctly."
+    )
+    return "\n\n".join([intro, filtering, selection, modelling])
+
+
+def question_v2(spec: TaskSpec) -> str:
+    ftype = spec.save_file_type
+    train_file = names.data_file(names.TRAIN_V2, ftype)
+    val_file = names.data_file(names.VAL_V2, ftype)
+    return (
+        PREAMBLE + "Your task is to achieve good performance while balancing training time and accuracy in the "
+        f"sandbox. You are provided with a processed dataset, along with a metadata file `{names.METADATA_TXT}` that "
+        f"describes the original dataset and each of its columns. Load data in `{train_file}` as your full training "
+        f"set. Once that's done, using only CPU resources, train a {spec.problem_type} model on this training data. "
+        f"Then use `{val_file}` to generate a prediction for `{spec.target[0]}` for each `{names.ROW_ID}`. The model "
+        f"should output a file named `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as "
+        f"provided in the original `{val_file}`) and the corresponding predictions. Each prediction should be "
+        "aligned with its row_id so that performance can be computed correctly."
+    )

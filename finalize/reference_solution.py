@@ -1,0 +1,101 @@
+"""The IF reference solution, derived only from verify/all_metadata.json.
+
+    python -m finalize.reference_solution TASK_DIR OUT_CSV
+
+It is deliberately self-contained (json, sqlite3, pandas, scikit-learn) so that
+anyone can read it next to the instruction text and rerun it: it is the
+workflow question_v1 spells out, step for step. Ground truth for IF is what
+this script prints into verify/simulated_pred_local.csv.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        (name,) = con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchone()
+        return pd.read_sql_query(f'SELECT * FROM "{name}"', con)
+    finally:
+        con.close()
+
+
+def make_model(model_type: str, random_state: int):
+    from sklearn import linear_model, naive_bayes, neural_network, svm, tree
+
+    modules = (linear_model, naive_bayes, neural_network, svm, tree)
+    cls = next(getattr(m, model_type) for m in modules if hasattr(m, model_type))
+    params = cls().get_params()
+    return cls(random_state=random_state) if "random_state" in params else cls()
+
+
+def build_pipeline(q: dict) -> Pipeline:
+    numeric = Pipeline([("imputer", SimpleImputer(strategy=q["imputer_type"])), ("scaler", StandardScaler())])
+    categorical = Pipeline([
+        ("imputer", SimpleImputer(strategy="most_frequent")),
+        ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
+    ])
+    transformers = []
+    if q["numerical_features"]:
+        transformers.append(("num", numeric, list(q["numerical_features"])))
+    if q["categorical_features"]:
+        transformers.append(("cat", categorical, list(q["categorical_features"])))
+    return Pipeline([("preprocess", ColumnTransformer(transformers)),
+                     ("model", make_model(q["model_type"], q["random_state"]))])
+
+
+def predict(task_dir: Path) -> pd.DataFrame:
+    q = json.loads((task_dir / "verify" / "all_metadata.json").read_text(encoding="utf-8"))["question"]
+    ext = {"csv": "csv", "parquet": "parquet", "sqlite": "sqlite"}[q["save_file_type"]]
+    train = read_table(task_dir / "source" / f"train_v1_no_err.{ext}")
+    val = read_table(task_dir / "source" / f"val_v1.{ext}")
+    targets = list(q["target"])
+    train = train.dropna(subset=targets)
+    features = list(q["numerical_features"]) + list(q["categorical_features"])
+    x_train, x_val = train[features].copy(), val[features].copy()
+    for col in q["categorical_features"]:
+        # One representation for categories on both sides, whatever the file format inferred.
+        # SimpleImputer recognises NaN (not None) as missing in object columns.
+        x_train[col] = x_train[col].astype("object").where(x_train[col].notna(), np.nan)
+        x_val[col] = x_val[col].astype("object").where(x_val[col].notna(), np.nan)
+    y = train[targets[0]] if len(targets) == 1 else train[targets]
+    model = build_pipeline(q)
+    model.fit(x_train, y)
+    predictions = model.predict(x_val)
+    out = pd.DataFrame({"row_id": val["row_id"].to_numpy()})
+    if len(targets) == 1:
+        out[targets[0]] = predictions
+    else:
+        for i, t in enumerate(targets):
+            out[t] = predictions[:, i]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m finalize.reference_solution TASK_DIR OUT_CSV", file=sys.stderr)
+        return 2
+    out = predict(Path(args[0]))
+    out.to_csv(args[1], index=False, lineterminator="\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

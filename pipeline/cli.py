@@ -1,0 +1,95 @@
+"""The `daregen` command line.
+
+    daregen build [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
+    daregen score PRED_DIR --tasks TREE [--summary FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _configure_prefect() -> None:
+    # Prefect runs in ephemeral mode (no server to set up) unless the user points
+    # PREFECT_API_URL at one; per-task "Finished in state" lines would drown the
+    # summary, so Prefect logs warnings only unless asked otherwise.
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+def _summary_table(report: dict, out: Path) -> str:
+    lines = [
+        f"built {report['built']} tasks from {report['considered']} candidate datasets "
+        f"in {report['seconds']:.0f} s -> {out}",
+        "",
+        f"  {'problem type':<16}{'tasks':>6}",
+    ]
+    for kind, n in report["by_type"].items():
+        lines.append(f"  {kind:<16}{n:>6}")
+    lines.append("")
+    lines.append(f"  {'file type':<16}{'tasks':>6}")
+    for ftype, n in report["by_format"].items():
+        lines.append(f"  {ftype:<16}{n:>6}")
+    lines.append("")
+    reasons: dict[str, int] = {}
+    for r in report["rejections"]:
+        key = r["reason"].split("(")[0].split(":")[0].strip()
+        reasons[key] = reasons.get(key, 0) + 1
+    if reasons:
+        lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
+        for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
+            lines.append(f"    {n:>4}  {reason}")
+        lines.append(f"  every skipped dataset and its reason: {out / 'run_report.md'}")
+    lines.append(f"  instructions: {out / 'question_list.json'}")
+    return "\n".join(lines)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    _configure_prefect()
+    from flows import build_tasks
+
+    report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
+                         designer=args.designer)
+    print(_summary_table(report, Path(args.out)))
+    return 0 if report["built"] else 1
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from finalize.scoring import run_score
+
+    run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build a task tree")
+    b.add_argument("--out", type=Path, default=Path("generated"), help="output tree (default: generated/)")
+    b.add_argument("--limit", type=int, default=None, help="number of candidate datasets to consider")
+    b.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
+    b.add_argument("--sources", default="builtin", help="sources spec, e.g. builtin or local:PATH (default builtin)")
+    b.add_argument("--designer", default="heuristic", help="task designer (default heuristic)")
+    b.set_defaults(func=cmd_build)
+    s = sub.add_parser("score", help="score predictions against a task tree")
+    s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")
+    s.add_argument("--tasks", required=True, help="task tree built by daregen build")
+    s.add_argument("--summary", default=None, help="JSON summary path (default PRED_DIR/score_summary.json)")
+    s.set_defaults(func=cmd_score)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as exc:  # bad user input: one clear line, no traceback
+        print(f"daregen: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Path-in, path-out adapters around the pure stages, one per stage.
+
+Each step reads its inputs from the dataset's work folder, calls a pure stage
+function, writes the result back and returns an Outcome (paths and hashes, never
+DataFrames), so the Prefect tasks in flows.py stay one-line wrappers and their
+inputs are cheap to serialise. A stage that rejects the dataset returns a
+failed Outcome carrying the one-line reason; later steps pass it through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from pipeline import names
+from pipeline.hashing import frame_digest, sha256_file
+from pipeline.jsonio import read_json, write_json
+from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.seeding import rng_for
+
+RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
+    "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    work_dir: str
+    stage: str
+    ok: bool = True
+    reason: str = ""
+    digest: str = ""  # content hash of what this stage wrote
+
+    def failed(self, stage: str, reason: str) -> "Outcome":
+        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason)
+
+
+def _guard(stage: str):
+    """Turn a rejection (or an unexpected error) into a failed Outcome with a one-line reason."""
+    def wrap(fn):
+        def run(prev: Outcome, *args, **kwargs) -> Outcome:
+            if not prev.ok:
+                return prev
+            try:
+                digest = fn(Path(prev.work_dir), *args, **kwargs)
+            except DatasetRejected as exc:
+                return prev.failed(stage, exc.reason)
+            except Exception as exc:  # a bug or a hostile dataset must not stop the build
+                last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                return prev.failed(stage, f"unexpected error: {last}"[:300])
+            return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest)
+        run.__name__ = fn.__name__
+        run.__doc__ = fn.__doc__
+        return run
+    return wrap
+
+
+def start(ref: str, work_root: str) -> Outcome:
+    """A work folder per dataset, named by a hash of its ref (refs may hold any character)."""
+    work = Path(work_root) / hashlib.sha256(ref.encode()).hexdigest()[:20]
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "ref.txt").write_text(ref, encoding="utf-8")
+    return Outcome(ref=ref, work_dir=str(work), stage="start")
+
+
+@_guard("source")
+def source_step(work: Path, source_key: str, source_arg: str | None) -> str:
+    from sourcing.normalize import normalize_table
+    from sourcing.registry import open_source
+
+    source = open_source(source_key, source_arg)
+    ref = read_ref(work)
+    try:
+        record = source.record(ref)
+        table = normalize_table(source.load_table(ref))
+    except ValueError as exc:
+        raise DatasetRejected(f"cannot load: {exc}") from exc
+    if table.shape[1] == 0 or table.shape[0] == 0:
+        raise DatasetRejected(f"empty table ({table.shape[0]} rows, {table.shape[1]} columns)")
+    write_json(work / RECORD_JSON, record.model_dump(mode="json"))
+    table.to_parquet(work / TABLE_PARQUET, index=False)
+    return frame_digest(table)
+
+
+def read_ref(work: Path) -> str:
+    return (work / "ref.txt").read_text(encoding="utf-8")
+
+
+def load_table(work: Path) -> pd.DataFrame:
+    return pd.read_parquet(work / TABLE_PARQUET)
+
+
+def load_record(work: Path) -> DatasetRecord:
+    return DatasetRecord.model_validate(read_json(work / RECORD_JSON))
+
+
+@_guard("profile")
+def profile_step(work: Path) -> str:
+    from task_design.profile import profile_table
+
+    write_json(work / PROFILE_JSON, profile_table(load_table(work)).model_dump(mode="json"))
+    return sha256_file(work / PROFILE_JSON)
+
+
+@_guard("design")
+def design_step(work: Path, seed: int, designer: str, config_json: str) -> str:
+    from task_design.config import DesignConfig
+    from task_design.registry import DESIGNERS
+
+    record = load_record(work)
+    profile = DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
+    config = DesignConfig.model_validate_json(config_json)
+    spec = DESIGNERS[designer](record, profile, load_table(work), rng_for(seed, record.ref, "design"), config)
+    write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
+    return sha256_file(work / SPEC_JSON)
+
+
+def load_spec(work: Path) -> TaskSpec:
+    return TaskSpec.model_validate(read_json(work / SPEC_JSON))
+
+
+@_guard("postprocess")
+def postprocess_step(work: Path, seed: int) -> str:
+    from postprocess.package import build_package
+
+    record, spec = load_record(work), load_spec(work)
+    pkg = build_package(record, spec, load_table(work), rng_for(seed, record.ref, "postprocess"))
+    out = work / PACKAGE_DIR
+    out.mkdir(exist_ok=True)
+    digests = []
+    for stem, frame in {**pkg.frames, "ground_truth": pkg.ground_truth}.items():
+        frame.to_parquet(out / f"{stem}.parquet", index=False)
+        digests.append(frame_digest(frame))
+    for i, t in enumerate(pkg.train_v1_tables, start=1):
+        t.to_parquet(out / f"{names.SPLIT_TABLE_PREFIX}{i}.parquet", index=False)
+    write_json(out / "counts.json", {"noise_rows": pkg.n_noise_rows, "tables": len(pkg.train_v1_tables)})
+    return "".join(digests)[:64]
+
+
+def load_package(work: Path) -> TaskPackage:
+    out = work / PACKAGE_DIR
+    counts = read_json(out / "counts.json")
+    stems = (names.TRAIN_V1, names.TRAIN_V1_NO_ERR, names.VAL_V1, names.TRAIN_V2, names.VAL_V2)
+    frames = {s: pd.read_parquet(out / f"{s}.parquet") for s in stems}
+    tables = tuple(pd.read_parquet(out / f"{names.SPLIT_TABLE_PREFIX}{i}.parquet")
+                   for i in range(1, counts["tables"] + 1))
+    return TaskPackage(record=load_record(work), spec=load_spec(work), frames=frames, train_v1_tables=tables,
+                       ground_truth=pd.read_parquet(out / "ground_truth.parquet"), n_noise_rows=counts["noise_rows"])
+
+
+@_guard("finalize")
+def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
+    from finalize.layout import BuildContext, write_task
+
+    entry = write_task(load_package(work), Path(tasks_root), BuildContext(seed=seed, design_digest=design_digest))
+    write_json(work / ENTRY_JSON, entry)
+    return sha256_file(work / ENTRY_JSON)

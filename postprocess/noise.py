@@ -1,0 +1,76 @@
+"""IF noise injection, as DARE-bench does it.
+
+Synthetic rows, about `noise_fraction` of the clean training rows, each a copy
+of a clean row with one or two feature values pushed outside `expected_ranges`:
+numbers below the minimum or above the maximum, random strings for
+categoricals. Filtering by the ranges while keeping missing values therefore
+removes exactly the noise rows and recovers the clean rows.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+import pandas as pd
+
+from pipeline.records import TaskSpec
+from sourcing.normalize import CSV_NA_STRINGS
+
+_ALPHABET = np.array(list(string.ascii_lowercase + string.digits))
+
+
+def _out_of_range_number(lo: float, hi: float, is_int: bool, rng: np.random.Generator) -> float | int:
+    span = float(hi - lo) if hi > lo else max(abs(float(hi)), 1.0)
+    delta = span * float(rng.uniform(0.1, 1.0))
+    if is_int:
+        delta = max(1, int(round(delta)))
+        return int(lo - delta) if rng.random() < 0.5 else int(hi + delta)
+    value = round(float(lo) - delta, 3) if rng.random() < 0.5 else round(float(hi) + delta, 3)
+    if lo <= value <= hi:  # rounding pulled it back in; step clearly outside instead
+        value = float(hi) + span + 1.0
+    return value
+
+
+def _out_of_range_string(allowed: set[str], rng: np.random.Generator) -> str:
+    while True:
+        value = "".join(rng.choice(_ALPHABET, size=int(rng.integers(5, 9))).tolist())
+        if value not in allowed and value not in CSV_NA_STRINGS and not value.isdigit():
+            return value
+
+
+def inject_out_of_range_rows(clean: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> pd.DataFrame:
+    """Return clean rows plus noise rows, shuffled. `clean` is not modified."""
+    ranged = list(spec.expected_ranges)
+    n_noise = max(1, int(round(spec.noise_fraction * len(clean))))
+    base = clean.iloc[rng.integers(0, len(clean), size=n_noise)].reset_index(drop=True)
+    columns = {c: base[c].tolist() for c in base.columns}
+    for i in range(n_noise):
+        n_bad = int(rng.integers(1, min(2, len(ranged)) + 1))
+        for col in [ranged[j] for j in rng.choice(len(ranged), size=n_bad, replace=False)]:
+            allowed = spec.expected_ranges[col]
+            if spec.column_type_inference[col] == "numerical":
+                is_int = pd.api.types.is_integer_dtype(clean[col])
+                columns[col][i] = _out_of_range_number(allowed[0], allowed[1], is_int, rng)
+            else:
+                columns[col][i] = _out_of_range_string({str(a) for a in allowed}, rng)
+    noise = pd.DataFrame(columns, columns=clean.columns)
+    for col in clean.columns:  # keep the clean dtypes (ints stay ints)
+        if noise[col].dtype != clean[col].dtype and pd.api.types.is_numeric_dtype(clean[col]):
+            noise[col] = noise[col].astype(clean[col].dtype)
+    combined = pd.concat([clean, noise], ignore_index=True)
+    return combined.iloc[rng.permutation(len(combined))].reset_index(drop=True)
+
+
+def filter_by_expected_ranges(df: pd.DataFrame, expected_ranges: dict, column_types: dict) -> pd.DataFrame:
+    """The filter the IF instruction asks for: drop rows whose known value violates a range."""
+    keep = pd.Series(True, index=df.index)
+    for col, allowed in expected_ranges.items():
+        values = df[col]
+        if column_types[col] == "numerical":
+            numeric = pd.to_numeric(values, errors="coerce")
+            ok = values.isna() | ((numeric >= allowed[0]) & (numeric <= allowed[1]))
+        else:
+            ok = values.isna() | values.astype("str").isin({str(a) for a in allowed})
+        keep &= ok
+    return df[keep].reset_index(drop=True)

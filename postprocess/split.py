@@ -1,0 +1,40 @@
+"""Seeded train/val split of the analysis table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from pipeline.records import DatasetRejected, TaskSpec
+
+
+def _seed(rng: np.random.Generator) -> int:
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def analysis_rows(table: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> pd.DataFrame:
+    """Rows with a known target, sampled down to spec.max_rows (original order kept)."""
+    target = spec.target[0]
+    rows = table[table[target].notna()].reset_index(drop=True)
+    if spec.max_rows is not None and len(rows) > spec.max_rows:
+        keep = np.sort(rng.choice(len(rows), size=spec.max_rows, replace=False))
+        rows = rows.iloc[keep].reset_index(drop=True)
+    return rows
+
+
+def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Stratified for classification, so every class the IF model may predict is in train."""
+    target = spec.target[0]
+    stratify = None
+    if spec.problem_type == "classification":
+        counts = rows[target].value_counts()
+        n_val = len(rows) - int(np.floor(spec.train_test_ratio * len(rows)))
+        if counts.min() >= 2 and n_val >= len(counts):
+            stratify = rows[target]
+    train, val = train_test_split(rows, train_size=spec.train_test_ratio, random_state=_seed(rng), stratify=stratify)
+    if len(val) == 0 or len(train) == 0:
+        raise DatasetRejected(f"split left an empty part ({len(train)} train, {len(val)} val rows)")
+    if spec.problem_type == "classification" and train[target].nunique() < 2:
+        raise DatasetRejected("training split holds a single class")
+    return train.reset_index(drop=True), val.reset_index(drop=True)

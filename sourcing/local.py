@@ -1,0 +1,65 @@
+"""Local files as a source: every .csv or .parquet file in a folder is a dataset.
+
+`--sources local:PATH`. A sidecar `<name>.json` may document the file with the
+DatasetRecord fields (title, description, column_descriptions, license,
+target_hint, ...). Useful for curators' own data and for tests.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.jsonio import read_json
+from pipeline.records import DatasetRecord
+
+_SUFFIXES = (".csv", ".parquet")
+_DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",
+               "version", "tags", "usability_rating", "last_updated", "target_hint"}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-") or "dataset"
+
+
+class LocalFilesSource:
+    key = "local"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ValueError(f"local source: {self.path} does not exist")
+
+    def _files(self) -> dict[str, Path]:
+        files = [self.path] if self.path.is_file() else sorted(self.path.iterdir())
+        return {f"local/{f.stem}": f for f in files if f.suffix.lower() in _SUFFIXES}
+
+    def candidates(self) -> list[str]:
+        return sorted(self._files())
+
+    def _file(self, ref: str) -> Path:
+        try:
+            return self._files()[ref]
+        except KeyError:
+            raise ValueError(f"local source: no file for {ref!r} in {self.path}") from None
+
+    def record(self, ref: str) -> DatasetRecord:
+        path = self._file(ref)
+        doc_path = path.with_suffix(".json")
+        doc = read_json(doc_path) if doc_path.exists() else {}
+        unknown = set(doc) - _DOC_FIELDS
+        if unknown:
+            raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
+        fields = {"title": path.stem, **doc}
+        if "tags" in fields:
+            fields["tags"] = tuple(fields["tags"])
+        return DatasetRecord(ref=ref, source=self.key, slug=f"local_{_slug(path.stem)}", **fields)
+
+    def load_table(self, ref: str) -> pd.DataFrame:
+        path = self._file(ref)
+        try:
+            return pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
+        except Exception as exc:  # a malformed file is a rejection of that dataset, not a crash
+            raise ValueError(f"cannot read {path.name}: {exc}") from exc

@@ -1,0 +1,36 @@
+"""The designer's knobs, in one hashable record.
+
+Its hash goes into each task's build record, so a change of thresholds shows up
+as a changed design configuration rather than as an unexplained diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, ConfigDict
+
+
+class DesignConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_rows: int = 30  # after dropping rows with a missing target
+    max_rows: int = 20_000  # larger tables are sampled down (seeded) before splitting
+    min_class_count: int = 5  # every class must have at least this many rows
+    max_classes: int = 20
+    max_integer_classes: int = 10  # an integer column with at most this many values can be a class target
+    min_regression_unique: int = 10
+    max_target_missing: float = 0.3
+    max_feature_missing: float = 0.5
+    max_feature_categories: int = 30  # a categorical feature with more levels is not used
+    max_top_share: float = 0.95  # a target whose top value covers more than this is degenerate
+    max_related_features: int = 15
+    leak_threshold: float = 0.99  # single-feature CV score at or above which a feature is a leak
+    leak_rank_corr: float = 0.995  # |Spearman| at or above which a numeric feature is a leak
+    leak_sample_rows: int = 5_000
+    train_test_ratios: tuple[float, ...] = (0.8, 0.9)
+    noise_fraction: float = 0.2
+    file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]

@@ -1,0 +1,211 @@
+"""The deterministic heuristic designer.
+
+design(record, profile, table, rng, config) -> TaskSpec, or DatasetRejected with
+a one-line reason. Every random choice draws from `rng`, which the caller seeds
+from (global seed, dataset ref), so a dataset's task never depends on which
+other datasets are in the build. The LLM designer implements the same call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from pipeline.records import (
+    MODELS_BY_PROBLEM,
+    ColumnProfile,
+    DatasetProfile,
+    DatasetRecord,
+    DatasetRejected,
+    ProblemType,
+    TaskSpec,
+)
+from task_design.config import DesignConfig
+from task_design.leakage import leak_score, rank_correlation
+
+DESIGNER_NAME = "heuristic"
+IMPUTERS = ("mean", "median", "most_frequent")
+MAX_SPLIT_TABLES = 4
+
+
+def _feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig) -> str | None:
+    """Why a column cannot be a feature, or None when it can."""
+    if col.kind in ("id", "text", "constant", "datetime"):
+        return {"id": "id-like", "text": "free text", "constant": "constant or all missing",
+                "datetime": "datetime"}[col.kind]
+    if profile.missing_frac(col.name) > config.max_feature_missing:
+        return f"{profile.missing_frac(col.name):.0%} missing"
+    if col.kind == "categorical" and (col.categories is None or col.n_unique > config.max_feature_categories):
+        return f"{col.n_unique} categories (more than {config.max_feature_categories})"
+    return None
+
+
+def _class_target_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig) -> str | None:
+    if col.kind == "categorical":
+        if col.n_unique > config.max_classes:
+            return f"{col.n_unique} classes"
+    elif col.kind == "numerical":
+        if not col.is_integer or col.n_unique > config.max_integer_classes:
+            return "not class-like"
+    else:
+        return col.kind
+    counts = table[col.name].dropna().value_counts()
+    if len(counts) < 2:
+        return "single class"
+    if counts.min() < config.min_class_count:
+        return f"class {counts.idxmin()!r} has {counts.min()} rows (< {config.min_class_count})"
+    return None
+
+
+def _regression_target_problem(col: ColumnProfile, config: DesignConfig) -> str | None:
+    if col.kind != "numerical":
+        return col.kind
+    if col.n_unique < config.min_regression_unique or (col.is_integer and col.n_unique <= config.max_integer_classes):
+        return f"{col.n_unique} distinct values"
+    return None
+
+
+def target_candidates(profile: DatasetProfile, table: pd.DataFrame, config: DesignConfig) -> dict[ProblemType, list[str]]:
+    """Columns that could be a classification or regression target, in column order."""
+    out: dict[ProblemType, list[str]] = {"classification": [], "regression": []}
+    for col in profile.columns:
+        if col.kind not in ("numerical", "categorical"):
+            continue
+        if profile.missing_frac(col.name) > config.max_target_missing or col.top_share > config.max_top_share:
+            continue
+        if _class_target_problem(col, table, config) is None:
+            out["classification"].append(col.name)
+        elif _regression_target_problem(col, config) is None:
+            out["regression"].append(col.name)
+    return out
+
+
+def _no_target_reason(profile: DatasetProfile, config: DesignConfig) -> str:
+    usable = [c for c in profile.columns if c.kind in ("numerical", "categorical")]
+    if not usable:
+        return "no numerical or categorical column to predict"
+    if all(c.top_share > config.max_top_share or c.n_unique < 2 for c in usable):
+        return "degenerate target: every candidate column is (nearly) constant"
+    return "no column qualifies as a target (too many classes, rare classes or too few distinct values)"
+
+
+def _leaks(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
+           problem_type: ProblemType, config: DesignConfig) -> dict[str, str]:
+    sample = table if len(table) <= config.leak_sample_rows else table.sample(
+        n=config.leak_sample_rows, random_state=0)
+    y = sample[target]
+    found = {}
+    for f in features:
+        x = sample[f]
+        if profile.column(f).kind == "numerical" and profile.column(target).kind == "numerical":
+            rho = rank_correlation(x, y)
+            if rho >= config.leak_rank_corr:
+                found[f] = f"leaks the target (|Spearman| {rho:.3f})"
+                continue
+        score = leak_score(x, y, problem_type)
+        if score >= config.leak_threshold:
+            found[f] = f"leaks the target (alone scores {score:.3f})"
+    return found
+
+
+def _ordered_subset(items: list[str], k: int, rng: np.random.Generator) -> list[str]:
+    """k items chosen by rng, kept in their original order."""
+    if k >= len(items):
+        return list(items)
+    keep = set(rng.choice(len(items), size=k, replace=False).tolist())
+    return [x for i, x in enumerate(items) if i in keep]
+
+
+def _expected_range(col: ColumnProfile) -> list:
+    if col.kind == "numerical":
+        return [col.min, col.max]
+    return list(col.categories or ())
+
+
+def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+           rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+    n_complete = profile.n_rows
+    if n_complete < config.min_rows:
+        raise DatasetRejected(f"too few rows ({n_complete} < {config.min_rows})")
+
+    exclusions = {c.name: r for c in profile.columns if (r := _feature_exclusion(c, profile, config))}
+    usable = [c.name for c in profile.columns if c.name not in exclusions]
+    if not usable:
+        raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing")
+
+    candidates = target_candidates(profile, table, config)
+    candidates = {k: [c for c in v if c in usable] for k, v in candidates.items()}
+    all_candidates = [c for c in profile.names if c in candidates["classification"] + candidates["regression"]]
+    if not all_candidates:
+        raise DatasetRejected(_no_target_reason(profile, config))
+
+    # Try the problem types in a seeded order (so the corpus mixes both), and
+    # within a type the candidates in a seeded order; a hinted target goes first.
+    types = [t for t in ("classification", "regression") if candidates[t]]
+    types = [types[i] for i in rng.permutation(len(types))]
+    last_problem = ""
+    for problem_type in types:
+        order = [candidates[problem_type][i] for i in rng.permutation(len(candidates[problem_type]))]
+        if record.target_hint in order:
+            order.remove(record.target_hint)
+            order.insert(0, record.target_hint)
+        for target in order:
+            target_rows = int(table[target].notna().sum())
+            if target_rows < config.min_rows:
+                last_problem = f"too few rows with a known target ({target_rows} < {config.min_rows})"
+                continue
+            features = [c for c in usable if c != target]
+            leaks = _leaks(target, features, table, profile, problem_type, config)
+            features = [f for f in features if f not in leaks]
+            if not features:
+                last_problem = f"no usable features for target {target!r} once leaks are removed"
+                continue
+            return _spec(record, profile, problem_type, target, all_candidates, features,
+                         {**exclusions, **leaks}, tuple(leaks), rng, config)
+    raise DatasetRejected(last_problem or "no feasible target")
+
+
+def _spec(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
+          all_candidates: list[str], features: list[str], excluded: dict[str, str], leaks: tuple[str, ...],
+          rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+    related = _ordered_subset(features, min(len(features), config.max_related_features), rng)
+    for f in features:
+        if f not in related:
+            excluded[f] = f"not sampled (more than {config.max_related_features} usable features)"
+    ranged = list(related)  # every related feature has a range, so all are filterable
+    k = int(rng.integers(math.ceil(len(ranged) / 2), len(ranged) + 1))
+    selected = [ranged[i] for i in rng.permutation(len(ranged))[:k]]
+    kinds = {c.name: ("numerical" if c.dtype.startswith(("int", "float", "uint")) else "categorical")
+             for c in profile.columns}
+    numerical = [f for f in selected if kinds[f] == "numerical"]
+    categorical = [f for f in selected if kinds[f] == "categorical"]
+    file_type = str(rng.choice(list(config.file_types)))
+    n_if_columns = 1 + len(ranged)
+    n_tables = int(min(n_if_columns, rng.integers(2, MAX_SPLIT_TABLES + 1)))
+    return TaskSpec(
+        ref=record.ref,
+        slug=record.slug,
+        designer=DESIGNER_NAME,
+        problem_type=problem_type,
+        target=(target,),
+        target_candidates=tuple(all_candidates),
+        related_features=tuple(related),
+        not_filtered_related_features=tuple(ranged),
+        selected_features=tuple(numerical + categorical),
+        numerical_features=tuple(numerical),
+        categorical_features=tuple(categorical),
+        column_type_inference=kinds,
+        expected_ranges={f: _expected_range(profile.column(f)) for f in ranged},
+        model_type=str(rng.choice(list(MODELS_BY_PROBLEM[problem_type]))),
+        imputer_type=str(rng.choice(list(IMPUTERS))),
+        random_state=int(rng.integers(0, 100)),
+        train_test_ratio=float(rng.choice(list(config.train_test_ratios))),
+        save_file_type=file_type,
+        n_split_tables=max(1, n_tables),
+        noise_fraction=config.noise_fraction,
+        max_rows=config.max_rows,
+        v2_dropped_columns=leaks,
+        excluded_features=dict(sorted(excluded.items())),
+    )

@@ -1,0 +1,62 @@
+"""Detect features that give the target away.
+
+A feature is a leak when it alone predicts the target almost perfectly: a copy
+of the target, a recoding of it (e.g. R's `lwage` beside `wage`), or an id that
+happens to be sorted by it. Such a feature would make both variants trivial, so
+it is excluded from the IF features and dropped from the MM files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from pipeline.records import ProblemType
+
+_CV_SEED = 0  # fixed: leak detection must not depend on the dataset's design seed
+
+
+def _encode(feature: pd.Series) -> np.ndarray:
+    if pd.api.types.is_numeric_dtype(feature):
+        values = feature.astype("float64")
+        fill = (values.min() - 1.0) if values.notna().any() else 0.0
+        return values.fillna(fill).to_numpy().reshape(-1, 1)
+    codes, _ = pd.factorize(feature, sort=True)  # missing -> -1, its own leaf
+    return codes.astype("float64").reshape(-1, 1)
+
+
+def leak_score(feature: pd.Series, target: pd.Series, problem_type: ProblemType) -> float:
+    """Cross-validated score of a single-feature tree (balanced accuracy or R²), in [0, 1]."""
+    mask = target.notna().to_numpy()
+    x = _encode(feature)[mask]
+    y = target[mask]
+    if len(y) < 6:
+        return 0.0
+    if problem_type == "classification":
+        y = y.astype("str").to_numpy()
+        _, counts = np.unique(y, return_counts=True)
+        folds = int(min(3, counts.min()))
+        if folds < 2:
+            return 0.0
+        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=_CV_SEED)
+        model = DecisionTreeClassifier(max_depth=8, random_state=_CV_SEED)
+        scores = cross_val_score(model, x, y, cv=cv, scoring="balanced_accuracy")
+    else:
+        y = y.astype("float64").to_numpy()
+        if np.std(y) == 0:
+            return 0.0
+        cv = KFold(n_splits=3, shuffle=True, random_state=_CV_SEED)
+        model = DecisionTreeRegressor(max_depth=8, random_state=_CV_SEED)
+        scores = cross_val_score(model, x, y, cv=cv, scoring="r2")
+    return float(np.clip(np.mean(scores), 0.0, 1.0))
+
+
+def rank_correlation(feature: pd.Series, target: pd.Series) -> float:
+    """|Spearman| between two numeric columns over rows where both are present."""
+    both = pd.concat([feature.astype("float64"), target.astype("float64")], axis=1).dropna()
+    if len(both) < 3 or both.iloc[:, 0].nunique() < 2 or both.iloc[:, 1].nunique() < 2:
+        return 0.0
+    rho = both.iloc[:, 0].rank().corr(both.iloc[:, 1].rank())
+    return 0.0 if rho != rho else abs(float(rho))

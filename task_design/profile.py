@@ -1,0 +1,123 @@
+"""Profile a table: one pass of column statistics and a type per column.
+
+Polars computes the statistics in a single vectorised pass, which keeps
+profiling cheap on long and wide tables (see bench/bench_profile.py).
+Kinds:
+- constant: fewer than two distinct non-missing values (all-missing included);
+- id: an integer or string column whose values are (almost) all distinct,
+  like a row number or a name; it identifies rows rather than describing them;
+- datetime: strings that all parse as ISO-like dates;
+- text: long free-text strings;
+- categorical: other strings;
+- numerical: other numbers.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import polars as pl
+
+from pipeline.records import ColumnProfile, DatasetProfile
+
+# A string column with at most this many levels records its category set.
+MAX_RECORDED_CATEGORIES = 200
+ID_UNIQUE_SHARE = 0.95  # distinct share above which an integer/string column is id-like
+TEXT_MEAN_LENGTH = 40  # mean characters above which a varied string column is free text
+DATETIME_PARSE_SHARE = 1.0
+# Names that say "this identifies a row" (R's rownames, obs, id, case_no, ...).
+_ID_NAME = re.compile(r"(^|[^a-z])(id|ids|rownames|index|obs|case|row|serial|no|number|key)([^a-z]|$)", re.I)
+
+
+def _to_polars(df: pd.DataFrame) -> pl.DataFrame:
+    # Object columns hold str or None after sourcing.normalize; cast explicitly so
+    # polars never guesses a type from the first rows.
+    data = {}
+    for name, col in df.items():
+        if pd.api.types.is_numeric_dtype(col):
+            data[name] = pl.Series(name, col.to_numpy(), nan_to_null=True)
+        else:
+            data[name] = pl.Series(name, [None if v is None or v != v else str(v) for v in col.tolist()], dtype=pl.Utf8)
+    return pl.DataFrame(data)
+
+
+def _looks_like_datetime(values: pl.Series) -> bool:
+    sample = values.drop_nulls().head(500)
+    if sample.len() == 0:
+        return False
+    # Require a date-shaped string so that plain words or numbers never qualify.
+    shaped = sample.str.contains(r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?([+-]\d{2}:?\d{2}|Z)?$")
+    if shaped.mean() < DATETIME_PARSE_SHARE:
+        return False
+    parsed = sample.str.to_datetime(strict=False, time_zone="UTC") if sample.str.contains("[+-]\\d{2}:?\\d{2}$|Z$").any() \
+        else sample.str.to_datetime(strict=False)
+    return parsed.null_count() == 0
+
+
+def profile_table(df: pd.DataFrame) -> DatasetProfile:
+    """Pure: DataFrame in, DatasetProfile out."""
+    frame = _to_polars(df)
+    n = frame.height
+    if frame.width == 0:
+        return DatasetProfile(n_rows=n, columns=())
+    numeric = [c for c, t in frame.schema.items() if t.is_numeric()]
+    exprs = []
+    for c in frame.columns:
+        col = pl.col(c)
+        exprs += [col.null_count().alias(f"{c}\x00nmiss"), col.n_unique().alias(f"{c}\x00nuniq_with_null")]
+        if c in numeric:
+            exprs += [col.min().cast(pl.Float64).alias(f"{c}\x00min"), col.max().cast(pl.Float64).alias(f"{c}\x00max"),
+                      col.mean().alias(f"{c}\x00mean"), col.std().alias(f"{c}\x00std")]
+        else:
+            exprs += [col.str.len_chars().mean().alias(f"{c}\x00len")]
+    stats = frame.select(exprs).row(0, named=True) if n else {}
+    columns = []
+    for c in frame.columns:
+        s = frame.get_column(c)
+        n_missing = int(stats.get(f"{c}\x00nmiss", 0) or 0)
+        n_unique = int(stats.get(f"{c}\x00nuniq_with_null", 0) or 0) - (1 if n_missing else 0)
+        non_missing = n - n_missing
+        top_share = 0.0
+        if non_missing:
+            counts = s.drop_nulls().value_counts(sort=True)
+            top_share = float(counts.get_column("count")[0]) / non_missing
+        fields: dict = dict(name=c, dtype=str(df[c].dtype), n_missing=n_missing, n_unique=n_unique, top_share=top_share)
+        distinct_share = n_unique / non_missing if non_missing else 0.0
+        if c in numeric:
+            is_int = s.dtype.is_integer()
+            lo, hi = stats.get(f"{c}\x00min"), stats.get(f"{c}\x00max")
+            if is_int and lo is not None:
+                lo, hi = int(lo), int(hi)
+            fields.update(is_integer=is_int, min=lo, max=hi, mean=stats.get(f"{c}\x00mean"),
+                          std=stats.get(f"{c}\x00std"))
+            if n_unique < 2:
+                kind = "constant"
+            elif is_int and n_unique >= 20 and distinct_share >= ID_UNIQUE_SHARE and (
+                _is_sequence_like(s) or _ID_NAME.search(c)
+            ):
+                kind = "id"
+            else:
+                kind = "numerical"
+        else:
+            if n_unique < 2:
+                kind = "constant"
+            elif _looks_like_datetime(s):
+                kind = "datetime"
+            elif distinct_share >= ID_UNIQUE_SHARE and n_unique >= 20:
+                kind = "text" if (stats.get(f"{c}\x00len") or 0) >= TEXT_MEAN_LENGTH else "id"
+            elif (stats.get(f"{c}\x00len") or 0) >= TEXT_MEAN_LENGTH and distinct_share > 0.5:
+                kind = "text"
+            else:
+                kind = "categorical"
+            if n_unique <= MAX_RECORDED_CATEGORIES:
+                fields["categories"] = tuple(sorted(s.drop_nulls().unique().to_list()))
+        columns.append(ColumnProfile(kind=kind, **fields))
+    return DatasetProfile(n_rows=n, columns=tuple(columns))
+
+
+def _is_sequence_like(s: pl.Series) -> bool:
+    """Integers that are (nearly) a permutation of a contiguous range, e.g. 1..n or 1001..1500."""
+    v = s.drop_nulls()
+    span = int(v.max()) - int(v.min()) + 1
+    return span <= 1.1 * v.n_unique()

@@ -1,0 +1,486 @@
+"""Score a folder of agent predictions against a DARE-bench task tree.
+
+Predictions folder layout::
+
+    <pred_dir>/
+      <task_dir>/               the `file_path` of a question_list.json entry
+        v1/prediction.csv       IF (tabular) or XF (time series)
+        v2/prediction.csv       MM (tabular) or CF (time series)
+      score_summary.json        written by `run_score` unless told otherwise
+
+Each `prediction.csv` is aligned with the variant's reference in the task's
+`verify/` folder and scored with the metric DARE-bench uses for that variant
+(../shared/docs/dare-format.md, "Scoring"):
+
+| kind / variant              | reference                  | aligned on          | metric              |
+|-----------------------------|----------------------------|---------------------|---------------------|
+| classification v1 (IF)      | simulated_pred_local.csv   | row_id              | exact match, 0 or 1 |
+| regression v1 (IF)          | simulated_pred_local.csv   | row_id              | numpy.allclose, 0/1 |
+| classification v2 (MM)      | ground_truth.csv           | row_id              | macro F1            |
+| regression v2 (MM)          | ground_truth.csv           | row_id              | R² clipped to [0,1] |
+| time series v1 (XF)         | ground_truth_v1.csv        | row_id              | R² clipped to [0,1] |
+| time series v2 (CF)         | ground_truth_v2.csv        | identifier columns  | R² clipped to [0,1] |
+
+A multi-output task scores each target column and averages. Fault is split as
+the house style asks: a bad prediction (missing or unreadable file, missing id
+or target column, duplicate ids, rows that do not line up, non-numeric values
+where numbers are needed) scores 0 with a one-line reason; a broken task tree
+(missing metadata or reference, a reference without its target) raises
+ValueError or FileNotFoundError, because that is our pipeline's bug.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import f1_score, r2_score
+
+from pipeline.jsonio import read_json, write_json
+from pipeline.names import (
+    ALL_METADATA,
+    GROUND_TRUTH,
+    PREDICTION,
+    QUESTION_LIST,
+    ROW_ID,
+    SIMULATED_PRED,
+    VARIANTS,
+    VERIFY_DIR,
+)
+
+# The time-series ground-truth files are not in pipeline/names.py yet; derive them
+# from GROUND_TRUTH so the spelling still lives in one place
+# (ground_truth.csv -> ground_truth_v1.csv, ground_truth_v2.csv).
+_GT_STEM, _GT_SUFFIX = GROUND_TRUTH.rsplit(".", 1)
+GROUND_TRUTH_V1 = f"{_GT_STEM}_v1.{_GT_SUFFIX}"
+GROUND_TRUTH_V2 = f"{_GT_STEM}_v2.{_GT_SUFFIX}"
+SCORE_SUMMARY = "score_summary.json"
+
+SOLVED_THRESHOLD = 0.95
+
+MetricFn = Callable[[pd.Series, pd.Series], float]
+
+
+class UnscorablePrediction(Exception):
+    """The solver's file cannot be scored; the message is the one-line reason."""
+
+
+# --------------------------------------------------------------------------- metrics
+#
+# Every metric takes the reference and the prediction for one target column, as the
+# raw text the CSVs hold, already aligned row for row. Reading everything as text
+# keeps "1" vs "1.0" and timestamps under our control instead of pandas' inference.
+
+
+def _canonical_labels(reference: pd.Series, prediction: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Make labels comparable: numerically when the reference is numeric, else as stripped text.
+
+    A reference written as `1` and a prediction written as `1.0` (pandas writes an
+    int column with a missing value as floats) must count as the same class. When
+    the reference is all numbers, each prediction that parses as a number becomes
+    the text of its float; one that does not stays as text, so it is a wrong label
+    rather than a reason to compare the whole column as strings.
+    """
+    ref = reference.astype(str).str.strip()
+    pred = prediction.astype(str).str.strip()
+    ref_num = _finite_numbers(ref)
+    if ref_num.notna().all():
+        pred_num = _finite_numbers(pred)
+        pred_canon = pred.where(pred_num.isna(), pred_num.map(_float_text, na_action="ignore"))
+        return ref_num.map(_float_text), pred_canon.astype(str)
+    return ref, pred
+
+
+def _float_text(value: float) -> str:
+    return repr(float(value) + 0.0)  # + 0.0 turns -0.0 into 0.0
+
+
+def _finite_numbers(values: pd.Series) -> pd.Series:
+    """Floats where the text is a finite number, NaN elsewhere."""
+    numbers = pd.to_numeric(values.astype(str).str.strip(), errors="coerce").astype(float)
+    return numbers.where(np.isfinite(numbers))
+
+
+def _numeric_prediction(prediction: pd.Series) -> np.ndarray:
+    numbers = _finite_numbers(prediction)
+    bad = numbers.isna()
+    if bad.any():
+        example = prediction[bad].iloc[0]
+        raise UnscorablePrediction(
+            f"column {prediction.name!r} has {int(bad.sum())} missing or non-numeric value(s), e.g. {example!r}"
+        )
+    return numbers.to_numpy()
+
+
+def _numeric_reference(reference: pd.Series) -> np.ndarray:
+    numbers = _finite_numbers(reference)
+    if numbers.isna().any():
+        raise ValueError(f"reference column {reference.name!r} has missing or non-numeric values")
+    return numbers.to_numpy()
+
+
+def exact_match(reference: pd.Series, prediction: pd.Series) -> float:
+    ref, pred = _canonical_labels(reference, prediction)
+    return float((ref.to_numpy() == pred.to_numpy()).all())
+
+
+def allclose_match(reference: pd.Series, prediction: pd.Series) -> float:
+    return float(np.allclose(_numeric_reference(reference), _numeric_prediction(prediction)))
+
+
+def macro_f1(reference: pd.Series, prediction: pd.Series) -> float:
+    ref, pred = _canonical_labels(reference, prediction)
+    return float(f1_score(ref.to_numpy(), pred.to_numpy(), average="macro"))
+
+
+def clipped_r2(reference: pd.Series, prediction: pd.Series) -> float:
+    ref = _numeric_reference(reference)
+    if len(ref) < 2:
+        raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
+    value = float(r2_score(ref, _numeric_prediction(prediction)))
+    return min(1.0, max(0.0, value))
+
+
+# --------------------------------------------------------------------------- registry
+
+TaskKind = Literal["classification", "regression", "time_series_analysis"]
+
+
+@dataclass(frozen=True)
+class ScoringRule:
+    """How one (task kind, variant) is scored: against which file, aligned how, by which metric."""
+
+    reference_file: str
+    metric: MetricFn
+    # False: align on row_id and every ground-truth row needs exactly one prediction row.
+    # True: align on every non-target reference column (time-series CF) and ignore extras.
+    align_on_identifiers: bool = False
+
+    @property
+    def metric_name(self) -> str:
+        return self.metric.__name__
+
+
+SCORING_RULES: Mapping[tuple[str, str], ScoringRule] = {
+    ("classification", "v1"): ScoringRule(SIMULATED_PRED, exact_match),
+    ("regression", "v1"): ScoringRule(SIMULATED_PRED, allclose_match),
+    ("classification", "v2"): ScoringRule(GROUND_TRUTH, macro_f1),
+    ("regression", "v2"): ScoringRule(GROUND_TRUTH, clipped_r2),
+    ("time_series_analysis", "v1"): ScoringRule(GROUND_TRUTH_V1, clipped_r2),
+    ("time_series_analysis", "v2"): ScoringRule(GROUND_TRUTH_V2, clipped_r2, align_on_identifiers=True),
+}
+
+
+def scoring_rule(kind: str, variant: str) -> ScoringRule:
+    try:
+        return SCORING_RULES[(kind, variant)]
+    except KeyError:
+        known = sorted({k for k, _ in SCORING_RULES})
+        raise ValueError(f"no scoring rule for kind {kind!r} variant {variant!r}; kinds: {known}") from None
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Score:
+    task: str
+    variant: str
+    metric: str
+    score: float
+    reason: str | None = None  # None when the prediction was scored normally
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant {self.variant!r} is not one of {VARIANTS}")
+        if not (math.isfinite(self.score) and 0.0 <= self.score <= 1.0):
+            raise ValueError(f"score {self.score!r} for {self.task}/{self.variant} is outside [0, 1]")
+        if self.reason is not None and self.score != 0.0:
+            raise ValueError(f"{self.task}/{self.variant} has a reason but a non-zero score {self.score}")
+
+    @property
+    def solved(self) -> bool:
+        return self.score >= SOLVED_THRESHOLD
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "variant": self.variant,
+            "metric": self.metric,
+            "score": self.score,
+            "solved": self.solved,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    variant: str
+    n_scored: int
+    n_solved: int
+    n_unscorable: int  # scored 0 with a reason
+    mean_score: float | None  # None when no task was scored
+
+    @property
+    def solved_rate(self) -> float | None:
+        return self.n_solved / self.n_scored if self.n_scored else None
+
+    @classmethod
+    def of(cls, variant: str, scores: Sequence[Score]) -> VariantSummary:
+        mine = [s for s in scores if s.variant == variant]
+        return cls(
+            variant=variant,
+            n_scored=len(mine),
+            n_solved=sum(s.solved for s in mine),
+            n_unscorable=sum(s.reason is not None for s in mine),
+            mean_score=sum(s.score for s in mine) / len(mine) if mine else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_scored": self.n_scored,
+            "n_solved": self.n_solved,
+            "n_unscorable": self.n_unscorable,
+            "mean_score": self.mean_score,
+            "solved_rate": self.solved_rate,
+        }
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    scores: tuple[Score, ...]  # sorted by (task, variant)
+
+    def __post_init__(self) -> None:
+        keys = [(s.task, s.variant) for s in self.scores]
+        if keys != sorted(keys) or len(set(keys)) != len(keys):
+            raise ValueError("scores must be unique and sorted by (task, variant)")
+
+    @property
+    def n_tasks(self) -> int:
+        return len({s.task for s in self.scores})
+
+    @property
+    def variants(self) -> dict[str, VariantSummary]:
+        return {v: VariantSummary.of(v, self.scores) for v in VARIANTS}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "solved_threshold": SOLVED_THRESHOLD,
+            "n_tasks": self.n_tasks,
+            "n_scores": len(self.scores),
+            "n_solved": sum(s.solved for s in self.scores),
+            "n_unscorable": sum(s.reason is not None for s in self.scores),
+            "variants": {v: summary.to_json() for v, summary in self.variants.items()},
+            "scores": [s.to_json() for s in self.scores],
+        }
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_text_csv(path: Path) -> pd.DataFrame:
+    """Every cell as the text written, so ids and labels are compared as the file spells them."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def _int_ids(ids: pd.Series) -> pd.Series | None:
+    """row_id as int64, or None when some value is not an integer (tolerates `3.0`)."""
+    numbers = _finite_numbers(ids)
+    if numbers.isna().any() or (numbers != np.floor(numbers)).any():
+        return None
+    return numbers.astype("int64")
+
+
+def _task_kind(task_dir: Path) -> tuple[str, list[str]]:
+    question = read_json(task_dir / VERIFY_DIR / ALL_METADATA)["question"]
+    targets = question.get("target")
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+        raise ValueError(f"{task_dir.name}: question.target must be a non-empty list of column names, got {targets!r}")
+    kind = question.get("problem_type")
+    if not isinstance(kind, str):
+        raise ValueError(f"{task_dir.name}: question.problem_type is missing")
+    return kind, targets
+
+
+def _read_reference(path: Path, targets: Sequence[str], rule: ScoringRule) -> tuple[pd.DataFrame, list[str]]:
+    reference = _read_text_csv(path)
+    missing = [c for c in targets if c not in reference.columns]
+    if missing:
+        raise ValueError(f"{path}: reference lacks target column(s) {missing}")
+    if rule.align_on_identifiers:
+        id_columns = [c for c in reference.columns if c not in targets]
+    else:
+        id_columns = [ROW_ID]
+        if ROW_ID not in reference.columns:
+            raise ValueError(f"{path}: reference lacks {ROW_ID!r}")
+        ids = _int_ids(reference[ROW_ID])
+        if ids is None:
+            raise ValueError(f"{path}: reference {ROW_ID!r} is not all integers")
+        reference = reference.assign(**{ROW_ID: ids})
+    if not id_columns:
+        raise ValueError(f"{path}: reference has no identifier columns")
+    if reference.duplicated(id_columns).any():
+        raise ValueError(f"{path}: reference has duplicate ids on {id_columns}")
+    return reference[id_columns + list(targets)], id_columns
+
+
+def _read_prediction(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise UnscorablePrediction(f"missing prediction file {path}")
+    try:
+        return _read_text_csv(path)
+    # ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors.
+    except (OSError, ValueError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UnscorablePrediction(f"unreadable CSV {path.name}: {first_line}") from None
+
+
+def align_prediction(
+    reference: pd.DataFrame,
+    prediction: pd.DataFrame,
+    id_columns: Sequence[str],
+    targets: Sequence[str],
+    ignore_extra_rows: bool,
+) -> pd.DataFrame:
+    """Return the reference ids with `<target>` and `<target>__pred` columns, one row per reference row.
+
+    Raises UnscorablePrediction with the reason when the prediction cannot be lined up.
+    """
+    id_columns = list(id_columns)
+    missing_ids = [c for c in id_columns if c not in prediction.columns]
+    if missing_ids:
+        raise UnscorablePrediction(f"prediction lacks id column(s) {missing_ids}")
+
+    missing_targets = [t for t in targets if t not in prediction.columns]
+    if missing_targets:
+        others = [c for c in prediction.columns if c not in id_columns]
+        # DARE-bench accepts a single unnamed or misnamed prediction column for a
+        # single-target task; with several targets there is no safe guess.
+        if len(targets) == 1 and len(others) == 1:
+            prediction = prediction.rename(columns={others[0]: targets[0]})
+        else:
+            raise UnscorablePrediction(f"prediction lacks target column(s) {missing_targets}")
+
+    prediction = prediction[id_columns + list(targets)]
+    if id_columns == [ROW_ID] and not ignore_extra_rows:
+        ids = _int_ids(prediction[ROW_ID])
+        if ids is None:
+            raise UnscorablePrediction(f"prediction {ROW_ID!r} has non-integer values")
+        prediction = prediction.assign(**{ROW_ID: ids})
+
+    if ignore_extra_rows:
+        prediction = prediction.merge(reference[id_columns], on=id_columns, how="inner")
+    duplicated = prediction.duplicated(id_columns)
+    if duplicated.any():
+        raise UnscorablePrediction(f"prediction has {int(duplicated.sum())} duplicate id row(s) on {id_columns}")
+
+    pred_renamed = prediction.rename(columns={t: f"{t}__pred" for t in targets})
+    aligned = reference.merge(pred_renamed, on=id_columns, how="inner", validate="one_to_one")
+    if len(aligned) != len(reference):
+        raise UnscorablePrediction(
+            f"row-count mismatch: prediction covers {len(aligned)} of {len(reference)} ground-truth rows"
+        )
+    if not ignore_extra_rows and len(prediction) != len(reference):
+        extra = len(prediction) - len(aligned)
+        raise UnscorablePrediction(f"row-count mismatch: {extra} prediction row(s) have ids not in the ground truth")
+    return aligned
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def score_prediction(task_dir: Path, variant: str, prediction_path: Path) -> Score:
+    """Score one prediction file for one variant of the task in `task_dir`."""
+    task_dir = Path(task_dir)
+    kind, targets = _task_kind(task_dir)
+    rule = scoring_rule(kind, variant)
+    reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
+    try:
+        prediction = _read_prediction(Path(prediction_path))
+        aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
+        per_target = [rule.metric(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
+    except UnscorablePrediction as exc:
+        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc))
+    return Score(task_dir.name, variant, rule.metric_name, float(sum(per_target) / len(per_target)))
+
+
+def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
+    """(task_dir name, task kind) for each question_list.json entry."""
+    entries = read_json(Path(tasks_root) / QUESTION_LIST)
+    out = []
+    for entry in entries:
+        name, kind = entry["file_path"], entry["task"]
+        # file_path becomes a path under both trees; a separator would escape them.
+        if not name or Path(name).name != name or name in {".", ".."}:
+            raise ValueError(f"{QUESTION_LIST}: file_path {name!r} is not a plain directory name")
+        out.append((name, kind))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{QUESTION_LIST}: duplicate file_path entries")
+    return out
+
+
+def score_tree(pred_dir: Path, tasks_root: Path) -> ScoreReport:
+    """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`."""
+    scores = []
+    for name, kind in _task_entries(tasks_root):
+        task_dir = Path(tasks_root) / name
+        metadata_kind, _ = _task_kind(task_dir)
+        if metadata_kind != kind:
+            raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
+        for variant in VARIANTS:
+            scores.append(score_prediction(task_dir, variant, Path(pred_dir) / name / variant / PREDICTION))
+    return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))))
+
+
+def format_report(report: ScoreReport) -> str:
+    """A fixed-width table, one line per task and variant, then one summary line."""
+    task_width = max([len("task"), *(len(s.task) for s in report.scores)])
+    metric_width = max([len("metric"), *(len(s.metric) for s in report.scores)])
+    lines = [f"{'task':<{task_width}}  var  {'metric':<{metric_width}}   score  solved"]
+    for s in report.scores:
+        solved = "yes" if s.solved else "no"
+        line = f"{s.task:<{task_width}}  {s.variant:<3}  {s.metric:<{metric_width}}  {s.score:6.4f}  {solved:<6}"
+        if s.reason is not None:
+            line += f"  {s.reason}"
+        lines.append(line.rstrip())
+    parts = []
+    for variant, summary in report.variants.items():
+        if summary.n_scored:
+            parts.append(
+                f"{variant}: mean {summary.mean_score:.4f}, solved {summary.n_solved}/{summary.n_scored}"
+                f" ({summary.solved_rate:.1%}), unscorable {summary.n_unscorable}"
+            )
+        else:
+            parts.append(f"{variant}: no tasks")
+    lines.append(f"{report.n_tasks} task(s) | " + " | ".join(parts))
+    return "\n".join(lines)
+
+
+def run_score(pred_dir: Path, tasks_root: Path, summary_path: Path | None = None) -> ScoreReport:
+    """Score, print the table (each zero score with its reason), and write the JSON summary."""
+    report = score_tree(pred_dir, tasks_root)
+    summary_path = Path(pred_dir) / SCORE_SUMMARY if summary_path is None else Path(summary_path)
+    print(format_report(report))
+    write_json(summary_path, report.to_json())
+    print(f"summary written to {summary_path}")
+    return report
+
+
+def write_reference_predictions(tasks_root: Path, pred_dir: Path) -> None:
+    """Copy each variant's reference into `<pred_dir>/<task>/<variant>/prediction.csv`.
+
+    Scoring that folder must give 1.0 everywhere; anything less is a broken tree.
+    """
+    for name, kind in _task_entries(tasks_root):
+        for variant in VARIANTS:
+            source = Path(tasks_root) / name / VERIFY_DIR / scoring_rule(kind, variant).reference_file
+            target = Path(pred_dir) / name / variant / PREDICTION
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)

@@ -7,17 +7,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-
-def _configure_prefect() -> None:
-    # Prefect runs in ephemeral mode (no server to set up) unless the user points
-    # PREFECT_API_URL at one; per-task "Finished in state" lines would drown the
-    # summary, so Prefect logs warnings only unless asked otherwise.
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+from pipeline.prefect_env import configure_prefect
 
 
 def _summary_table(report: dict, out: Path) -> str:
@@ -48,7 +41,7 @@ def _summary_table(report: dict, out: Path) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    _configure_prefect()
+    configure_prefect()
     from flows import build_tasks
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,

@@ -6,6 +6,7 @@ A spec is a comma-separated list of `key` or `key:argument`, e.g. `builtin` or
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from sourcing.base import Source
@@ -44,5 +45,7 @@ def parse_sources(spec: str) -> list[tuple[str, str | None]]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def open_source(key: str, arg: str | None) -> Source:
+    """One adapter per (key, argument) per process: adapters cache catalogues and docs."""
     return SOURCES[key](arg)

@@ -27,7 +27,7 @@ class DesignConfig(BaseModel):
     max_related_features: int = 15
     leak_threshold: float = 0.99  # single-feature CV score at or above which a feature is a leak
     leak_rank_corr: float = 0.995  # |Spearman| at or above which a numeric feature is a leak
-    leak_sample_rows: int = 5_000
+    leak_sample_rows: int = 2_000
     train_test_ratios: tuple[float, ...] = (0.8, 0.9)
     noise_fraction: float = 0.2
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")

@@ -23,7 +23,7 @@ from pipeline.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
-from task_design.leakage import leak_score, rank_correlation
+from task_design.leakage import leak_score
 
 DESIGNER_NAME = "heuristic"
 IMPUTERS = ("mean", "median", "most_frequent")
@@ -91,31 +91,40 @@ def _no_target_reason(profile: DatasetProfile, config: DesignConfig) -> str:
     return "no column qualifies as a target (too many classes, rare classes or too few distinct values)"
 
 
-def _leaks(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
-           problem_type: ProblemType, config: DesignConfig) -> dict[str, str]:
+def _screen_features(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
+                     problem_type: ProblemType, config: DesignConfig,
+                     rng: np.random.Generator) -> tuple[list[str], dict[str, str]]:
+    """Up to max_related_features non-leaky features (in column order) and the leaks found.
+
+    The rank-correlation screen is vectorised and covers every numeric feature; the
+    costlier single-feature tree runs only on features visited in a seeded order
+    until enough clean ones are found, which keeps very wide tables cheap.
+    """
     sample = table if len(table) <= config.leak_sample_rows else table.sample(
         n=config.leak_sample_rows, random_state=0)
     y = sample[target]
-    found = {}
-    for f in features:
-        x = sample[f]
-        if profile.column(f).kind == "numerical" and profile.column(target).kind == "numerical":
-            rho = rank_correlation(x, y)
-            if rho >= config.leak_rank_corr:
-                found[f] = f"leaks the target (|Spearman| {rho:.3f})"
-                continue
-        score = leak_score(x, y, problem_type)
+    leaks: dict[str, str] = {}
+    if profile.column(target).kind == "numerical":
+        numeric = [f for f in features if profile.column(f).kind == "numerical"]
+        if numeric:
+            rho = sample[numeric].rank().corrwith(y.rank()).abs()
+            for f, r in rho.items():
+                if r == r and r >= config.leak_rank_corr:
+                    leaks[f] = f"leaks the target (|Spearman| {r:.3f})"
+    clean: list[str] = []
+    for i in rng.permutation(len(features)):
+        f = features[i]
+        if f in leaks:
+            continue
+        if len(clean) >= config.max_related_features:
+            break
+        score = leak_score(sample[f], y, problem_type)
         if score >= config.leak_threshold:
-            found[f] = f"leaks the target (alone scores {score:.3f})"
-    return found
-
-
-def _ordered_subset(items: list[str], k: int, rng: np.random.Generator) -> list[str]:
-    """k items chosen by rng, kept in their original order."""
-    if k >= len(items):
-        return list(items)
-    keep = set(rng.choice(len(items), size=k, replace=False).tolist())
-    return [x for i, x in enumerate(items) if i in keep]
+            leaks[f] = f"leaks the target (alone scores {score:.3f})"
+        else:
+            clean.append(f)
+    order = {f: i for i, f in enumerate(features)}
+    return sorted(clean, key=order.__getitem__), leaks
 
 
 def _expected_range(col: ColumnProfile) -> list:
@@ -156,9 +165,8 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
             if target_rows < config.min_rows:
                 last_problem = f"too few rows with a known target ({target_rows} < {config.min_rows})"
                 continue
-            features = [c for c in usable if c != target]
-            leaks = _leaks(target, features, table, profile, problem_type, config)
-            features = [f for f in features if f not in leaks]
+            features, leaks = _screen_features(target, [c for c in usable if c != target], table, profile,
+                                               problem_type, config, rng)
             if not features:
                 last_problem = f"no usable features for target {target!r} once leaks are removed"
                 continue
@@ -170,9 +178,9 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
 def _spec(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
           all_candidates: list[str], features: list[str], excluded: dict[str, str], leaks: tuple[str, ...],
           rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
-    related = _ordered_subset(features, min(len(features), config.max_related_features), rng)
-    for f in features:
-        if f not in related:
+    related = list(features)
+    for f in profile.names:
+        if f not in related and f not in excluded and f != target:
             excluded[f] = f"not sampled (more than {config.max_related_features} usable features)"
     ranged = list(related)  # every related feature has a range, so all are filterable
     k = int(rng.integers(math.ceil(len(ranged) / 2), len(ranged) + 1))

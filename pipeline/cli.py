@@ -7,10 +7,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from pipeline.prefect_env import configure_prefect
+
+
+def _reason_kind(reason: str) -> str:
+    """`no usable features for target 'x' once ...` -> `no usable features for target once ...`."""
+    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", reason.split(":")[0])
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _summary_table(report: dict, out: Path) -> str:
@@ -29,7 +36,7 @@ def _summary_table(report: dict, out: Path) -> str:
     lines.append("")
     reasons: dict[str, int] = {}
     for r in report["rejections"]:
-        key = r["reason"].split("(")[0].split(":")[0].strip()
+        key = _reason_kind(r["reason"])
         reasons[key] = reasons.get(key, 0) + 1
     if reasons:
         lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")

@@ -77,14 +77,25 @@ def source_step(work: Path, source_key: str, source_arg: str | None) -> str:
     ref = read_ref(work)
     try:
         record = source.record(ref)
-        table = normalize_table(source.load_table(ref))
+        raw = source.load_table(ref)
     except ValueError as exc:
         raise DatasetRejected(f"cannot load: {exc}") from exc
+    table = normalize_table(raw)
+    record = _follow_renames(record, [str(c) for c in raw.columns], list(table.columns))
     if table.shape[1] == 0 or table.shape[0] == 0:
         raise DatasetRejected(f"empty table ({table.shape[0]} rows, {table.shape[1]} columns)")
     write_json(work / RECORD_JSON, record.model_dump(mode="json"))
     table.to_parquet(work / TABLE_PARQUET, index=False)
     return frame_digest(table)
+
+
+def _follow_renames(record: DatasetRecord, before: list[str], after: list[str]) -> DatasetRecord:
+    """Keep a column's description when normalisation renamed it (duplicates, `row_id`, spaces)."""
+    docs = dict(record.column_descriptions)
+    for old, new in zip(before, after):
+        if old != new and old in record.column_descriptions and new not in docs:
+            docs[new] = record.column_descriptions[old]
+    return record.model_copy(update={"column_descriptions": docs}) if docs != record.column_descriptions else record
 
 
 def read_ref(work: Path) -> str:

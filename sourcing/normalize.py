@@ -2,7 +2,8 @@
 
 Each rule exists because a round trip through one of the three formats would
 otherwise change the data an agent sees, and with it the ground truth:
-- column names become unique, non-empty strings (sqlite and polars reject duplicates);
+- column names become unique, non-empty strings, case-insensitively (sqlite
+  treats `LP4` and `lp4` as one column; polars rejects duplicates);
 - a source column named `row_id` is renamed, since `row_id` is ours;
 - booleans become 0/1 integers (read_csv turns "True" back into bool, sqlite has no bool);
 - pandas categoricals and mixed objects become plain strings;
@@ -37,10 +38,10 @@ def unique_column_names(names: list[object]) -> list[str]:
         if name == ROW_ID:
             name = f"{ROW_ID}_original"
         base, k = name, 2
-        while name in seen:
+        while name.casefold() in seen:
             name = f"{base}_{k}"
             k += 1
-        seen.add(name)
+        seen.add(name.casefold())
         out.append(name)
     return out
 

@@ -28,6 +28,7 @@ from task_design.leakage import leak_score
 DESIGNER_NAME = "heuristic"
 IMPUTERS = ("mean", "median", "most_frequent")
 MAX_SPLIT_TABLES = 4
+SQLITE_MAX_COLUMNS = 2000  # SQLite's default SQLITE_MAX_COLUMN; wider tables go to csv or parquet
 
 
 def _feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig) -> str | None:
@@ -189,7 +190,8 @@ def _spec(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemT
              for c in profile.columns}
     numerical = [f for f in selected if kinds[f] == "numerical"]
     categorical = [f for f in selected if kinds[f] == "categorical"]
-    file_type = str(rng.choice(list(config.file_types)))
+    file_types = [t for t in config.file_types if t != "sqlite" or len(profile.columns) < SQLITE_MAX_COLUMNS]
+    file_type = str(rng.choice(file_types))
     n_if_columns = 1 + len(ranged)
     n_tables = int(min(n_if_columns, rng.integers(2, MAX_SPLIT_TABLES + 1)))
     return TaskSpec(

@@ -1,0 +1,47 @@
+"""Shared fixtures: task trees built once per session through the real Prefect flow.
+
+Building is the expensive part of the suite (Prefect's ephemeral server and the
+reference runs), so the tree-level tests share two builds: one in-process
+through the flow, one through the `daregen` CLI in a fresh interpreter with a
+different PYTHONHASHSEED, for the determinism test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Enough candidates for >= 10 classification and >= 10 regression tasks in all
+# three formats; kept small because CI builds it twice.
+TREE_LIMIT = int(os.environ.get("DAREGEN_TEST_LIMIT", "70"))
+TREE_SEED = 7
+
+from pipeline.prefect_env import configure_prefect  # noqa: E402
+
+configure_prefect()
+
+
+@pytest.fixture(scope="session")
+def built_tree(tmp_path_factory) -> Path:
+    from flows import build_tasks
+
+    out = tmp_path_factory.mktemp("tree_a") / "tasks"
+    build_tasks(out=str(out), limit=TREE_LIMIT, seed=TREE_SEED, sources="builtin")
+    return out
+
+
+@pytest.fixture(scope="session")
+def cli_tree(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tree_b") / "elsewhere" / "tasks"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "build", "--limit", str(TREE_LIMIT), "--seed", str(TREE_SEED),
+         "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out

@@ -1,0 +1,228 @@
+"""Every task of a built tree satisfies the DARE-bench invariants, checked from the files alone."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from pipeline import names
+
+
+def _tasks(root: Path) -> list[tuple[Path, dict]]:
+    entries = json.loads((root / names.QUESTION_LIST).read_text())
+    return [(root / e["file_path"], e) for e in entries]
+
+
+def _meta(task_dir: Path) -> dict:
+    return json.loads((task_dir / "verify" / "all_metadata.json").read_text())
+
+
+# An independent reader: written here from the format doc, not imported from the pipeline.
+def _read(path: Path) -> pd.DataFrame:
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    con = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        frames = [pd.read_sql_query(f'SELECT * FROM "{t}"', con) for t in tables]
+    finally:
+        con.close()
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.merge(f, on="row_id")
+    return df
+
+
+def _norm_rows(df: pd.DataFrame) -> list[tuple]:
+    def norm(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return "<missing>"
+        if isinstance(v, (int, float, np.number)):
+            return float(v)
+        return str(v)
+    return sorted(tuple(norm(v) for v in row) for row in df.itertuples(index=False, name=None))
+
+
+def test_tree_size_and_mix(built_tree):
+    tasks = _tasks(built_tree)
+    kinds = [e["task"] for _, e in tasks]
+    formats = {_meta(d)["question"]["save_file_type"] for d, _ in tasks}
+    assert kinds.count("classification") >= 10 and kinds.count("regression") >= 10
+    assert formats == {"csv", "sqlite", "parquet"}
+    report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text())
+    assert report["built"] + len(report["rejections"]) == report["considered"]
+    assert all(r["reason"] and "\n" not in r["reason"] for r in report["rejections"])
+
+
+def test_needed_files_exist_and_names(built_tree):
+    for task_dir, entry in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        suffix = {"classification": "_class", "regression": "_reg"}[entry["task"]]
+        assert task_dir.name.endswith(suffix)
+        assert q["needed_files_v1"] == entry["needed_files_v1"] and q["needed_files_v2"] == entry["needed_files_v2"]
+        for f in entry["needed_files_v1"] + entry["needed_files_v2"]:
+            assert (task_dir / "source" / f).is_file(), (task_dir.name, f)
+        assert not any(f.startswith(names.TRAIN_V1_NO_ERR) for f in entry["needed_files_v1"])
+        for key in ("target", "target_candidates", "related_features", "not_filtered_related_features",
+                    "selected_features", "problem_type", "expected_ranges", "column_type_inference",
+                    "numerical_features", "categorical_features", "model_type", "imputer_type", "random_state",
+                    "train_test_ratio", "save_file_type", "train_err_split_save_file", "train_no_err_save_file",
+                    "val_no_err_save_file", "train_v2_save_file", "val_v2_save_file", "ground_truth_file",
+                    "simulated_pred_file", "output_file"):
+            assert key in q, (task_dir.name, key)
+        meta = _meta(task_dir)
+        assert meta["data_info"]["title"] and meta["meta_data"]["licenses"]
+        text = (task_dir / "source" / "metadata.txt").read_text()
+        assert "=== About this file ===" in text and "=== Columns & descriptions ===" in text
+
+
+def test_filtering_train_v1_recovers_train_v1_no_err(built_tree):
+    for task_dir, _ in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        ext = q["save_file_type"]
+        noisy = _read(task_dir / "source" / f"train_v1.{ext}").drop(columns=["row_id"], errors="ignore")
+        clean = _read(task_dir / "source" / f"train_v1_no_err.{ext}")
+        keep = pd.Series(True, index=noisy.index)
+        for col, allowed in q["expected_ranges"].items():
+            v = noisy[col]
+            if q["column_type_inference"][col] == "numerical":
+                ok = v.isna() | ((pd.to_numeric(v, errors="coerce") >= allowed[0]) &
+                                 (pd.to_numeric(v, errors="coerce") <= allowed[1]))
+            else:
+                ok = v.isna() | v.astype(str).isin([str(a) for a in allowed])
+            keep &= ok
+        filtered = noisy[keep][list(clean.columns)]
+        assert len(noisy) > len(clean), task_dir.name
+        assert _norm_rows(filtered) == _norm_rows(clean), task_dir.name
+
+
+def test_val_files_hide_the_target_and_ids_line_up(built_tree):
+    for task_dir, _ in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        ext = q["save_file_type"]
+        val_v1 = _read(task_dir / "source" / f"val_v1.{ext}")
+        val_v2 = _read(task_dir / "source" / f"val_v2.{ext}")
+        for t in q["target"]:
+            assert t not in val_v1.columns and t not in val_v2.columns, task_dir.name
+        gt = pd.read_csv(task_dir / "verify" / "ground_truth.csv")
+        assert sorted(gt["row_id"]) == sorted(val_v2["row_id"]) == sorted(val_v1["row_id"])
+        if ext == "sqlite":
+            con = sqlite3.connect(task_dir / "source" / f"train_v1.{ext}")
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            assert len(tables) >= 2 and all(t.startswith("table_") for t in tables)
+            for t in tables:
+                cols = [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]
+                assert "row_id" in cols
+            con.close()
+
+
+def _independent_reference(task_dir: Path, q: dict) -> pd.DataFrame:
+    from sklearn import linear_model, naive_bayes, neural_network, svm, tree
+
+    ext = q["save_file_type"]
+    train = _read(task_dir / "source" / f"train_v1_no_err.{ext}")
+    val = _read(task_dir / "source" / f"val_v1.{ext}")
+    target = q["target"][0]
+    train = train[train[target].notna()]
+    num, cat = q["numerical_features"], q["categorical_features"]
+    steps = []
+    if num:
+        steps.append(("n", make_pipeline(SimpleImputer(strategy=q["imputer_type"]), StandardScaler()), num))
+    if cat:
+        steps.append(("c", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                         OneHotEncoder(handle_unknown="ignore", sparse_output=False)), cat))
+    cls = next(getattr(m, q["model_type"]) for m in (linear_model, naive_bayes, neural_network, svm, tree)
+               if hasattr(m, q["model_type"]))
+    model = cls(random_state=q["random_state"]) if "random_state" in cls().get_params() else cls()
+    x_train, x_val = train[num + cat].copy(), val[num + cat].copy()
+    for c in cat:
+        x_train[c] = x_train[c].astype(object).where(x_train[c].notna(), np.nan)
+        x_val[c] = x_val[c].astype(object).where(x_val[c].notna(), np.nan)
+    pipe = make_pipeline(ColumnTransformer(steps), model)
+    pipe.fit(x_train, train[target])
+    return pd.DataFrame({"row_id": val["row_id"], target: pipe.predict(x_val)})
+
+
+def test_reference_rerun_reproduces_simulated_predictions(built_tree):
+    from threadpoolctl import threadpool_limits
+
+    for task_dir, _ in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        target = q["target"][0]
+        with threadpool_limits(1):
+            ours = _independent_reference(task_dir, q).sort_values("row_id").reset_index(drop=True)
+        ref = pd.read_csv(task_dir / "verify" / "simulated_pred_local.csv").sort_values("row_id").reset_index(drop=True)
+        assert list(ours["row_id"]) == list(ref["row_id"]), task_dir.name
+        if q["problem_type"] == "regression":
+            assert np.allclose(ours[target].astype(float), ref[target].astype(float)), task_dir.name
+        else:
+            assert list(ours[target].astype(str)) == list(ref[target].astype(str)), task_dir.name
+
+
+def test_instructions_spell_out_every_choice(built_tree):
+    for task_dir, entry in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        text = entry["question_v1"]
+        assert q["model_type"] in text and q["imputer_type"] in text
+        for col in q["selected_features"] + list(q["expected_ranges"]):
+            assert f"`{col}`" in text, (task_dir.name, col)
+        for f in q["needed_files_v1"][:2]:
+            assert f"`{f}`" in text
+        assert f"`{q['target'][0]}`" in entry["question_v2"]
+
+
+@pytest.mark.parametrize("variant", ["v1", "v2"])
+def test_scoring_reference_predictions_gives_one(built_tree, tmp_path, variant):
+    from finalize.scoring import score_tree, write_reference_predictions
+
+    write_reference_predictions(built_tree, tmp_path)
+    report = score_tree(tmp_path, built_tree)
+    scores = [s for s in report.scores if s.variant == variant]
+    assert scores and all(s.score == 1.0 for s in scores), [s for s in scores if s.score != 1.0][:3]
+
+
+def test_constant_prediction_scores_zero_on_if(built_tree, tmp_path):
+    from finalize.scoring import score_prediction
+
+    for task_dir, entry in _tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        ref = pd.read_csv(task_dir / "verify" / "simulated_pred_local.csv")
+        target = q["target"][0]
+        if ref[target].nunique() < 2:
+            continue  # a constant reference would be matched by a constant guess
+        const = ref.copy()
+        const[target] = ref[target].mode().iloc[0]
+        path = tmp_path / task_dir.name / "v1" / "prediction.csv"
+        path.parent.mkdir(parents=True)
+        const.to_csv(path, index=False)
+        assert score_prediction(task_dir, "v1", path).score == 0.0, task_dir.name
+
+
+def test_two_builds_in_different_directories_have_identical_manifests(built_tree, cli_tree):
+    a = json.loads((built_tree / names.MANIFEST).read_text())
+    b = json.loads((cli_tree / names.MANIFEST).read_text())
+    assert a == b
+    assert (built_tree / names.MANIFEST).read_bytes() == (cli_tree / names.MANIFEST).read_bytes()
+    for rel in a["files"]:
+        if rel.endswith((".json", ".csv", ".txt")):
+            assert (built_tree / rel).read_bytes() == (cli_tree / rel).read_bytes(), rel
+
+
+def test_no_wall_clock_in_task_files(built_tree):
+    import re
+
+    stamp = re.compile(r"20\d\d-\d\d-\d\dT\d\d:\d\d")
+    for path in built_tree.rglob("*.json"):
+        if path.name not in (names.RUN_REPORT_JSON,):
+            assert not stamp.search(path.read_text()), path

@@ -1,0 +1,95 @@
+"""A build never crashes on a bad dataset: each is skipped with a one-line reason and the rest is built."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from pipeline import names
+
+
+def _good(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return pd.DataFrame({
+        "x": x,
+        "z": rng.integers(0, 50, size=n),
+        "colour": rng.choice(["red", "green", "blue"], size=n),
+        "y": 3 * x + rng.normal(size=n),
+    })
+
+
+def test_bad_datasets_are_listed_and_good_ones_built(tmp_path):
+    from flows import build_tasks
+
+    src = tmp_path / "data"
+    src.mkdir()
+    _good().to_csv(src / "good.csv", index=False)
+    _good().iloc[:1].to_csv(src / "one_row.csv", index=False)
+    pd.DataFrame({"a": [1] * 80, "b": ["k"] * 80}).to_csv(src / "constant.csv", index=False)
+    pd.DataFrame({"id": range(80)}).to_csv(src / "only_ids.csv", index=False)
+    (src / "broken.parquet").write_bytes(b"not a parquet file")
+    (src / "empty.csv").write_text("", encoding="utf-8")
+    # duplicate and unicode column names, a copy of the target, an all-missing column
+    weird = _good(seed=1)
+    weird.columns = ["x", "x", "température", "y"]
+    weird["copy of y"] = weird["y"]
+    weird["nothing"] = np.nan
+    weird.to_csv(src / "weird.csv", index=False)
+    (src / "weird.json").write_text(json.dumps({"title": "Weird", "target_hint": "y"}), encoding="utf-8")
+
+    out = tmp_path / "tasks"
+    report = build_tasks(out=str(out), limit=None, seed=3, sources=f"local:{src}")
+
+    reasons = {r["ref"]: r["reason"] for r in report["rejections"]}
+    assert "too few rows" in reasons["local/one_row"]
+    assert "degenerate" in reasons["local/constant"] or "constant" in reasons["local/constant"]
+    assert "no usable features" in reasons["local/only_ids"]
+    assert "cannot load" in reasons["local/broken"]
+    assert "local/empty" in reasons
+    assert all("\n" not in r for r in reasons.values())
+    built = set(report["tasks"])
+    assert {"local_good_reg", "local_weird_reg"} <= built, report
+    meta = json.loads((out / "local_weird_reg" / "verify" / names.ALL_METADATA).read_text())
+    q = meta["question"]
+    assert q["target"] == ["y"]
+    assert "copy of y" not in q["related_features"] and "nothing" not in q["related_features"]
+    assert "copy of y" in meta["daregen"]["v2_dropped_columns"]
+    assert {"x", "x_2", "température"} >= set(q["selected_features"]) - {"z", "colour"}
+    # the run report lists every rejection; the published tree has only built tasks
+    listed = json.loads((out / names.QUESTION_LIST).read_text())
+    assert sorted(e["file_path"] for e in listed) == sorted(built)
+    assert "local/one_row" in (out / names.RUN_REPORT_MD).read_text()
+
+
+def test_failed_build_leaves_published_tree_untouched(tmp_path, monkeypatch):
+    from flows import build_tasks
+
+    src = tmp_path / "data"
+    src.mkdir()
+    _good().to_csv(src / "good.csv", index=False)
+    out = tmp_path / "tasks"
+    build_tasks(out=str(out), limit=None, seed=1, sources=f"local:{src}")
+    (out / "README.md").write_text("kept\n")
+    before = (out / names.MANIFEST).read_bytes()
+
+    import pipeline.publish as publish
+
+    def boom(*_a, **_k):
+        raise RuntimeError("killed mid-publish")
+
+    monkeypatch.setattr(publish, "build_manifest", boom)
+    monkeypatch.setattr("flows.build_manifest", boom)
+    try:
+        build_tasks(out=str(out), limit=None, seed=2, sources=f"local:{src}")
+    except RuntimeError:
+        pass
+    assert (out / names.MANIFEST).read_bytes() == before
+    assert not list(tmp_path.glob(".tasks.staging-*")), "staging left behind"
+    # a later successful build replaces the tree but keeps the user's README
+    monkeypatch.undo()
+    build_tasks(out=str(out), limit=None, seed=2, sources=f"local:{src}")
+    assert (out / "README.md").read_text() == "kept\n"
+    assert (out / names.MANIFEST).read_bytes() != before

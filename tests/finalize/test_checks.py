@@ -1,0 +1,208 @@
+"""A task built end to end through pipeline.steps passes check_tabular_task in every file format, and each
+planted defect (target in a val file, a missing file, an altered clean row, no noise, bad ids) is an error."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from finalize.checks import check_tabular_task, errors
+from pipeline import names, steps
+from pipeline.jsonio import read_json, write_json
+from postprocess.formats import SQLITE_TABLE, read_frame, write_frame, write_split_tables
+from postprocess.package import split_columns_into_tables
+from task_design.config import DesignConfig
+from tests.builders import build_table
+
+SEED = 3
+REF = "local/synthetic"
+FILE_TYPES = ("csv", "sqlite", "parquet")
+
+
+def _build(root: Path, file_type: str) -> Path:
+    """source -> profile -> design -> postprocess -> finalize for one small local CSV, in one file format."""
+    data = root / "data"
+    data.mkdir()
+    build_table(n=120).to_csv(data / "synthetic.csv", index=False)
+    write_json(data / "synthetic.json", {"title": "Synthetic visits", "license": "CC0-1.0",
+                                         "column_descriptions": {"x": "a standard normal score"}})
+    config = DesignConfig(file_types=(file_type,))
+    outcome = steps.start(REF, str(root / "work"))
+    outcome = steps.source_step(outcome, "local", str(data))
+    outcome = steps.profile_step(outcome)
+    outcome = steps.design_step(outcome, SEED, "heuristic", config.model_dump_json())
+    outcome = steps.postprocess_step(outcome, SEED)
+    outcome = steps.finalize_step(outcome, str(root / "tasks"), SEED, config.digest())
+    assert outcome.ok, f"{outcome.stage}: {outcome.reason}"
+    spec = steps.load_spec(Path(outcome.work_dir))
+    return root / "tasks" / spec.task_dir
+
+
+@pytest.fixture(scope="module", params=FILE_TYPES)
+def built(request, tmp_path_factory) -> Path:
+    return _build(tmp_path_factory.mktemp(f"e2e_{request.param}"), request.param)
+
+
+@pytest.fixture
+def task(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the built task, free to tamper with."""
+    return Path(shutil.copytree(built, tmp_path / built.name))
+
+
+def _question(task_dir: Path) -> dict:
+    return read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+
+
+def _path(task_dir: Path, stem: str) -> Path:
+    return task_dir / names.SOURCE_DIR / names.data_file(stem, _question(task_dir)["save_file_type"])
+
+
+def _read(task_dir: Path, stem: str) -> pd.DataFrame:
+    return read_frame(_path(task_dir, stem), _question(task_dir)["save_file_type"])
+
+
+def _rewrite(task_dir: Path, stem: str, frame: pd.DataFrame) -> None:
+    write_frame(frame, _path(task_dir, stem), _question(task_dir)["save_file_type"], SQLITE_TABLE.get(stem))
+
+
+def _error_messages(task_dir: Path) -> list[str]:
+    return [p.message for p in errors(check_tabular_task(task_dir))]
+
+
+# ---------------------------------------------------------------- the honest task
+
+
+def test_built_task_passes_the_checks(built: Path) -> None:
+    problems = check_tabular_task(built)
+    assert not errors(problems), problems
+
+
+def test_built_task_has_the_requested_format_and_layout(built: Path, request) -> None:
+    q = _question(built)
+    file_type = request.node.callspec.params["built"]
+    assert q["save_file_type"] == file_type
+    source = sorted(p.name for p in (built / names.SOURCE_DIR).iterdir())
+    assert source == sorted([names.METADATA_TXT] + [names.data_file(stem, file_type) for stem in (
+        names.TRAIN_V1, names.TRAIN_V1_NO_ERR, names.VAL_V1, names.TRAIN_V2, names.VAL_V2)])
+    for f in q["needed_files_v1"] + q["needed_files_v2"]:
+        assert (built / names.SOURCE_DIR / f).exists()
+    assert names.data_file(names.TRAIN_V1_NO_ERR, file_type) not in q["needed_files_v1"]
+    for f in (names.GROUND_TRUTH, names.SIMULATED_PRED, names.ALL_METADATA):
+        assert (built / names.VERIFY_DIR / f).exists()
+
+
+def test_simulated_predictions_cover_val_v1(built: Path) -> None:
+    target = _question(built)["target"][0]
+    sim = pd.read_csv(built / names.VERIFY_DIR / names.SIMULATED_PRED)
+    assert list(sim.columns) == [names.ROW_ID, target]
+    assert sorted(sim[names.ROW_ID]) == sorted(_read(built, names.VAL_V1)[names.ROW_ID])
+    assert sim[target].notna().all()
+
+
+def test_sqlite_train_v1_is_split_into_tables_joined_on_row_id(built: Path) -> None:
+    if _question(built)["save_file_type"] != "sqlite":
+        pytest.skip("only sqlite splits train_v1")
+    con = sqlite3.connect(_path(built, names.TRAIN_V1))
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for t in tables:
+            cols = [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]
+            assert names.ROW_ID in cols
+    finally:
+        con.close()
+    assert all(t.startswith(names.SPLIT_TABLE_PREFIX) for t in tables) and len(tables) >= 1
+
+
+# ---------------------------------------------------------------- planted defects
+
+
+def test_target_in_val_v1_is_an_error(task: Path) -> None:
+    val = _read(task, names.VAL_V1)
+    truth = pd.read_csv(task / names.VERIFY_DIR / names.GROUND_TRUTH)
+    _rewrite(task, names.VAL_V1, val.merge(truth, on=names.ROW_ID))
+    assert any("val_v1 contains the target" in m for m in _error_messages(task))
+
+
+def test_target_in_val_v2_is_an_error(task: Path) -> None:
+    target = _question(task)["target"][0]
+    val = _read(task, names.VAL_V2)
+    val[target] = pd.read_csv(task / names.VERIFY_DIR / names.GROUND_TRUTH)[target].to_numpy()
+    _rewrite(task, names.VAL_V2, val)
+    assert any("val_v2 contains the target" in m for m in _error_messages(task))
+
+
+@pytest.mark.parametrize("stem", [names.TRAIN_V1, names.VAL_V1, names.TRAIN_V2, names.VAL_V2])
+def test_a_missing_needed_file_is_an_error(task: Path, stem: str) -> None:
+    _path(task, stem).unlink()
+    messages = _error_messages(task)
+    assert any(_path(task, stem).name in m and "does not exist" in m for m in messages), messages
+
+
+def test_missing_metadata_txt_is_an_error(task: Path) -> None:
+    (task / names.SOURCE_DIR / names.METADATA_TXT).unlink()
+    assert any(names.METADATA_TXT in m for m in _error_messages(task))
+
+
+def test_missing_all_metadata_is_an_error(task: Path) -> None:
+    (task / names.VERIFY_DIR / names.ALL_METADATA).unlink()
+    assert errors(check_tabular_task(task))
+
+
+def test_missing_simulated_predictions_is_an_error(task: Path) -> None:
+    (task / names.VERIFY_DIR / names.SIMULATED_PRED).unlink()
+    assert any(names.SIMULATED_PRED in m for m in _error_messages(task))
+
+
+def test_one_changed_clean_row_is_an_error(task: Path) -> None:
+    q = _question(task)
+    target = q["target"][0]
+    clean = _read(task, names.TRAIN_V1_NO_ERR)
+    if q["problem_type"] == "classification":
+        other = sorted(set(clean[target].astype(str)) - {str(clean[target].iloc[0])})[0]
+        clean[target] = clean[target].astype(object)
+        clean.loc[0, target] = other
+    else:
+        clean.loc[0, target] = clean[target].iloc[0] + 1
+    _rewrite(task, names.TRAIN_V1_NO_ERR, clean)
+    assert any("expected_ranges" in m for m in _error_messages(task))
+
+
+def test_one_dropped_clean_row_is_an_error(task: Path) -> None:
+    clean = _read(task, names.TRAIN_V1_NO_ERR)
+    _rewrite(task, names.TRAIN_V1_NO_ERR, clean.iloc[1:])
+    assert any("expected_ranges" in m for m in _error_messages(task))
+
+
+def test_train_v1_without_noise_is_an_error(task: Path) -> None:
+    q = _question(task)
+    clean = _read(task, names.TRAIN_V1_NO_ERR)
+    path = _path(task, names.TRAIN_V1)
+    if q["save_file_type"] == "sqlite":
+        write_split_tables(split_columns_into_tables(clean, 2, np.random.default_rng(0)), path)
+    else:
+        write_frame(clean, path, q["save_file_type"])
+    assert any("no noise" in m for m in _error_messages(task))
+
+
+def test_ground_truth_ids_that_differ_from_val_are_an_error(task: Path) -> None:
+    path = task / names.VERIFY_DIR / names.GROUND_TRUTH
+    truth = pd.read_csv(path)
+    truth[names.ROW_ID] = truth[names.ROW_ID] + 1
+    truth.to_csv(path, index=False)
+    assert any("ground_truth row_ids" in m for m in _error_messages(task))
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
+    "BUG: finalize/checks.py check_tabular_task indexes gt['row_id'] (and sim['row_id'], sim[target]) without "
+    "checking the column exists, so a verify file without row_id raises KeyError instead of returning an "
+    "error Problem"))
+@pytest.mark.parametrize("verify_file", [names.GROUND_TRUTH, names.SIMULATED_PRED])
+def test_verify_file_without_row_id_is_an_error(task: Path, verify_file: str) -> None:
+    path = task / names.VERIFY_DIR / verify_file
+    pd.read_csv(path).drop(columns=[names.ROW_ID]).to_csv(path, index=False)
+    assert any(names.ROW_ID in m for m in _error_messages(task))

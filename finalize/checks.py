@@ -82,14 +82,11 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
             problems.append(Problem(where, f"{name} contains the target {leaked}"))
         if names.ROW_ID not in val.columns:
             problems.append(Problem(where, f"{name} has no {names.ROW_ID}"))
-    gt = pd.read_csv(task_dir / names.VERIFY_DIR / names.GROUND_TRUTH)
-    if names.ROW_ID in val_v2.columns and sorted(gt[names.ROW_ID]) != sorted(val_v2[names.ROW_ID]):
+    gt = _read_verify_csv(task_dir, names.GROUND_TRUTH, [names.ROW_ID, *target], problems)
+    if gt is not None and names.ROW_ID in val_v2.columns and sorted(gt[names.ROW_ID]) != sorted(val_v2[names.ROW_ID]):
         problems.append(Problem(where, "ground_truth row_ids differ from val_v2's"))
-    sim_path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
-    if not sim_path.exists():
-        problems.append(Problem(where, f"missing {names.SIMULATED_PRED}"))
-    else:
-        sim = pd.read_csv(sim_path)
+    sim = _read_verify_csv(task_dir, names.SIMULATED_PRED, [names.ROW_ID, *target], problems)
+    if sim is not None:
         if names.ROW_ID in val_v1.columns and sorted(sim[names.ROW_ID]) != sorted(val_v1[names.ROW_ID]):
             problems.append(Problem(where, "simulated predictions' row_ids differ from val_v1's"))
         if sim[target].isna().any().any():
@@ -97,11 +94,25 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
     train_v2 = read(names.TRAIN_V2)
     if any(t not in train_v2.columns for t in target):
         problems.append(Problem(where, "train_v2 lacks the target"))
-    if q["problem_type"] == "classification":
+    if q["problem_type"] == "classification" and gt is not None:
         unseen = set(gt[target[0]].astype(str)) - set(train_v2[target[0]].astype(str))
         if unseen:
             problems.append(Problem(where, f"val classes never seen in training: {sorted(unseen)}", "warning"))
     return problems
+
+
+def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:
+    """A verify/ file with its required columns, or None after recording why not."""
+    path = task_dir / names.VERIFY_DIR / name
+    if not path.exists():
+        problems.append(Problem(task_dir.name, f"missing {names.VERIFY_DIR}/{name}"))
+        return None
+    df = pd.read_csv(path)
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        problems.append(Problem(task_dir.name, f"{name} lacks column(s) {missing}"))
+        return None
+    return df
 
 
 def errors(problems: list[Problem]) -> list[Problem]:

@@ -9,11 +9,16 @@ otherwise change the data an agent sees, and with it the ground truth:
 - pandas categoricals and mixed objects become plain strings;
 - strings that read_csv would parse as missing ("NA", "null", "") become missing;
 - string columns whose every value is a number become numbers (read_csv would do it anyway);
-- surrounding whitespace is stripped from strings (csv readers disagree on it).
+- strings that spell a logical ("True"/"false"/...) become 0/1 (read_csv would make bools);
+- carriage returns in strings become `\n` (csv written with `\n` line ends does not
+  quote a bare `\r`, and readers then split the row);
+- surrounding whitespace is stripped from strings (csv readers disagree on it);
+- infinite numbers become missing (no range, imputer or JSON file can hold them).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
@@ -35,8 +40,8 @@ def unique_column_names(names: list[object]) -> list[str]:
         name = "" if missing else str(raw).strip()
         if not name:
             name = f"column_{i}"
-        if name == ROW_ID:
-            name = f"{ROW_ID}_original"
+        if name.casefold() == ROW_ID:
+            name = f"{name}_original"
         base, k = name, 2
         while name.casefold() in seen:
             name = f"{base}_{k}"
@@ -46,15 +51,21 @@ def unique_column_names(names: list[object]) -> list[str]:
     return out
 
 
+_LOGICAL = {"true": 1, "false": 0}
+
+
 def _clean_strings(col: pd.Series) -> pd.Series:
     def clean(v: object) -> object:
         if v is None or (isinstance(v, float) and v != v):
             return None
-        s = str(v).strip()
+        s = str(v).replace("\r\n", "\n").replace("\r", "\n").strip()
         return None if s in CSV_NA_STRINGS else s
 
     values = [clean(v) for v in col.tolist()]
     as_str = pd.Series(values, index=col.index, dtype="object")
+    present = {v for v in values if v is not None}
+    if present and {v.lower() for v in present} <= set(_LOGICAL):
+        return _tidy_numeric(as_str.map(lambda v: None if v is None else _LOGICAL[v.lower()]).astype("float64"))
     numeric = pd.to_numeric(as_str, errors="coerce")
     if as_str.notna().any() and numeric.notna().sum() == as_str.notna().sum():
         return _tidy_numeric(numeric)
@@ -62,10 +73,10 @@ def _clean_strings(col: pd.Series) -> pd.Series:
 
 
 def _tidy_numeric(col: pd.Series) -> pd.Series:
-    """Integers stay int64 when complete; otherwise float64 (NaN for missing)."""
+    """Integers stay int64 when complete; otherwise float64 (NaN for missing, inf too)."""
     if ptypes.is_integer_dtype(col) and not col.isna().any():
         return col.astype("int64")
-    as_float = col.astype("float64")
+    as_float = col.astype("float64").replace([np.inf, -np.inf], np.nan)
     non_missing = as_float.dropna()
     if not as_float.isna().any() and len(non_missing) and (non_missing == non_missing.round()).all() \
             and non_missing.abs().max() < 2**53:
@@ -80,7 +91,8 @@ def normalize_table(df: pd.DataFrame) -> pd.DataFrame:
     for name, (_, col) in zip(columns, df.items()):
         col = col.reset_index(drop=True)
         if ptypes.is_bool_dtype(col):
-            out[name] = col.astype("int64")
+            # pandas' nullable "boolean" may hold NA, which int64 cannot
+            out[name] = _tidy_numeric(col.astype("float64"))
         elif ptypes.is_datetime64_any_dtype(col) or isinstance(col.dtype, pd.PeriodDtype):
             out[name] = col.astype("str").where(col.notna(), None).astype("object")
         elif ptypes.is_numeric_dtype(col) and not ptypes.is_complex_dtype(col):

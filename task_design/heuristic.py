@@ -9,6 +9,7 @@ other datasets are in the build. The LLM designer implements the same call.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from task_design.config import DesignConfig
 from task_design.leakage import leak_score
 
 DESIGNER_NAME = "heuristic"
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 IMPUTERS = ("mean", "median", "most_frequent")
 MAX_SPLIT_TABLES = 4
 SQLITE_MAX_COLUMNS = 2000  # SQLite's default SQLITE_MAX_COLUMN; wider tables go to csv or parquet
@@ -40,6 +42,10 @@ def _feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: Desi
         return f"{profile.missing_frac(col.name):.0%} missing"
     if col.kind == "categorical" and (col.categories is None or col.n_unique > config.max_feature_categories):
         return f"{col.n_unique} categories (more than {config.max_feature_categories})"
+    if col.kind == "categorical" and any(_NUMBER.match(c) for c in col.categories or ()):
+        # A csv holding only the numeric-looking levels reads back as numbers in one
+        # file and as strings in another, so the same value would compare unequal.
+        return "numeric-looking category labels"
     return None
 
 
@@ -155,6 +161,8 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
     # within a type the candidates in a seeded order; a hinted target goes first.
     types = [t for t in ("classification", "regression") if candidates[t]]
     types = [types[i] for i in rng.permutation(len(types))]
+    hinted = [t for t in types if record.target_hint in candidates[t]]
+    types = hinted + [t for t in types if t not in hinted]
     last_problem = ""
     for problem_type in types:
         order = [candidates[problem_type][i] for i in rng.permutation(len(candidates[problem_type]))]
@@ -169,7 +177,8 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
             features, leaks = _screen_features(target, [c for c in usable if c != target], table, profile,
                                                problem_type, config, rng)
             if not features:
-                last_problem = f"no usable features for target {target!r} once leaks are removed"
+                last_problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
+                                else f"no usable feature besides the target {target!r}")
                 continue
             return _spec(record, profile, problem_type, target, all_candidates, features,
                          {**exclusions, **leaks}, tuple(leaks), rng, config)

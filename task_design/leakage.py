@@ -20,9 +20,10 @@ _CV_SEED = 0  # fixed: leak detection must not depend on the dataset's design se
 
 def _encode(feature: pd.Series) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(feature):
-        values = feature.astype("float64")
-        fill = (values.min() - 1.0) if values.notna().any() else 0.0
-        return values.fillna(fill).to_numpy().reshape(-1, 1)
+        # Trees only see the order of values, so dense ranks lose nothing and keep
+        # huge magnitudes (±1e300) from overflowing sklearn's float32 features.
+        ranks = feature.astype("float64").rank(method="dense")
+        return ranks.fillna(0.0).to_numpy().reshape(-1, 1)
     codes, _ = pd.factorize(feature, sort=True)  # missing -> -1, its own leaf
     return codes.astype("float64").reshape(-1, 1)
 
@@ -51,12 +52,3 @@ def leak_score(feature: pd.Series, target: pd.Series, problem_type: ProblemType)
         model = DecisionTreeRegressor(max_depth=8, random_state=_CV_SEED)
         scores = cross_val_score(model, x, y, cv=cv, scoring="r2")
     return float(np.clip(np.mean(scores), 0.0, 1.0))
-
-
-def rank_correlation(feature: pd.Series, target: pd.Series) -> float:
-    """|Spearman| between two numeric columns over rows where both are present."""
-    both = pd.concat([feature.astype("float64"), target.astype("float64")], axis=1).dropna()
-    if len(both) < 3 or both.iloc[:, 0].nunique() < 2 or both.iloc[:, 1].nunique() < 2:
-        return 0.0
-    rho = both.iloc[:, 0].rank().corr(both.iloc[:, 1].rank())
-    return 0.0 if rho != rho else abs(float(rho))

@@ -72,7 +72,8 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
         col = pl.col(c)
         exprs += [col.null_count().alias(f"{c}\x00nmiss"), col.n_unique().alias(f"{c}\x00nuniq_with_null")]
         if c in numeric:
-            exprs += [col.min().cast(pl.Float64).alias(f"{c}\x00min"), col.max().cast(pl.Float64).alias(f"{c}\x00max"),
+            # min/max keep the column's dtype: a cast to Float64 would round int64 above 2**53
+            exprs += [col.min().alias(f"{c}\x00min"), col.max().alias(f"{c}\x00max"),
                       col.mean().alias(f"{c}\x00mean"), col.std().alias(f"{c}\x00std")]
         else:
             exprs += [col.str.len_chars().mean().alias(f"{c}\x00len")]
@@ -93,8 +94,8 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
         if c in numeric:
             is_int = s.dtype.is_integer()
             lo, hi = stats.get(f"{c}\x00min"), stats.get(f"{c}\x00max")
-            if is_int and lo is not None:
-                lo, hi = int(lo), int(hi)
+            if lo is not None:
+                lo, hi = (int(lo), int(hi)) if is_int else (float(lo), float(hi))
             fields.update(is_integer=is_int, min=lo, max=hi, mean=stats.get(f"{c}\x00mean"),
                           std=stats.get(f"{c}\x00std"))
             if n_unique < 2:

@@ -47,10 +47,10 @@ def _read(path: Path) -> pd.DataFrame:
 def _norm_rows(df: pd.DataFrame) -> list[tuple]:
     def norm(v):
         if v is None or (isinstance(v, float) and np.isnan(v)):
-            return "<missing>"
+            return ("missing",)
         if isinstance(v, (int, float, np.number)):
-            return float(v)
-        return str(v)
+            return ("number", float(v))
+        return ("string", str(v))
     return sorted(tuple(norm(v) for v in row) for row in df.itertuples(index=False, name=None))
 
 

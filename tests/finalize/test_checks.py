@@ -197,10 +197,6 @@ def test_ground_truth_ids_that_differ_from_val_are_an_error(task: Path) -> None:
     assert any("ground_truth row_ids" in m for m in _error_messages(task))
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
-    "BUG: finalize/checks.py check_tabular_task indexes gt['row_id'] (and sim['row_id'], sim[target]) without "
-    "checking the column exists, so a verify file without row_id raises KeyError instead of returning an "
-    "error Problem"))
 @pytest.mark.parametrize("verify_file", [names.GROUND_TRUTH, names.SIMULATED_PRED])
 def test_verify_file_without_row_id_is_an_error(task: Path, verify_file: str) -> None:
     path = task / names.VERIFY_DIR / verify_file

@@ -100,8 +100,6 @@ def test_names_differing_only_in_case_can_be_written_to_sqlite(tmp_path: Path) -
     assert canonical_rows(back) == canonical_rows(out)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a source column 'ROW_ID' is not renamed; sqlite sees it as a duplicate "
-                                       "of the row_id that postprocess adds to val files")
 def test_source_row_id_in_another_case_does_not_clash_with_ours(tmp_path: Path) -> None:
     out = normalize_table(_frame(ROW_ID=[9, 8, 7, 6, 5]))
     val = _with_row_id(out)  # what postprocess.package does to every val file
@@ -125,8 +123,6 @@ def test_object_bools_with_missing_become_zero_one_with_missing() -> None:
     assert out["flag"].dropna().tolist() == [1, 0, 1]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: normalize_table calls astype('int64') on pandas' nullable 'boolean' "
-                                       "dtype, which raises 'cannot convert NA to integer' when a value is missing")
 def test_nullable_boolean_dtype_with_missing_becomes_zero_one_with_missing() -> None:
     out = normalize_table(_frame(flag=pd.array([True, None, False, True, None], dtype="boolean")))
     assert out["flag"].isna().tolist() == [False, True, False, False, True]
@@ -216,10 +212,6 @@ def test_extreme_floats_read_back_bit_for_bit(file_type: str, tmp_path: Path) ->
                                     ["TRUE", "FALSE", "TRUE", "TRUE", "FALSE"]], ids=["True", "TRUE"])
 def test_boolean_words_read_back_identically(values: list[str], file_type: str, tmp_path: Path,
                                              request: pytest.FixtureRequest) -> None:
-    if file_type == "csv":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "BUG: normalize_table leaves a string column of 'True'/'False' words as strings, but read_csv "
-            "parses it back as bool, so the csv file holds different values")))
     table = normalize_table(_frame(b=values))
     back = _round_trip(table, file_type, tmp_path)
     assert canonical_rows(back) == canonical_rows(table)
@@ -228,10 +220,6 @@ def test_boolean_words_read_back_identically(values: list[str], file_type: str, 
 @pytest.mark.parametrize("file_type", FORMATS)
 def test_carriage_return_inside_a_value_reads_back_identically(file_type: str, tmp_path: Path,
                                                                request: pytest.FixtureRequest) -> None:
-    if file_type == "csv":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "BUG: write_frame writes csv with lineterminator='\\n', so pandas does not quote a value holding a "
-            "bare '\\r'; read_csv then splits it into extra rows (normalize_table does not remove '\\r' either)")))
     table = normalize_table(_frame(b=["p", "old\rmac", "r", "s", "t"]))
     back = _round_trip(table, file_type, tmp_path)
     assert canonical_rows(back) == canonical_rows(table)

@@ -266,10 +266,6 @@ def _design_or_reject(table: pd.DataFrame, seed: int) -> TaskSpec | None:
         return None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an infinite value in a numeric column is neither cleaned nor excluded: as a feature it becomes an "
-    "expected range bound ([-inf, max]) that all_metadata.json cannot hold (jsonio: non-finite float), so "
-    "design_step fails with 'unexpected error'; as a target it is kept and the reference fit fails"))
 def test_infinite_values_give_a_writable_spec_or_a_clear_rejection() -> None:
     table = build_table(skew=lambda n: np.where(np.arange(n) == 3, -np.inf, np.linspace(0, 1, n)))
     for seed in SEEDS:
@@ -281,10 +277,6 @@ def test_infinite_values_give_a_writable_spec_or_a_clear_rejection() -> None:
                 assert np.isfinite(target.dropna()).all(), "an infinite target cannot be fitted"
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "BUG: task_design/leakage.py leak_score fits sklearn trees, which cast X to float32; a numeric feature with "
-    "|value| > 3.4e38 makes every CV fit fail, cross_val_score raises ValueError and design() crashes "
-    "instead of returning a spec or raising DatasetRejected"))
 def test_values_beyond_float32_give_a_spec_or_a_clear_rejection() -> None:
     table = build_table(huge=lambda n: np.linspace(-1e300, 1e300, n))
     for seed in range(3):

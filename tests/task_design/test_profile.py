@@ -100,9 +100,6 @@ def test_integer_extremes_are_exact_ints() -> None:
     assert type(col.min) is int and type(col.max) is int
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: profile_table casts min/max to Float64, so an int64 extreme above 2**53 "
-                                       "is rounded (9007199254740993 -> 9007199254740992); its expected range then "
-                                       "excludes a clean row")
 def test_integer_extremes_beyond_float_precision_are_exact() -> None:
     values = [2**53 + 1 if i % 2 else 5 * i for i in range(N)]
     col = profile_table(_table(k=np.array(values, dtype="int64"))).column("k")

@@ -15,7 +15,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
@@ -68,12 +67,7 @@ def predict(task_dir: Path) -> pd.DataFrame:
     targets = list(q["target"])
     train = train.dropna(subset=targets)
     features = list(q["numerical_features"]) + list(q["categorical_features"])
-    x_train, x_val = train[features].copy(), val[features].copy()
-    for col in q["categorical_features"]:
-        # One representation for categories on both sides, whatever the file format inferred.
-        # SimpleImputer recognises NaN (not None) as missing in object columns.
-        x_train[col] = x_train[col].astype("object").where(x_train[col].notna(), np.nan)
-        x_val[col] = x_val[col].astype("object").where(x_val[col].notna(), np.nan)
+    x_train, x_val = train[features], val[features]
     y = train[targets[0]] if len(targets) == 1 else train[targets]
     model = build_pipeline(q)
     model.fit(x_train, y)

@@ -145,10 +145,7 @@ def _independent_reference(task_dir: Path, q: dict) -> pd.DataFrame:
     cls = next(getattr(m, q["model_type"]) for m in (linear_model, naive_bayes, neural_network, svm, tree)
                if hasattr(m, q["model_type"]))
     model = cls(random_state=q["random_state"]) if "random_state" in cls().get_params() else cls()
-    x_train, x_val = train[num + cat].copy(), val[num + cat].copy()
-    for c in cat:
-        x_train[c] = x_train[c].astype(object).where(x_train[c].notna(), np.nan)
-        x_val[c] = x_val[c].astype(object).where(x_val[c].notna(), np.nan)
+    x_train, x_val = train[num + cat], val[num + cat]
     pipe = make_pipeline(ColumnTransformer(steps), model)
     pipe.fit(x_train, train[target])
     return pd.DataFrame({"row_id": val["row_id"], target: pipe.predict(x_val)})

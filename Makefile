@@ -8,7 +8,7 @@ UV_VERSION := 0.13.8
 STAMP  := $(VENV)/.installed
 
 DEMO_OUT   ?= generated/demo
-DEMO_LIMIT ?= 60
+DEMO_LIMIT ?= 50
 
 .PHONY: setup demo test lock bench clean
 

@@ -48,6 +48,13 @@ def _summary_table(report: dict, out: Path) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from sourcing.registry import open_source, parse_sources
+
+    # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
+    for key, arg in parse_sources(args.sources):
+        open_source(key, arg)
+    if args.limit is not None and args.limit < 0:
+        raise ValueError("--limit must be >= 0")
     configure_prefect()
     from flows import build_tasks
 

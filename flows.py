@@ -21,7 +21,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import names, steps
 from pipeline.environment import code_version, fingerprint
-from pipeline.jsonio import write_json
+from pipeline.jsonio import read_json, write_json
 from pipeline.publish import build_manifest, publish, staging_dir, write_question_list, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
@@ -95,7 +95,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         outcomes = _dedupe_task_dirs(outcomes)
         outcomes = _wave("postprocess", outcomes, lambda o: postprocess_task.submit(o, seed))
         outcomes = _wave("finalize", outcomes, lambda o: finalize_task.submit(o, str(staging), seed, digest))
-        entries = [steps.read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
+        entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
         shutil.rmtree(work_root)
         write_question_list(staging, entries)
         env = fingerprint()

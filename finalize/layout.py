@@ -118,7 +118,8 @@ def question_list_entry(pkg: TaskPackage) -> dict:
     }
 
 
-def _write_data(pkg: TaskPackage, src: Path) -> None:
+def write_data_files(pkg: TaskPackage, src: Path) -> None:
+    """The five data files in the task's format (train_v1 as split tables in sqlite)."""
     spec = pkg.spec
     ftype = spec.save_file_type
     for stem, frame in pkg.frames.items():
@@ -142,7 +143,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         columns = list(pkg.frames[names.TRAIN_V2].columns)
         metadata_txt = render_metadata_txt(pkg.record, columns)
         write_text(src / names.METADATA_TXT, metadata_txt)
-        _write_data(pkg, src)
+        write_data_files(pkg, src)
         pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
         env = fingerprint()
         write_json(verify / names.ENVIRONMENT, env)

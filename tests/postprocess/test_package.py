@@ -3,6 +3,7 @@ file, gives val_v1, val_v2 and the ground truth the same row ids 1..n, and is a 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,8 @@ from finalize.checks import canonical_rows
 from pipeline import names
 from pipeline.records import TaskPackage, TaskSpec
 from pipeline.seeding import rng_for
-from postprocess.formats import SQLITE_TABLE, read_frame, write_frame, write_split_tables
+from finalize.layout import write_data_files
+from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
 from postprocess.package import build_package, split_columns_into_tables
 from task_design.config import DesignConfig
@@ -214,13 +216,11 @@ def test_build_package_does_not_mutate_the_table(table, spec) -> None:
 
 def _write(pkg: TaskPackage, file_type: str, root: Path) -> dict[str, pd.DataFrame]:
     """Write every frame as finalize does and read it back as an agent would."""
+    pkg = dataclasses.replace(pkg, spec=pkg.spec.model_copy(update={"save_file_type": file_type}))
+    write_data_files(pkg, root)
     out = {}
-    for stem, frame in pkg.frames.items():
+    for stem in pkg.frames:
         path = root / names.data_file(stem, file_type)
-        if stem == names.TRAIN_V1 and file_type == "sqlite":
-            write_split_tables(pkg.train_v1_tables, path)
-        else:
-            write_frame(frame, path, file_type, SQLITE_TABLE.get(stem))
         back = read_frame(path, file_type)
         out[stem] = back.drop(columns=[names.ROW_ID]) if stem == names.TRAIN_V1 and file_type == "sqlite" else back
     return out

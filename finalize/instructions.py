@@ -24,11 +24,13 @@ _IMPUTER_WORDS = {
     "median": "the median",
     "most_frequent": "the most frequent value",
 }
-# R documentation often opens a column's entry with its storage type; that says
-# nothing about what the column means, so it is dropped from the phrase.
+# R documentation often opens a column's entry with its storage type ("a numeric
+# vector", "Factor.") or is nothing but its level list ("a factor with levels: no;
+# yes"); neither says what the column means, so both are cut from the phrase.
+_LEVELS = re.compile(r"[,;:]?\s*\b(an? )?(ordered )?factor\b.*$", re.I)
 _BOILERPLATE = re.compile(
-    r"^(an? )?(factor|numeric|integer|logical|character|ordered factor|double)( vector| variable)?"
-    r"(\s*(with levels?|indicating|coded|giving)\b)?[\s.:,;-]*",
+    r"^(an? )?(numeric|integer|logical|character|double)( vector| variable)?[\s.:,;-]*"
+    r"((with|giving|indicating|coded)\b[\s:]*)?",
     re.I,
 )
 MAX_PHRASE = 90
@@ -37,6 +39,8 @@ MAX_PHRASE = 90
 def column_phrase(column: str, descriptions: dict[str, str]) -> str:
     """`the number of years of education (`education`)`, or just `` `education` ``."""
     desc = (descriptions.get(column) or "").strip()
+    desc = re.sub(r"^(an? )?factor\.\s*", "", desc, flags=re.I)  # "Factor. Does the ..." keeps its question
+    desc = _LEVELS.sub("", desc).strip()
     desc = _BOILERPLATE.sub("", desc).strip()
     desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
     if len(desc) > MAX_PHRASE:
@@ -54,6 +58,10 @@ def _join(items: list[str]) -> str:
     if len(items) == 2:
         return f"{items[0]} and {items[1]}"
     return ", ".join(items[:-1]) + f", and {items[-1]}"
+
+
+def _features(kind: str, n: int) -> str:
+    return f"a {kind} feature" if n == 1 else f"{kind} features, in the listed order"
 
 
 def _number(value) -> str:
@@ -105,10 +113,9 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     selected = [column_phrase(c, d) for c in spec.selected_features]
     typing = []
     if nums:
-        typing.append(f"Treat {_join(nums)} as numeric features, in the listed order")
+        typing.append(f"Treat {_join(nums)} as {_features('numeric', len(nums))}")
     if cats:
-        typing.append(f"treat {_join(cats)} as categorical features, in the listed order" if nums
-                      else f"Treat {_join(cats)} as categorical features, in the listed order")
+        typing.append(f"{'treat' if nums else 'Treat'} {_join(cats)} as {_features('categorical', len(cats))}")
     typing_sentence = ", and ".join(typing) + "."
     if not cats:
         typing_sentence += " There are no categorical features."

@@ -73,14 +73,14 @@ def write_task_by_hand(pkg: TaskPackage, root: Path) -> Path:
     simulated_pred_local.csv copies the ground truth, which is all check_tabular_task
     needs of it (row ids, no missing values). Used to plant defects cheaply.
     """
-    from finalize.layout import _write_data, question_block
+    from finalize.layout import question_block, write_data_files
 
     task_dir = root / pkg.spec.task_dir
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
     src.mkdir(parents=True)
     verify.mkdir()
     (src / names.METADATA_TXT).write_text("synthetic\n", encoding="utf-8")
-    _write_data(pkg, src)
+    write_data_files(pkg, src)
     pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
     pkg.ground_truth.to_csv(verify / names.SIMULATED_PRED, index=False, lineterminator="\n")
     write_json(verify / names.ALL_METADATA, {"question": question_block(pkg.spec), "data_info": {}, "meta_data": {}})

@@ -1,0 +1,63 @@
+"""The IF instruction names every choice the reference solution depends on, in plain words."""
+
+from __future__ import annotations
+
+import pytest
+
+from finalize.instructions import column_phrase, question_v1, question_v2
+from pipeline import names
+from tests.builders import build_record, build_table, spec_where
+
+
+@pytest.mark.parametrize("doc, phrase", [
+    ("Wage (in dollars per hour).", "wage (in dollars per hour) (`c`)"),
+    ("a factor with levels: female; male", "`c`"),
+    ("volunteeing, a factor with levels: no; yes", "volunteeing (`c`)"),
+    ("Factor. Does the individual live in the South?", "does the individual live in the South? (`c`)"),
+    ("a numeric vector", "`c`"),
+    ("numeric vector giving the age of the child in years", "the age of the child in years (`c`)"),
+    ("Number of factories in the region", "number of factories in the region (`c`)"),
+    ("", "`c`"),
+    ("GDP per capita. Source: the World Bank.", "GDP per capita (`c`)"),
+])
+def test_column_phrase(doc, phrase):
+    assert column_phrase("c", {"c": doc}) == phrase
+
+
+def test_long_descriptions_are_cut_at_a_word():
+    phrase = column_phrase("c", {"c": "word " * 60})
+    assert phrase.endswith("… (`c`)") and len(phrase) < 110
+
+
+@pytest.mark.parametrize("file_type", ["csv", "sqlite", "parquet"])
+def test_question_v1_spells_out_every_step(file_type):
+    from task_design.config import DesignConfig
+
+    table = build_table()
+    record = build_record(column_descriptions={"x": "The x measurement.", "colour": "Colour of the item."})
+    spec = spec_where(table, lambda s: True, config=DesignConfig(file_types=(file_type,)),
+                      column_descriptions=record.column_descriptions)
+    text = question_v1(record, spec)
+    train, val = names.data_file("train_v1", file_type), names.data_file("val_v1", file_type)
+    assert f"`{train}`" in text and f"`{val}`" in text and "`prediction.csv`" in text
+    assert ("joined on `row_id`" in text) == (file_type == "sqlite")
+    for col, allowed in spec.expected_ranges.items():
+        assert f"(`{col}`)" in text or f"`{col}`" in text
+        if spec.column_type_inference[col] == "numerical":
+            assert f"between {allowed[0]!r} and {allowed[1]!r} inclusive" in text
+        else:
+            assert all(f'"{v}"' in text for v in allowed)
+    for col in spec.selected_features:
+        assert f"`{col}`" in text
+    assert spec.model_type in text and f'"{spec.imputer_type}"' in text
+    assert "handle_unknown" in text and "sparse_output set to False" in text
+    seeded = spec.model_type not in ("GaussianNB", "LinearRegression")
+    assert (f"random_state set to {spec.random_state}" in text) == seeded
+    assert "x measurement" in text or "x" not in spec.expected_ranges
+
+
+def test_question_v2_names_files_and_target():
+    spec = spec_where(build_table(), lambda s: True)
+    text = question_v2(spec)
+    ext = spec.save_file_type
+    assert f"`train_v2.{ext}`" in text and f"`val_v2.{ext}`" in text and f"`{spec.target[0]}`" in text

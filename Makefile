@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 DEMO_OUT   ?= generated/demo
 DEMO_LIMIT ?= 50
 
-.PHONY: setup demo test lock bench clean
+.PHONY: setup demo test test-scale lock bench clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# The tree invariants over a 300-candidate build of the built-in corpus (~10 min on 2 cores).
+test-scale: setup
+	DAREGEN_TEST_LIMIT=300 $(PY) -m pytest -q tests/test_built_tree.py
 
 bench: setup
 	$(PY) bench/bench_profile.py

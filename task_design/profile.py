@@ -66,13 +66,14 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
     n = frame.height
     if frame.width == 0:
         return DatasetProfile(n_rows=n, columns=())
-    numeric = [c for c, t in frame.schema.items() if t.is_numeric()]
+    schema = frame.schema  # built once: polars rebuilds it on every attribute access
+    numeric = {c for c, t in schema.items() if t.is_numeric()}
     exprs = []
     for c in frame.columns:
         col = pl.col(c)
         # The most frequent value's count: run lengths of the sorted values for floats
         # (mostly distinct, where hashing is slow), hashed counts for everything else.
-        top = (col.drop_nulls().sort().rle().struct.field("len").max() if frame.schema[c].is_float()
+        top = (col.drop_nulls().sort().rle().struct.field("len").max() if schema[c].is_float()
                else col.drop_nulls().value_counts(name=f"{c}\x00n").struct.field(f"{c}\x00n").max())
         exprs += [col.null_count().alias(f"{c}\x00nmiss"), col.n_unique().alias(f"{c}\x00nuniq_with_null"),
                   top.alias(f"{c}\x00top")]

@@ -4,8 +4,11 @@
 in a subprocess. On a loaded 2-core machine that start-up can take well over
 Prefect's default 20 s timeout, so the timeout is raised. Per-task "Finished in
 state" lines would drown the build summary, so logs are warnings only, and
-telemetry (which would try to reach the internet) is off. Users' own settings
-win: these are defaults only.
+telemetry (which would try to reach the internet) is off. The temporary server
+is stopped as soon as the flow returns, and on a fresh Prefect home it then logs
+tracebacks about task-run events it had not flushed yet; they are harmless for a
+server that is going away, so its own logger reports critical errors only.
+Users' own settings win: these are defaults only.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ PREFECT_DEFAULTS = {
     "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
 }
 
 

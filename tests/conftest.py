@@ -8,9 +8,12 @@ different PYTHONHASHSEED, for the determinism test.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,12 @@ TREE_SEED = 7
 
 from pipeline.prefect_env import configure_prefect  # noqa: E402
 
+# The suite's Prefect state lives in a throwaway home, never the developer's ~/.prefect,
+# and the CLI build below gets a home of its own, so two ephemeral servers never
+# share one SQLite database.
+if "PREFECT_HOME" not in os.environ:
+    os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="daregen-test-prefect-")
+    atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], True)
 configure_prefect()
 
 
@@ -37,7 +46,8 @@ def built_tree(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def cli_tree(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tree_b") / "elsewhere" / "tasks"
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    env = {**os.environ, "PYTHONHASHSEED": "12345",
+           "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect_home_cli"))}
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "build", "--limit", str(TREE_LIMIT), "--seed", str(TREE_SEED),
          "--out", str(out)],

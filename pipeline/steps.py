@@ -150,7 +150,7 @@ def postprocess_step(work: Path, seed: int) -> str:
     for i, t in enumerate(pkg.train_v1_tables, start=1):
         t.to_parquet(out / f"{names.SPLIT_TABLE_PREFIX}{i}.parquet", index=False)
     write_json(out / "counts.json", {"noise_rows": pkg.n_noise_rows, "tables": len(pkg.train_v1_tables)})
-    return "".join(digests)[:64]
+    return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def load_package(work: Path) -> TaskPackage:

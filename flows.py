@@ -26,6 +26,8 @@ from pipeline.publish import build_manifest, publish, staging_dir, write_questio
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
 from task_design.config import DesignConfig
+from task_design.llm_schema import LLMUsage
+from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
 # Compute-bound stages: no retries (a retry would only repeat a deterministic failure).
 _TASK = dict(cache_policy=NO_CACHE, retries=0)
@@ -42,8 +44,8 @@ def profile_task(prev: Outcome) -> Outcome:
 
 
 @task(name="design", task_run_name="design {prev.ref}", **_TASK)
-def design_task(prev: Outcome, seed: int, designer: str, config_json: str) -> Outcome:
-    return steps.design_step(prev, seed, designer, config_json)
+def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str) -> Outcome:
+    return steps.design_step(prev, seed, designer, config_json, settings_json)
 
 
 @task(name="postprocess", task_run_name="postprocess {prev.ref}", **_TASK)
@@ -76,11 +78,16 @@ def _wave(label: str, outcomes: list[Outcome], submit) -> list[Outcome]:
 
 @flow(name="build-tasks", task_runner=ThreadPoolTaskRunner(max_workers=max(1, os.cpu_count() or 1)))
 def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0, sources: str = "builtin",
-                designer: str = "heuristic") -> dict:
-    """Build a DARE-bench task tree into `out`; returns the run report."""
+                designer: str = "heuristic", designer_settings: dict | None = None) -> dict:
+    """Build a DARE-bench task tree into `out`; returns the run report.
+
+    `designer_settings` configures a designer that has settings (e.g. the LLM
+    designer's model, api_base and cache folder); it never holds an API key.
+    """
     started = time.monotonic()
     config = DesignConfig()
     config_json, digest = config.model_dump_json(), config.digest()
+    settings_json = _designer_settings_json(designer, designer_settings)
     out_path = Path(out)
     staging = staging_dir(out_path)
     try:
@@ -91,11 +98,13 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         keys = {ref: (key, arg) for key, arg, ref in candidates}
         outcomes = _wave("source", outcomes, lambda o: source_task.submit(o, *keys[o.ref]))
         outcomes = _wave("profile", outcomes, lambda o: profile_task.submit(o))
-        outcomes = _wave("design", outcomes, lambda o: design_task.submit(o, seed, designer, config_json))
+        outcomes = _wave("design", outcomes, lambda o: design_task.submit(o, seed, designer, config_json,
+                                                                          settings_json))
         outcomes = _dedupe_task_dirs(outcomes)
         outcomes = _wave("postprocess", outcomes, lambda o: postprocess_task.submit(o, seed))
         outcomes = _wave("finalize", outcomes, lambda o: finalize_task.submit(o, str(staging), seed, digest))
         entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
+        usages = [read_json(p) for o in outcomes if (p := Path(o.work_dir) / steps.DESIGN_USAGE_JSON).exists()]
         shutil.rmtree(work_root)
         write_question_list(staging, entries)
         env = fingerprint()
@@ -104,6 +113,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
             "seed": seed, "sources": sources, "limit": limit, "designer": designer,
             "design_config": digest, "code_version": code_version(), "tasks": len(entries)}))
         report = _report(outcomes, entries, candidates, time.monotonic() - started, seed, sources, limit)
+        if settings_json:
+            report["llm"] = LLMUsage.total(usages)
         write_json(staging / names.RUN_REPORT_JSON, report)
         write_report_md(staging, report)
         publish(staging, out_path)
@@ -111,6 +122,20 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
+
+
+def _designer_settings_json(designer: str, settings: dict | None) -> str:
+    """Validated settings for the designer ("" if it has none); a relative cache folder is made absolute."""
+    if designer not in DESIGNERS:
+        raise ValueError(f"unknown designer {designer!r} (known: {', '.join(sorted(DESIGNERS))})")
+    if designer not in DESIGNER_SETTINGS:
+        if settings:
+            raise ValueError(f"designer {designer!r} takes no settings")
+        return ""
+    parsed = DESIGNER_SETTINGS[designer].model_validate(settings or {})
+    if hasattr(parsed, "cache_dir"):
+        parsed = parsed.model_copy(update={"cache_dir": str(Path(parsed.cache_dir).resolve())})
+    return parsed.model_dump_json()
 
 
 def _dedupe_task_dirs(outcomes: list[Outcome]) -> list[Outcome]:

@@ -1,6 +1,7 @@
 """The `daregen` command line.
 
     daregen build [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
+                  [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
     daregen score PRED_DIR --tasks TREE [--summary FILE]
 """
 
@@ -43,6 +44,11 @@ def _summary_table(report: dict, out: Path) -> str:
         for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
             lines.append(f"    {n:>4}  {reason}")
         lines.append(f"  every skipped dataset and its reason: {out / 'run_report.md'}")
+    if "llm" in report:
+        u = report["llm"]
+        lines.append(f"  llm: {u['calls']} calls, {u['cache_hits']} cache hits, "
+                     f"{u['prompt_tokens'] + u['completion_tokens']} tokens, ${u['cost_usd']:.4f}, "
+                     f"{u['fallbacks']} heuristic fallbacks")
     lines.append(f"  instructions: {out / 'question_list.json'}")
     return "\n".join(lines)
 
@@ -55,13 +61,36 @@ def cmd_build(args: argparse.Namespace) -> int:
         open_source(key, arg)
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
+    settings = _designer_settings(args)
     configure_prefect()
     from flows import build_tasks
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
-                         designer=args.designer)
+                         designer=args.designer, designer_settings=settings)
     print(_summary_table(report, Path(args.out)))
     return 0 if report["built"] else 1
+
+
+def _designer_settings(args: argparse.Namespace) -> dict | None:
+    """The --llm-* flags as designer settings (checked here, so a typo costs one line, not a flow run)."""
+    from pydantic import ValidationError
+
+    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
+
+    if args.designer not in DESIGNERS:
+        raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
+    given = {k: v for k, v in {"model": args.llm_model, "api_base": args.llm_api_base,
+                               "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
+                               "cache_only": args.llm_cache_only or None}.items() if v is not None}
+    if args.designer not in DESIGNER_SETTINGS:
+        if given:
+            raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
+        return None
+    try:
+        DESIGNER_SETTINGS[args.designer].model_validate(given)
+    except ValidationError as exc:
+        raise ValueError(f"bad --llm-* setting: {exc.errors()[0]['msg']}") from None
+    return given
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -79,7 +108,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--limit", type=int, default=None, help="number of candidate datasets to consider")
     b.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
     b.add_argument("--sources", default="builtin", help="sources spec, e.g. builtin or local:PATH (default builtin)")
-    b.add_argument("--designer", default="heuristic", help="task designer (default heuristic)")
+    b.add_argument("--designer", default="heuristic", help="task designer: heuristic (default) or llm")
+    b.add_argument("--llm-model", default=None, help="litellm model for --designer llm, e.g. openai/gpt-4o-mini")
+    b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    b.add_argument("--llm-api-key-env", default=None,
+                   help="environment variable holding the API key (default: the provider's usual variable)")
+    b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default .cache/daregen/llm)")
+    b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.set_defaults(func=cmd_build)
     s = sub.add_parser("score", help="score predictions against a task tree")
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")

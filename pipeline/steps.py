@@ -24,6 +24,7 @@ from pipeline.seeding import rng_for
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
+DESIGN_USAGE_JSON = "design_usage.json"  # LLM calls, cache hits, tokens, cost (designers with settings only)
 
 
 class Outcome(BaseModel):
@@ -119,14 +120,24 @@ def profile_step(work: Path) -> str:
 
 
 @_guard("design")
-def design_step(work: Path, seed: int, designer: str, config_json: str) -> str:
+def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
     from task_design.config import DesignConfig
-    from task_design.registry import DESIGNERS
+    from task_design.llm_schema import LLMUsage
+    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
     record = load_record(work)
     profile = DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
     config = DesignConfig.model_validate_json(config_json)
-    spec = DESIGNERS[designer](record, profile, load_table(work), rng_for(seed, record.ref, "design"), config)
+    extra: dict = {}
+    if designer in DESIGNER_SETTINGS:
+        extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
+                 "usage": LLMUsage()}
+    try:
+        spec = DESIGNERS[designer](record, profile, load_table(work), rng_for(seed, record.ref, "design"), config,
+                                   **extra)
+    finally:
+        if extra:  # counted even when the dataset is rejected
+            write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     return sha256_file(work / SPEC_JSON)
 

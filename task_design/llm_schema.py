@@ -1,0 +1,96 @@
+"""What the LLM designer asks for, how it is configured, and what it spent.
+
+DesignAnswer is sent to the model as the `response_format` (a JSON schema), so
+its schema hash is part of every cache key: changing a field invalidates the
+cached answers instead of silently mis-reading them. Lists of small objects stand
+in for dicts because strict JSON-schema modes forbid free-form object keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_CACHE_DIR = ".cache/daregen/llm"
+
+
+class ColumnType(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    column: str
+    type: Literal["numerical", "categorical", "other"]
+
+
+class FeatureDescription(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    column: str
+    description: str
+
+
+class DesignAnswer(BaseModel):
+    """The model's design choices; everything else in a TaskSpec comes from the seeded heuristic code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    feasible: bool
+    feasibility_reason: str
+    problem_type: Literal["classification", "regression"]
+    target_candidates: list[str]
+    target: str
+    related_features: list[str]
+    column_types: list[ColumnType]
+    feature_descriptions: list[FeatureDescription]
+
+
+def schema_sha256() -> str:
+    return hashlib.sha256(json.dumps(DesignAnswer.model_json_schema(), sort_keys=True).encode()).hexdigest()
+
+
+class LLMSettings(BaseModel):
+    """How to reach the model. Holds no secret: the API key is read from `api_key_env` at call time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = "openai/gpt-4o-mini"
+    api_base: str | None = None  # not part of the cache key: the same model behind another URL answers alike
+    api_key_env: str | None = None  # name of the environment variable holding the key (litellm's default if None)
+    cache_dir: str = DEFAULT_CACHE_DIR
+    cache_only: bool = False  # a cache miss falls back to the heuristic instead of calling the model
+    temperature: float = 0.0
+    seed: int = 0  # sent where the provider supports it (litellm drops it elsewhere)
+    timeout: float = Field(default=60.0, gt=0)
+    num_retries: int = Field(default=2, ge=0)  # transport retries (429, 5xx, timeouts) inside litellm
+    max_tokens: int = Field(default=4000, gt=0)
+
+    def model_id(self) -> str:
+        """What identifies the answering model in a cache key."""
+        return f"{self.model}|temperature={self.temperature}|seed={self.seed}"
+
+
+@dataclass
+class LLMUsage:
+    """Counters for one design call; summed over datasets into the run report."""
+
+    calls: int = 0  # HTTP exchanges attempted (cache misses)
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    fallbacks: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def total(items: list[dict]) -> dict:
+        out = LLMUsage().as_dict()
+        for item in items:
+            for k in out:
+                out[k] += item.get(k, 0)
+        out["cost_usd"] = round(out["cost_usd"], 6)
+        return out

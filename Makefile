@@ -33,6 +33,7 @@ test-scale: setup
 
 bench: setup
 	$(PY) bench/bench_profile.py
+	$(PY) bench/bench_verify.py --limit 30
 
 # Re-resolve the pins after editing requirements.in (needs the registry).
 lock: setup

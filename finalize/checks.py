@@ -7,6 +7,7 @@ value, a filter that does not recover the clean rows, a leaked target.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -72,7 +73,8 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
         problems.append(Problem(where, "train_v1 and train_v1_no_err have different columns"))
     elif canonical_rows(filtered[list(clean.columns)]) != canonical_rows(clean):
         problems.append(Problem(where, f"filtering train_v1 by expected_ranges gives {len(filtered)} rows, "
-                                       f"not the {len(clean)} rows of train_v1_no_err"))
+                                       f"not the {len(clean)} rows of train_v1_no_err"
+                                       f"{_row_difference(filtered[list(clean.columns)], clean)}"))
     if len(train_v1) <= len(clean):
         problems.append(Problem(where, "train_v1 holds no noise rows"))
     val_v1, val_v2 = read(names.VAL_V1), read(names.VAL_V2)
@@ -99,6 +101,25 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
         if unseen:
             problems.append(Problem(where, f"val classes never seen in training: {sorted(unseen)}", "warning"))
     return problems
+
+
+def _row_difference(filtered: pd.DataFrame, clean: pd.DataFrame) -> str:
+    """Which rows make the filtered train_v1 differ from the clean rows, one example each way."""
+    def counted(df: pd.DataFrame) -> Counter:
+        return Counter(canonical_rows(df))
+
+    def show(row: tuple) -> str:
+        return "{" + ", ".join(f"{c}: {v[-1]!r}" if v[0] != "missing" else f"{c}: missing"
+                               for c, v in zip(clean.columns, row)) + "}"
+
+    extra, lost = counted(filtered) - counted(clean), counted(clean) - counted(filtered)
+    parts = []
+    if extra:
+        parts.append(f"{sum(extra.values())} row(s) pass the range filter but are not clean rows, "
+                     f"e.g. {show(next(iter(extra)))} (a noise row inside the ranges?)")
+    if lost:
+        parts.append(f"{sum(lost.values())} clean row(s) are missing after filtering, e.g. {show(next(iter(lost)))}")
+    return ": " + "; ".join(parts) if parts else ""
 
 
 def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:

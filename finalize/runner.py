@@ -1,113 +1,103 @@
-"""Run the reference solution for a task in a child process, with a timeout.
+"""Run the reference solution for a task in the sandbox, with a timeout.
 
-Importing pandas and scikit-learn takes several seconds, far longer than fitting
-a DARE-sized model, so a fresh interpreter per task would dominate build time.
-Children are therefore forked from a multiprocessing fork server that imports
-them once (`forkserver` mode, the default). Each job still runs in its own
-process, so a crash, a hang or a memory blow-up takes down only that child.
-`subprocess` mode starts a fresh interpreter per task (slow, fully independent).
+`forkserver` mode (the default) runs it through finalize.sandbox: a child forked
+from a warm fork server (pandas and scikit-learn already imported), in a fresh
+working directory holding only the two data files it reads, with no network, no
+view of the task tree (so no ground truth), rlimits and a wall-clock limit. The
+parsed `question` block is handed to the child in memory, so `verify/` never has
+to be reachable. `subprocess` mode starts a fresh interpreter per task running
+`python -m finalize.reference_solution` (slow, unsandboxed; DARE-bench's way).
 
-Results must not depend on the machine's core count: the child limits BLAS and
+Results must not depend on the machine's core count: the job limits BLAS and
 OpenMP to one thread, since multi-threaded reductions may round differently.
-The sandbox (rlimits, no network) replaces this runner in a later issue.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
-from multiprocessing import forkserver
 import os
 import subprocess
 import sys
-import threading
-import traceback
 from pathlib import Path
 
+from finalize.sandbox import DETERMINISTIC_ENV, Limits, SandboxResult, run_in_sandbox, scrubbed_environment
+from pipeline import names
+from pipeline.jsonio import read_json
 from pipeline.records import DatasetRejected
 
 REFERENCE_TIMEOUT_S = 300
 _ERR_CHARS = 300
-PRELOAD = ["finalize.reference_solution", "sklearn.linear_model", "sklearn.neural_network", "sklearn.svm",
-           "sklearn.tree", "sklearn.naive_bayes", "sklearn.compose", "pyarrow.parquet"]
-
-DETERMINISTIC_ENV = {
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "PYTHONWARNINGS": "ignore",
-}
-
-_ctx_lock = threading.Lock()
-_ctx = None
+__all__ = ["DETERMINISTIC_ENV", "REFERENCE_TIMEOUT_S", "reference_job", "reference_files", "run_reference",
+           "run_reference_sandboxed"]
 
 
-@contextlib.contextmanager
-def _main_script_hidden():
-    """multiprocessing re-imports the caller's main *script* in the fork server and
-    in every child, which would re-run a script that calls the pipeline without an
-    `if __name__ == "__main__"` guard; hiding its path makes them import only the
-    modules they need. Callers hold _ctx_lock, so no two threads swap it at once."""
-    main = sys.modules.get("__main__")
-    main_file = getattr(main, "__file__", None)
-    if main_file is not None:
-        del main.__file__
-    try:
-        yield
-    finally:
-        if main_file is not None:
-            main.__file__ = main_file
+def reference_files(task_dir: Path, question: dict) -> dict[str, Path]:
+    """The agent-side files the reference reads, under the names it reads them by."""
+    ftype = question["save_file_type"]
+    return {f"{names.SOURCE_DIR}/{names.data_file(stem, ftype)}":
+            task_dir / names.SOURCE_DIR / names.data_file(stem, ftype)
+            for stem in (names.TRAIN_V1_NO_ERR, names.VAL_V1)}
 
 
-def _forkserver():
-    global _ctx
-    with _ctx_lock:
-        if _ctx is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(PRELOAD)
-            with _main_script_hidden():
-                forkserver.ensure_running()
-            _ctx = ctx
-    return _ctx
+def reference_job(question: dict) -> str:
+    """In the sandbox: the steps of reference_solution.predict, from the in-memory question and the
+    working directory's source/ files. Returns the predictions as csv text.
+
+    It mirrors `predict` line for line (tests/finalize/test_sandbox.py checks they agree) because
+    `predict` reads verify/all_metadata.json, which the sandbox never exposes."""
+    import warnings
+
+    import pandas as pd
+    from threadpoolctl import threadpool_limits
+
+    from finalize.reference_solution import build_pipeline, read_table
+
+    warnings.simplefilter("ignore")
+    q = question
+    with threadpool_limits(limits=1):
+        ext = names.FILE_EXTENSIONS[q["save_file_type"]]
+        train = read_table(Path(names.SOURCE_DIR) / f"{names.TRAIN_V1_NO_ERR}.{ext}")
+        val = read_table(Path(names.SOURCE_DIR) / f"{names.VAL_V1}.{ext}")
+        targets = list(q["target"])
+        train = train.dropna(subset=targets)
+        features = list(q["numerical_features"]) + list(q["categorical_features"])
+        y = train[targets[0]] if len(targets) == 1 else train[targets]
+        model = build_pipeline(q)
+        model.fit(train[features], y)
+        predictions = model.predict(val[features])
+        out = pd.DataFrame({names.ROW_ID: val[names.ROW_ID].to_numpy()})
+        if len(targets) == 1:
+            out[targets[0]] = predictions
+        else:
+            for i, t in enumerate(targets):
+                out[t] = predictions[:, i]
+    return out.to_csv(index=False, lineterminator="\n")
 
 
-def _child(task_dir: str, out_csv: str, err_path: str) -> None:
-    try:
-        import warnings
-
-        from threadpoolctl import threadpool_limits
-
-        from finalize.reference_solution import predict
-
-        warnings.simplefilter("ignore")
-        with threadpool_limits(limits=1):
-            predict(Path(task_dir)).to_csv(out_csv, index=False, lineterminator="\n")
-    except BaseException as exc:  # report the reason to the parent, then die
-        Path(err_path).write_text(traceback.format_exception_only(type(exc), exc)[-1].strip(), encoding="utf-8")
-        os._exit(1)
+def run_reference_sandboxed(task_dir: Path, timeout_s: float = REFERENCE_TIMEOUT_S,
+                            question: dict | None = None) -> SandboxResult:
+    """The reference's SandboxResult for `task_dir` (value: predictions as csv text when ok)."""
+    q = question if question is not None else read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    return run_in_sandbox(reference_job, (q,), reference_files(task_dir, q), Limits(wall_s=timeout_s),
+                          hide=(task_dir.resolve().parent,))
 
 
 def _run_forked(task_dir: Path, out_csv: Path, timeout_s: float) -> None:
-    err = out_csv.with_name(out_csv.name + ".err")
-    proc = _forkserver().Process(target=_child, args=(str(task_dir), str(out_csv), str(err)), daemon=True)
-    with _ctx_lock, _main_script_hidden():
-        proc.start()
-    proc.join(timeout_s)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
-        raise DatasetRejected(f"reference solution timed out after {timeout_s:.0f}s")
-    reason = err.read_text(encoding="utf-8") if err.exists() else ""
-    err.unlink(missing_ok=True)
-    if proc.exitcode != 0 or not out_csv.exists():
-        out_csv.unlink(missing_ok=True)
-        raise DatasetRejected(f"reference solution failed: {reason or f'exit code {proc.exitcode}'}"[:_ERR_CHARS])
+    q = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    missing = [name for name, path in reference_files(task_dir, q).items() if not path.is_file()]
+    if missing:
+        raise DatasetRejected(f"reference solution failed: missing input {', '.join(missing)}")
+    res = run_reference_sandboxed(task_dir, timeout_s, q)
+    if res.status == "timeout":
+        raise DatasetRejected(f"reference solution {res.reason}"[:_ERR_CHARS])
+    if not res.ok:
+        raise DatasetRejected(f"reference solution failed: {res.reason}"[:_ERR_CHARS])
+    if not isinstance(res.value, str) or not res.value.strip():
+        raise DatasetRejected("reference solution failed: missing output (no predictions returned)")
+    out_csv.write_text(res.value, encoding="utf-8", newline="")
 
 
 def _run_subprocess(task_dir: Path, out_csv: Path, timeout_s: float) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_KEY", "_TOKEN", "_SECRET"))}
-    env.update(DETERMINISTIC_ENV)
+    env = scrubbed_environment(dict(os.environ))
     cmd = [sys.executable, "-m", "finalize.reference_solution", str(task_dir), str(out_csv)]
     try:
         proc = subprocess.run(cmd, cwd=task_dir, env=env, capture_output=True, text=True, timeout=timeout_s)

@@ -3,11 +3,13 @@
     daregen build [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
     daregen score PRED_DIR --tasks TREE [--summary FILE]
+    daregen verify TREE [--regenerate] [--jobs N] [--timeout S]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -100,6 +102,15 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from finalize.verify import verify_tree
+
+    report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
+                         on_verdict=lambda v: print(v.line(), flush=True))
+    print(report.summary())
+    return 1 if report.failed else 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -121,6 +132,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tasks", required=True, help="task tree built by daregen build")
     s.add_argument("--summary", default=None, help="JSON summary path (default PRED_DIR/score_summary.json)")
     s.set_defaults(func=cmd_score)
+    v = sub.add_parser("verify", help="re-run every reference in the sandbox and re-check a DARE-layout tree")
+    v.add_argument("tree", help="task tree (ours or DARE-bench's)")
+    v.add_argument("--regenerate", action="store_true",
+                   help="rewrite verify/simulated_pred_local.csv for this machine, with verify/environment.json")
+    v.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="tasks verified at once (default: cores)")
+    v.add_argument("--timeout", type=float, default=300.0, help="seconds per reference run (default 300)")
+    v.set_defaults(func=cmd_verify)
     return p
 
 

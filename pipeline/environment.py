@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
 from importlib import metadata
@@ -40,3 +41,16 @@ def fingerprint_digest(fp: dict | None = None) -> str:
 
 def code_version() -> str:
     return _version("daregen")
+
+
+def runtime_fingerprint() -> dict:
+    """`fingerprint()` plus what changes floating-point results on one machine or another: the
+    platform and the BLAS/OpenMP libraries scikit-learn calls (threadpoolctl). Written next to
+    regenerated IF ground truth (`daregen verify --regenerate`); not part of the build digest."""
+    import numpy  # noqa: F401  threadpoolctl lists only libraries already loaded
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    blas = [{k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture", "threading_layer")}
+            | {"library": os.path.basename(info.get("filepath", ""))} for info in threadpool_info()]
+    return fingerprint() | {"platform": platform.platform(), "blas": sorted(blas, key=lambda b: json.dumps(b))}

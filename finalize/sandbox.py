@@ -1,0 +1,539 @@
+"""Run a job (a picklable callable) in an isolated child forked from a warm fork server.
+
+    result = run_in_sandbox(fn, args, files={"source/train.csv": path}, limits=Limits(wall_s=60))
+
+Importing pandas and scikit-learn costs seconds, fitting a DARE-sized model
+milliseconds, so jobs are forked from a multiprocessing fork server that has
+them imported already; a fresh interpreter per job would dominate the run time.
+
+Process tree of one job:
+
+    caller ── forkserver ── supervisor (unshared namespaces, private mounts)
+                               └── job (PID 1 of a new PID namespace, uid nobody, rlimits)
+
+- The job starts in a fresh working directory holding copies of `files` only;
+  it is never handed a path into the task tree, and the tree it came from
+  (`hide`), the home directories and the world-writable temporary folders are
+  covered by empty private tmpfs mounts, so it cannot read `verify/` through an
+  absolute path or leave files behind in /tmp.
+- No network: a new network namespace has only a loopback that is down.
+- Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
+- The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
+  kills every process it left behind, daemons included.
+- The environment is the caller's minus anything that looks like a credential.
+- stdout and stderr are read through pipes by the supervisor and kept up to a cap.
+- The return value travels back as JSON, never pickle: a hostile job must not be
+  able to make the caller execute code when it decodes the result.
+
+Where namespaces cannot be created (no root, no user namespaces) the sandbox
+refuses with SandboxUnavailable, unless the caller opts out with
+`DAREGEN_SANDBOX=off` (or `Limits(isolate=False)`): rlimits, the scrubbed
+environment, the private working directory and process-group cleanup remain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import json
+import multiprocessing
+import os
+import pwd
+import re
+import resource
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing import forkserver
+from pathlib import Path
+from typing import Any, Callable
+
+SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
+# Everything a reference run imports, so no job pays for an import: the lazy ones (pyarrow's dataset
+# layer behind pandas.read_parquet, narwhals behind scikit-learn's dataframe checks) were found by
+# diffing sys.modules around a run.
+PRELOAD = ["finalize.reference_solution", "sklearn.linear_model", "sklearn.neural_network", "sklearn.svm",
+           "sklearn.tree", "sklearn.naive_bayes", "sklearn.compose", "pyarrow.parquet", "threadpoolctl",
+           "finalize.runner", "pyarrow.dataset", "pyarrow.pandas_compat", "pandas.io.formats.csvs",
+           "pandas.core.arrays.arrow.extension_types", "narwhals._pandas_like.dataframe",
+           "narwhals._pandas_like.namespace", "narwhals._interchange.dataframe", "narwhals.stable.v2",
+           "finalize.warm_pool"]
+
+DETERMINISTIC_ENV = {
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONWARNINGS": "ignore",
+}
+
+# Names of variables that may hold credentials; matched case-insensitively.
+_CREDENTIAL = re.compile(
+    r"(_KEY|_TOKEN|_SECRET|_PASS|_PASSWD)$|PASSWORD|CREDENTIAL|^(OPENAI|ANTHROPIC|KAGGLE|AWS|AZURE|GOOGLE|GCP|"
+    r"HF|HUGGING_?FACE|GITHUB|GH|GITLAB|LITELLM|COHERE|MISTRAL|GROQ|TOGETHER|REPLICATE|WANDB|PREFECT_API)_|"
+    r"^(SSH_AUTH_SOCK|NETRC|PGPASSFILE)$", re.IGNORECASE)
+
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 0x1000, 0x4000, 0x40000
+_PR_SET_PDEATHSIG = 1
+JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when isolated
+_WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+_HOMES = ("/root", "/home")
+_GRACE_S = 10.0  # the caller's backstop beyond the supervisor's own wall-clock limit
+
+
+class SandboxUnavailable(RuntimeError):
+    """Isolation cannot be set up here and the caller did not opt out."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 300.0
+    cpu_s: int = 600
+    memory_bytes: int = 4 << 30  # address space; pandas + scikit-learn alone map ~1.5 GB
+    file_bytes: int = 256 << 20  # largest file the job may write
+    nproc: int = 64  # processes of the job's user; enforced only once we are not root
+    output_bytes: int = 1 << 20  # stdout and stderr kept, each
+    result_bytes: int = 256 << 20  # largest JSON result
+    isolate: bool | None = None  # None: on unless DAREGEN_SANDBOX=off
+
+    def __post_init__(self) -> None:
+        for name in ("wall_s", "cpu_s", "memory_bytes", "file_bytes", "nproc", "output_bytes", "result_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"Limits.{name} must be positive")
+
+    def isolating(self) -> bool:
+        if self.isolate is not None:
+            return self.isolate
+        return os.environ.get(SANDBOX_ENV, "on").strip().lower() not in ("off", "0", "no", "false")
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    status: str  # ok | timeout | memory | crash | error
+    value: Any = None  # the job's return value (JSON round trip) when status is ok
+    reason: str = ""  # one line, empty when ok
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_bytes: int = 0  # total printed, beyond the cap too
+    stderr_bytes: int = 0
+    exit_code: int | None = None
+    signal: int | None = None
+    wall_s: float = 0.0
+    isolated: bool = True
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# ---------------------------------------------------------------- fork server
+
+_ctx_lock = threading.Lock()
+_ctx = None
+
+
+@contextlib.contextmanager
+def _main_script_hidden():
+    """multiprocessing re-imports the caller's main *script* in the fork server and
+    in every child, which would re-run a script that calls the pipeline without an
+    `if __name__ == "__main__"` guard; hiding its path makes them import only the
+    modules they need. Callers hold _ctx_lock, so no two threads swap it at once."""
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main_file is not None:
+        del main.__file__
+    try:
+        yield
+    finally:
+        if main_file is not None:
+            main.__file__ = main_file
+
+
+def forkserver_context():
+    global _ctx
+    with _ctx_lock:
+        if _ctx is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD)
+            with _main_script_hidden():
+                forkserver.ensure_running()
+            _ctx = ctx
+    return _ctx
+
+
+# ---------------------------------------------------------------- caller side
+
+
+def scrubbed_environment(env: dict[str, str]) -> dict[str, str]:
+    clean = {k: v for k, v in env.items() if not _CREDENTIAL.search(k)}
+    clean.update(DETERMINISTIC_ENV)
+    return clean
+
+
+def _unprivileged_ids() -> tuple[int, int] | None:
+    """The uid/gid the job runs as: nobody when we are root (root ignores RLIMIT_NPROC)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pw = pwd.getpwnam("nobody")
+        return pw.pw_uid, pw.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Path] | None = None,
+                   limits: Limits | None = None, hide: tuple[Path, ...] = ()) -> SandboxResult:
+    """Run `fn(*args)` in a sandboxed child; `files` maps relative names in its working directory to
+    the files copied there; `hide` lists extra directories the job must not see (the task tree).
+
+    Returns a SandboxResult whatever the job does; raises SandboxUnavailable when isolation is
+    impossible here and the caller did not opt out."""
+    limits = limits or Limits()
+    isolate = limits.isolating()
+    ids = _unprivileged_ids()
+    run_dir = Path(tempfile.mkdtemp(prefix="daregen-sandbox-"))  # 0700, ours
+    try:
+        workdir = run_dir / "work"
+        workdir.mkdir()
+        for rel, src in (files or {}).items():
+            dest = (workdir / rel).resolve()
+            if workdir.resolve() not in dest.parents:
+                raise ValueError(f"sandbox file name {rel!r} leaves the working directory")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+        if ids is not None:
+            for path in [workdir, *workdir.rglob("*")]:
+                if path.is_dir():  # the job may create files, but not rewrite its inputs
+                    os.chown(path, *ids)
+            os.chmod(run_dir, 0o711)  # the job reaches its cwd, cannot list its neighbours
+        hidden = [str(Path(p).resolve()) for p in hide if str(Path(p).resolve()) != "/"]
+        home = os.path.expanduser("~")
+        hidden += [p for p in (home, *_HOMES) if p not in ("/", "") and os.path.isdir(p)]
+        job = _Job(fn=fn, args=tuple(args), workdir=str(workdir), env=scrubbed_environment(dict(os.environ)),
+                   limits=limits, isolate=isolate, ids=ids, hidden=tuple(dict.fromkeys(hidden)),
+                   report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
+                   stderr=str(run_dir / "stderr"))
+        start = time.monotonic()
+        ctx = forkserver_context()
+        proc = ctx.Process(target=_supervise, args=(job,), daemon=True)
+        with _ctx_lock, _main_script_hidden():
+            proc.start()
+        proc.join(limits.wall_s + _GRACE_S)
+        if proc.is_alive():  # the supervisor itself hung; killing it kills the job (PDEATHSIG)
+            proc.kill()
+            proc.join()
+        wall = time.monotonic() - start
+        return _result(job, proc.exitcode, wall)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+_isolation_checked: bool | None = None
+
+
+def isolation_possible() -> bool:
+    """Whether this machine lets the sandbox isolate a job (tried once, with a real job)."""
+    global _isolation_checked
+    if _isolation_checked is None:
+        try:
+            _isolation_checked = run_in_sandbox(os.getpid, limits=Limits(isolate=True, wall_s=60)).ok
+        except SandboxUnavailable:
+            _isolation_checked = False
+    return _isolation_checked
+
+
+def _read_capped(path: str, cap: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(cap)
+    except FileNotFoundError:
+        return b""
+
+
+def _result(job: "_Job", supervisor_exit: int | None, wall: float) -> SandboxResult:
+    lim = job.limits
+    out, err = _read_capped(job.stdout, lim.output_bytes), _read_capped(job.stderr, lim.output_bytes)
+    try:
+        report = json.loads(Path(job.report).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        report = None
+    if report is None:
+        return SandboxResult("crash", reason=f"sandbox supervisor died (exit code {supervisor_exit})",
+                             stdout=out, stderr=err, wall_s=wall, isolated=job.isolate)
+    if report.get("unavailable"):
+        raise SandboxUnavailable(
+            f"cannot isolate the job: {report['unavailable']}. Run as root or enable unprivileged user "
+            f"namespaces (sysctl kernel.unprivileged_userns_clone=1), or opt out with {SANDBOX_ENV}=off "
+            f"(no network, PID or filesystem isolation then)")
+    common = dict(stdout=out, stderr=err, stdout_bytes=report["stdout_bytes"], stderr_bytes=report["stderr_bytes"],
+                  exit_code=report["exit_code"], signal=report["signal"], wall_s=wall, isolated=job.isolate,
+                  notes=tuple(report.get("notes", ())))
+    payload = report.get("result")
+    sig = report["signal"]
+    if report["timed_out"]:
+        return SandboxResult("timeout", reason=f"timed out after {lim.wall_s:g}s (wall clock)", **common)
+    # As PID 1 of its namespace the job ignores the kernel's SIGXCPU and dies of the SIGKILL at the
+    # hard limit, one second later: recognise it by the CPU time spent.
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and report.get("cpu_s", 0) >= lim.cpu_s):
+        return SandboxResult("timeout", reason=f"exceeded {lim.cpu_s}s of CPU time", **common)
+    if payload is not None and payload.get("ok") is False:
+        if payload["type"] == "MemoryError":
+            return SandboxResult("memory", reason=f"exceeded the memory limit ({lim.memory_bytes / 2**30:g} GiB)",
+                                 **common)
+        return SandboxResult("error", reason=f"{payload['type']}: {payload['message']}"[:300], **common)
+    if sig is not None:
+        name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
+        hint = " (likely out of memory)" if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS) else ""
+        return SandboxResult("crash", reason=f"crashed: killed by {name}{hint}", **common)
+    if payload is None or report["exit_code"] != 0:
+        why = "result too large" if report.get("result_truncated") else f"exit code {report['exit_code']}"
+        return SandboxResult("crash", reason=f"crashed: no result ({why})", **common)
+    return SandboxResult("ok", value=payload["value"], **common)
+
+
+# ---------------------------------------------------------------- child side
+
+
+@dataclass(frozen=True)
+class _Job:
+    fn: Callable[..., Any]
+    args: tuple
+    workdir: str
+    env: dict
+    limits: Limits
+    isolate: bool
+    ids: tuple[int, int] | None
+    hidden: tuple[str, ...]
+    report: str
+    stdout: str
+    stderr: str
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _code_dirs(hidden: list[str]) -> list[str]:
+    """The interpreter and import path entries that the hidden folders would cover (pyenv lives in
+    /root, a checkout may live in a home): they are bound back, so lazy imports keep working."""
+    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path)
+                   if p and os.path.isdir(p)}, key=len)
+    kept: list[str] = []
+    for d in dirs:
+        if any(_under(d, h) and d != h for h in hidden) and not any(_under(h, d) for h in hidden) \
+                and not any(_under(d, k) for k in kept):  # never re-expose a hidden folder itself
+            kept.append(d)
+    return kept
+
+
+def _bind(libc, fd: int, target: str) -> None:
+    os.makedirs(target, exist_ok=True)
+    _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target.encode(), None, _MS_BIND, None), f"bind {target}")
+    os.close(fd)
+
+
+def _isolate(job: _Job, libc) -> None:
+    """In the supervisor: new mount, network and PID namespaces; hide the tree, homes and /tmp."""
+    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID
+    if os.geteuid() != 0:
+        flags |= _CLONE_NEWUSER
+    _check(libc.unshare(flags), "unshare")
+    # Mounts below must not propagate back to the host's mount namespace.
+    _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
+    hidden = [p for p in (*job.hidden, *_WORLD_WRITABLE) if os.path.isdir(p)]
+    # Opened inside the new mount namespace (a bind mount cannot cross namespaces) and before the
+    # tmpfs mounts hide their paths.
+    work_fd = os.open(job.workdir, os.O_RDONLY | os.O_DIRECTORY)
+    code_fds = {d: os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in _code_dirs(hidden)}
+    for path in hidden:
+        opts = b"size=64m,mode=1777" if path in _WORLD_WRITABLE else b"size=1m,mode=0755"
+        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts), f"mount tmpfs on {path}")
+    for d, fd in code_fds.items():
+        _bind(libc, fd, d)
+    # The working directory lived under the now hidden /tmp: bind it back at a fixed path, since
+    # some libraries (sqlite) resolve relative names through getcwd().
+    _bind(libc, work_fd, JOB_DIR)
+
+
+def _supervise(job: _Job) -> None:
+    """The fork server's child: set up isolation, fork the job, pump its output, enforce the wall clock."""
+    # The fork server's heap (pandas, scikit-learn) is shared copy-on-write with every job; a garbage
+    # collection in the job would walk, and so copy, all of it. Frozen objects are never collected.
+    gc.freeze()
+    libc = _libc()
+    notes: list[str] = []
+    report: dict[str, Any] = {"timed_out": False, "exit_code": None, "signal": None, "stdout_bytes": 0,
+                              "stderr_bytes": 0, "result": None}
+    report_fd = os.open(job.report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out_fd = os.open(job.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err_fd = os.open(job.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+
+    def finish() -> None:
+        report["notes"] = notes
+        os.write(report_fd, json.dumps(report).encode())
+        os.close(report_fd)
+        os._exit(0)
+
+    if job.isolate:
+        try:
+            _isolate(job, libc)
+        except OSError as exc:
+            report["unavailable"] = str(exc)
+            finish()
+    work_fd = os.open(JOB_DIR if job.isolate else job.workdir, os.O_RDONLY | os.O_DIRECTORY)
+    pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, result
+    pid = os.fork()
+    if pid == 0:
+        _run_job(job, libc, work_fd, [w for _, w in pipes], [r for r, _ in pipes])
+    for _, w in pipes:
+        os.close(w)
+    lim = job.limits
+    sinks = {pipes[0][0]: (out_fd, "stdout_bytes", lim.output_bytes),
+             pipes[1][0]: (err_fd, "stderr_bytes", lim.output_bytes),
+             pipes[2][0]: (None, "result_bytes", lim.result_bytes)}
+    result = bytearray()
+    report["result_bytes"] = 0
+    deadline = time.monotonic() + lim.wall_s
+    status = None  # set once the job has been reaped
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: everything it started dies with it
+            report["timed_out"] = True
+            break
+        if sinks:
+            ready, _, _ = select.select(list(sinks), [], [], min(left, 0.2))
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                sink, key, cap = sinks[fd]
+                if not chunk:
+                    os.close(fd)
+                    del sinks[fd]
+                    continue
+                kept = max(0, min(len(chunk), cap - report[key]))
+                report[key] += len(chunk)
+                if kept:
+                    if sink is None:
+                        result += chunk[:kept]
+                    else:
+                        os.write(sink, chunk[:kept])
+        done, polled, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            status = polled
+            break
+        if not sinks:
+            time.sleep(0.01)
+    if status is None:
+        _, status, usage = os.wait4(pid, 0)
+    report["cpu_s"] = usage.ru_utime + usage.ru_stime
+    # The job is gone, and with it (PID namespace) everything holding the pipes; drain what is left.
+    for fd, (sink, key, cap) in list(sinks.items()):
+        os.set_blocking(fd, False)
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(fd, 1 << 16):
+                kept = max(0, min(len(chunk), cap - report[key]))
+                report[key] += len(chunk)
+                if kept:
+                    if sink is None:
+                        result += chunk[:kept]
+                    else:
+                        os.write(sink, chunk[:kept])
+    if os.WIFSIGNALED(status):
+        report["signal"] = os.WTERMSIG(status)
+    else:
+        report["exit_code"] = os.WEXITSTATUS(status)
+    if not job.isolate:  # no PID namespace: kill the job's process group (a setsid daemon escapes this)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        notes.append("not isolated: no network, PID or filesystem namespaces")
+    report["result_truncated"] = report["result_bytes"] > lim.result_bytes
+    if result and not report["result_truncated"]:
+        with contextlib.suppress(ValueError):
+            report["result"] = json.loads(result.decode("utf-8"))
+    finish()
+
+
+def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[int]) -> None:
+    """The job process. Never returns."""
+    try:
+        for fd in readers:
+            os.close(fd)
+        out_w, err_w, res_w = writers
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        keep = {0, 1, 2, res_w, work_fd}
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            if fd not in keep:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if not job.isolate:
+            os.setsid()  # its own process group, killed as a whole afterwards
+        lim = job.limits
+        resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (lim.memory_bytes, lim.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (lim.file_bytes, lim.file_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.fchdir(work_fd)
+        os.close(work_fd)
+        if job.ids is not None:
+            uid, gid = job.ids
+            os.setgroups([])
+            os.setgid(gid)
+            resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
+            os.setuid(uid)
+        elif os.geteuid() != 0:
+            resource.setrlimit(resource.RLIMIT_NPROC, (lim.nproc, lim.nproc))
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after setuid, which clears it
+        os.environ.clear()
+        os.environ.update(job.env)
+        os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp" if job.isolate else os.getcwd()
+        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            os.write(2, f"sandbox setup failed: {exc!r}\n".encode())
+        os._exit(70)
+    code = 0
+    try:
+        payload = {"ok": True, "value": job.fn(*job.args)}
+        try:
+            data = json.dumps(payload).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            data = json.dumps({"ok": False, "type": "TypeError",
+                               "message": f"job returned a value JSON cannot hold: {exc}"}).encode()
+            code = 1
+    except BaseException as exc:  # report the reason to the caller, then die
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        data = json.dumps({"ok": False, "type": type(exc).__name__, "message": last}).encode()
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+        code = 1
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(res_w, view):]
+    os._exit(code)

@@ -1,0 +1,181 @@
+"""`daregen verify TREE`: re-execute every tabular reference in the sandbox and re-check the task.
+
+Works on any DARE-layout tree, ours or the published DARE-bench evaluation set
+(whose all_metadata.json has no `daregen` block and whose `simulated_pred_file`
+names a file that was shipped as simulated_pred_local.csv). For each task:
+
+1. the IF reference runs in finalize.sandbox, from the `question` block and the
+   two source files it reads, never seeing verify/;
+2. its predictions are compared with verify/simulated_pred_local.csv the way
+   DARE-bench scores IF (classification: exact match; regression: numpy.allclose),
+   row by row on row_id, so a mismatch names the row;
+3. finalize.checks.check_tabular_task re-reads the files (range filter, ids, leaks).
+
+With `regenerate`, step 2 instead rewrites simulated_pred_local.csv for this
+machine and records verify/environment.json next to it: IF ground truth is the
+output of floating-point code, which DARE-bench documents as environment-specific.
+Time-series tasks are reported as skipped until their reference lands.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from finalize.checks import Problem, check_tabular_task, errors
+from finalize.runner import REFERENCE_TIMEOUT_S, reference_files, run_reference_sandboxed
+from finalize.scoring import _canonical_labels
+from pipeline import names
+from pipeline.environment import runtime_fingerprint
+from pipeline.jsonio import read_json, write_json
+
+TABULAR = ("classification", "regression")
+_EXAMPLES = 3  # mismatching rows quoted in a message
+
+
+@dataclass(frozen=True)
+class TaskVerdict:
+    task: str
+    status: str  # pass | fail | skipped | regenerated
+    problems: tuple[Problem, ...] = ()
+    note: str = ""
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        head = f"{self.status.upper():<11} {self.task}  ({self.seconds:.1f}s)"
+        details = [str(p) for p in self.problems] + ([self.note] if self.note else [])
+        return "\n".join([head, *(f"    {d}" for d in details)])
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    verdicts: tuple[TaskVerdict, ...]
+    seconds: float
+
+    @property
+    def failed(self) -> int:
+        return sum(v.status == "fail" for v in self.verdicts)
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for v in self.verdicts:
+            counts[v.status] = counts.get(v.status, 0) + 1
+        parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        return f"verified {len(self.verdicts)} tasks in {self.seconds:.1f}s: {parts}"
+
+
+def discover_tasks(tree: Path) -> list[Path]:
+    """Task folders (those with verify/all_metadata.json) directly under `tree`, or `tree` itself."""
+    if (tree / names.VERIFY_DIR / names.ALL_METADATA).is_file():
+        return [tree]
+    return sorted(p for p in tree.iterdir() if (p / names.VERIFY_DIR / names.ALL_METADATA).is_file())
+
+
+def _simulated_pred_path(task_dir: Path, question: dict) -> Path:
+    """verify/simulated_pred_local.csv; else the file `simulated_pred_file` names, if that exists."""
+    path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
+    named = task_dir / names.VERIFY_DIR / Path(str(question.get("simulated_pred_file", ""))).name
+    return path if path.exists() or not named.is_file() else named
+
+
+def compare_predictions(reference: pd.DataFrame, recorded: pd.DataFrame, question: dict,
+                        where: str, recorded_name: str) -> list[Problem]:
+    """The re-run reference against the recorded IF ground truth, on row_id, one Problem per defect."""
+    problems: list[Problem] = []
+    targets = list(question["target"])
+    missing = [c for c in (names.ROW_ID, *targets) if c not in recorded.columns]
+    if missing:
+        return [Problem(where, f"{recorded_name} lacks column(s) {missing}")]
+    if recorded[names.ROW_ID].duplicated().any():
+        return [Problem(where, f"{recorded_name} has duplicate {names.ROW_ID}s")]
+    ref_ids, rec_ids = set(reference[names.ROW_ID].astype(str)), set(recorded[names.ROW_ID].astype(str))
+    if ref_ids != rec_ids:
+        only_ref, only_rec = sorted(ref_ids - rec_ids), sorted(rec_ids - ref_ids)
+        problems.append(Problem(where, f"{recorded_name} row_ids differ from the reference's: "
+                                       f"{len(only_ref)} missing (e.g. {only_ref[:_EXAMPLES]}), "
+                                       f"{len(only_rec)} extra (e.g. {only_rec[:_EXAMPLES]})"))
+    ref = reference.assign(_id=reference[names.ROW_ID].astype(str))
+    rec = recorded.assign(_id=recorded[names.ROW_ID].astype(str))
+    merged = ref.merge(rec, on="_id", suffixes=("_reference", "_recorded"))
+    for t in targets:
+        a, b = merged[f"{t}_reference"], merged[f"{t}_recorded"]
+        if question["problem_type"] == "regression":
+            x = pd.to_numeric(a, errors="coerce").to_numpy(dtype=float)
+            y = pd.to_numeric(b, errors="coerce").to_numpy(dtype=float)
+            if np.allclose(x, y):
+                continue
+            bad = ~np.isclose(x, y)
+            rule = "numpy.allclose fails"
+        else:
+            ca, cb = _canonical_labels(a.astype(str), b.astype(str))
+            bad = ca.to_numpy() != cb.to_numpy()
+            if not bad.any():
+                continue
+            rule = "exact match fails"
+        rows = merged.loc[bad, "_id"].tolist()
+        examples = "; ".join(f"row_id {i}: recorded {r!r}, reference {e!r}" for i, e, r in
+                             zip(rows[:_EXAMPLES], a[bad].tolist()[:_EXAMPLES], b[bad].tolist()[:_EXAMPLES]))
+        problems.append(Problem(where, f"{recorded_name} disagrees with the re-run reference on {t!r} "
+                                       f"({rule}): {len(rows)} of {len(merged)} rows differ ({examples})"))
+    return problems
+
+
+def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REFERENCE_TIMEOUT_S) -> TaskVerdict:
+    start = time.monotonic()
+    where = task_dir.name
+    done = lambda status, problems=(), note="": TaskVerdict(  # noqa: E731
+        where, status, tuple(problems), note, time.monotonic() - start)
+    try:
+        question = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    except (OSError, ValueError, KeyError) as exc:
+        return done("fail", [Problem(where, f"unreadable {names.ALL_METADATA}: {exc}")])
+    kind = question.get("problem_type")
+    if kind not in TABULAR:
+        return done("skipped", note=f"{kind or 'unknown'} tasks are not supported by verify yet")
+    missing = [n for n, p in reference_files(task_dir, question).items() if not p.is_file()]
+    if missing:
+        return done("fail", [Problem(where, f"missing {', '.join(missing)}")])
+    result = run_reference_sandboxed(task_dir, timeout_s, question)
+    if not result.ok:
+        return done("fail", [Problem(where, f"reference solution {result.reason}")])
+    if not isinstance(result.value, str) or not result.value.strip():
+        return done("fail", [Problem(where, "reference solution returned no predictions (missing output)")])
+    problems: list[Problem] = []
+    sim_path = _simulated_pred_path(task_dir, question)
+    if regenerate:
+        sim_path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
+        sim_path.write_text(result.value, encoding="utf-8", newline="")
+        write_json(task_dir / names.VERIFY_DIR / names.ENVIRONMENT, runtime_fingerprint())
+    elif not sim_path.is_file():
+        problems.append(Problem(where, f"missing {names.VERIFY_DIR}/{names.SIMULATED_PRED}"))
+    else:
+        reference = pd.read_csv(io.StringIO(result.value), dtype=str, keep_default_na=False)
+        recorded = pd.read_csv(sim_path, dtype=str, keep_default_na=False)
+        problems += compare_predictions(reference, recorded, question, where, sim_path.name)
+    problems += check_tabular_task(task_dir)
+    status = "fail" if errors(problems) else ("regenerated" if regenerate else "pass")
+    return done(status, problems)
+
+
+def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: float = REFERENCE_TIMEOUT_S,
+                on_verdict=None) -> VerifyReport:
+    """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core)."""
+    tasks = discover_tasks(tree)
+    if not tasks:
+        raise ValueError(f"no DARE-bench tasks (folders with {names.VERIFY_DIR}/{names.ALL_METADATA}) under {tree}")
+    if jobs < 1:
+        raise ValueError("--jobs must be >= 1")
+    start = time.monotonic()
+    verdicts = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s), tasks):
+            verdicts.append(verdict)
+            if on_verdict is not None:
+                on_verdict(verdict)
+    return VerifyReport(tuple(verdicts), time.monotonic() - start)

@@ -1,0 +1,126 @@
+"""Hostile job programs for tests/finalize/test_sandbox.py.
+
+They live in an importable module because the sandbox pickles a job by reference
+(the fork server's child imports it). Each returns what it managed to do, as JSON.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import time
+
+FORK_BOMB_MAX = 3000
+FORK_BOMB_SECONDS = 10.0
+
+
+def _set_comm(name: str) -> None:
+    """Name the process (/proc/PID/comm) so the test can look for survivors."""
+    ctypes.CDLL(None).prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+
+
+def healthy() -> dict:
+    return {"cwd": os.getcwd(), "files": sorted(os.listdir("."))}
+
+
+def open_socket(port: int) -> dict:
+    out = {}
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"hello")
+            out["connect"] = "connected"
+    except OSError as exc:
+        out["connect"] = f"refused: {exc}"
+    try:
+        out["resolve"] = str(socket.getaddrinfo("pypi.org", 443)[0][4])
+    except OSError as exc:
+        out["resolve"] = f"refused: {exc}"
+    return out
+
+
+def read_files(paths: list[str]) -> dict:
+    out = {}
+    for p in paths:
+        try:
+            with open(os.path.expanduser(p), "rb") as fh:
+                out[p] = "READ:" + fh.read(200).decode("utf-8", "replace")
+        except OSError as exc:
+            out[p] = f"refused: {type(exc).__name__}"
+    try:
+        out["listdir(..)"] = sorted(os.listdir(".."))
+    except OSError as exc:
+        out["listdir(..)"] = f"refused: {type(exc).__name__}"
+    return out
+
+
+def write_files(paths: list[str]) -> dict:
+    out = {}
+    for p in paths:
+        try:
+            with open(p, "w") as fh:
+                fh.write("escaped")
+            out[p] = "written"
+        except OSError as exc:
+            out[p] = f"refused: {type(exc).__name__}"
+    return out
+
+
+def fork_bomb(marker: str) -> dict:
+    """Forks until refused, FORK_BOMB_MAX forks or FORK_BOMB_SECONDS: bounded here, not by the sandbox."""
+    forked, error = 0, None
+    deadline = time.monotonic() + FORK_BOMB_SECONDS
+    while forked < FORK_BOMB_MAX and time.monotonic() < deadline:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            error = exc.errno
+            break
+        if pid == 0:
+            _set_comm(marker)
+            time.sleep(60)
+            os._exit(0)
+        forked += 1
+    return {"forked": forked, "errno": error}
+
+
+def allocate(gigabytes: int) -> int:
+    block = bytearray(gigabytes << 30)
+    return len(block)
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def print_bytes(total: int) -> int:
+    chunk = "x" * ((1 << 20) - 1) + "\n"
+    written = 0
+    while written < total:
+        print(chunk, end="")
+        written += len(chunk)
+    return written
+
+
+def read_secret(name: str, parent_pid: int) -> dict:
+    out = {"env": os.environ.get(name)}
+    for label, path in (("parent", f"/proc/{parent_pid}/environ"), ("init", "/proc/1/environ")):
+        try:
+            with open(path, "rb") as fh:
+                out[label] = "READ:" + fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            out[label] = f"refused: {type(exc).__name__}"
+    return out
+
+
+def leave_daemon(marker: str) -> str:
+    """Double-forks a session leader that outlives the job unless the sandbox kills it."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            _set_comm(marker)
+            time.sleep(120)
+        os._exit(0)
+    time.sleep(0.5)  # let the daemon name itself
+    return "left a daemon"

@@ -1,0 +1,127 @@
+"""`daregen verify` passes honest trees (ours and DARE-bench's published tabular tasks), skips time series,
+and names the task, the rule and the row when a task's IF ground truth or its noise is wrong."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from finalize import sandbox
+from finalize.checks import errors
+from finalize.verify import verify_task, verify_tree
+from pipeline import names
+from pipeline.cli import main
+from pipeline.jsonio import read_json
+from postprocess.formats import read_frame, write_frame
+from postprocess.noise import filter_by_expected_ranges
+from tests.finalize.test_checks import _build
+from tests.finalize.test_sandbox import DARE_EXAMPLES
+
+REG, CLASS = "jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class"
+TS = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
+pytestmark = [
+    pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),
+    pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason="dare-examples not available"),
+]
+
+
+@pytest.fixture(scope="module")
+def honest_tree(tmp_path_factory) -> Path:
+    """One task of ours (csv, built through the steps API) beside a copy of three published tasks."""
+    root = tmp_path_factory.mktemp("verify")
+    (root / "build").mkdir()
+    ours = _build(root / "build", "csv")
+    tree = root / "tree"
+    tree.mkdir()
+    shutil.copytree(ours, tree / ours.name)
+    for name in (REG, CLASS, TS):
+        shutil.copytree(DARE_EXAMPLES / name, tree / name)
+    return tree
+
+
+@pytest.fixture
+def tree(honest_tree: Path, tmp_path: Path) -> Path:
+    """A private copy, free to tamper with."""
+    return Path(shutil.copytree(honest_tree, tmp_path / "tree"))
+
+
+def _ours(tree: Path) -> Path:
+    return next(p for p in tree.iterdir() if p.name not in (REG, CLASS, TS))
+
+
+def test_honest_tree_passes_and_time_series_is_skipped(honest_tree: Path, capsys) -> None:
+    report = verify_tree(honest_tree, jobs=2)
+    status = {v.task: v.status for v in report.verdicts}
+    assert status == {_ours(honest_tree).name: "pass", REG: "pass", CLASS: "pass", TS: "skipped"}, report.verdicts
+    assert main(["verify", str(honest_tree), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "verified 4 tasks" in out and "3 pass" in out and "1 skipped" in out
+
+
+@pytest.mark.parametrize("which", ["ours", CLASS])
+def test_one_flipped_class_prediction_is_caught(tree: Path, which: str, capsys) -> None:
+    task = _ours(tree) if which == "ours" else tree / which
+    path = task / names.VERIFY_DIR / names.SIMULATED_PRED
+    target = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]["target"][0]
+    sim = pd.read_csv(path, dtype=str, keep_default_na=False)
+    labels = sorted(set(sim[target]))
+    old = sim.loc[3, target]
+    sim.loc[3, target] = next(label for label in labels if label != old) if len(labels) > 1 else old + "x"
+    sim.to_csv(path, index=False, lineterminator="\n")
+    verdict = verify_task(task)
+    assert verdict.status == "fail"
+    message = " ".join(p.message for p in errors(list(verdict.problems)))
+    row_id = sim.loc[3, names.ROW_ID]
+    assert "(exact match fails): 1 of" in message and f"row_id {row_id}: recorded {sim.loc[3, target]!r}" in message
+    assert main(["verify", str(tree), "--jobs", "2"]) == 1
+    assert f"FAIL        {task.name}" in capsys.readouterr().out
+
+
+def test_one_perturbed_regression_prediction_is_caught(tree: Path) -> None:
+    path = tree / REG / names.VERIFY_DIR / names.SIMULATED_PRED
+    sim = pd.read_csv(path)
+    sim.loc[0, "LungCap"] += 0.5
+    sim.to_csv(path, index=False)
+    verdict = verify_task(tree / REG)
+    assert verdict.status == "fail"
+    assert any("(numpy.allclose fails): 1 of" in p.message and "row_id 1:" in p.message for p in verdict.problems)
+
+
+def test_a_noise_row_inside_the_ranges_is_caught(tree: Path) -> None:
+    task = _ours(tree)
+    q = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    path = task / names.SOURCE_DIR / names.data_file(names.TRAIN_V1, q["save_file_type"])
+    train = read_frame(path, q["save_file_type"])
+    kept = filter_by_expected_ranges(train, q["expected_ranges"], q["column_type_inference"])
+    clean_row = kept.iloc[0]
+    noisy = next(i for i in train.index if not _inside(train.loc[[i]], q))
+    for col in q["expected_ranges"]:  # the noise injector "forgot" to push this row out of range
+        train.loc[noisy, col] = clean_row[col]
+    write_frame(train, path, q["save_file_type"])
+    verdict = verify_task(task)
+    assert verdict.status == "fail"
+    assert any("1 row(s) pass the range filter but are not clean rows" in p.message for p in verdict.problems), \
+        verdict.problems
+
+
+def _inside(row: pd.DataFrame, q: dict) -> bool:
+    return len(filter_by_expected_ranges(row, q["expected_ranges"], q["column_type_inference"])) == 1
+
+
+def test_regenerate_rewrites_ground_truth_and_records_the_environment(tree: Path) -> None:
+    task = tree / CLASS
+    (task / names.VERIFY_DIR / names.SIMULATED_PRED).unlink()
+    assert verify_task(task).status == "fail"
+    assert main(["verify", str(task), "--regenerate"]) == 0
+    env = read_json(task / names.VERIFY_DIR / names.ENVIRONMENT)
+    assert {"python", "platform", "blas", "packages"} <= env.keys()
+    assert {"numpy", "scipy", "scikit-learn", "pandas"} <= env["packages"].keys()
+    assert verify_task(task).status == "pass"
+
+
+def test_a_tree_without_tasks_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    assert main(["verify", str(tmp_path)]) == 2
+    assert "no DARE-bench tasks" in capsys.readouterr().err

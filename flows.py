@@ -105,7 +105,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         outcomes = _wave("finalize", outcomes, lambda o: finalize_task.submit(o, str(staging), seed, digest))
         entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
         usages = [read_json(p) for o in outcomes if (p := Path(o.work_dir) / steps.DESIGN_USAGE_JSON).exists()]
-        shutil.rmtree(work_root)
+        shutil.rmtree(work_root, ignore_errors=True)  # absent when no candidate was considered
         write_question_list(staging, entries)
         env = fingerprint()
         write_json(staging / names.ENVIRONMENT, env)
@@ -115,9 +115,13 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         report = _report(outcomes, entries, candidates, time.monotonic() - started, seed, sources, limit)
         if settings_json:
             report["llm"] = LLMUsage.total(usages)
+        report["published"] = bool(entries)
         write_json(staging / names.RUN_REPORT_JSON, report)
         write_report_md(staging, report)
-        publish(staging, out_path)
+        if entries:
+            publish(staging, out_path)
+        else:  # an empty build must never replace a published tree
+            shutil.rmtree(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

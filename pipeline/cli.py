@@ -70,7 +70,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings)
     print(_summary_table(report, Path(args.out)))
-    return 0 if report["built"] else 1
+    if not report["built"]:
+        print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _designer_settings(args: argparse.Namespace) -> dict | None:

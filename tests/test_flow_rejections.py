@@ -96,3 +96,18 @@ def test_failed_build_leaves_published_tree_untouched(tmp_path, monkeypatch):
     build_tasks(out=str(out), limit=None, seed=2, sources=f"local:{src}")
     assert (out / "README.md").read_text() == "kept\n"
     assert (out / names.MANIFEST).read_bytes() != before
+
+
+def test_a_build_with_no_tasks_does_not_replace_the_published_tree(tmp_path):
+    from flows import build_tasks
+
+    src = tmp_path / "data"
+    src.mkdir()
+    _good().to_csv(src / "good.csv", index=False)
+    out = tmp_path / "tasks"
+    build_tasks(out=str(out), limit=None, seed=1, sources=f"local:{src}")
+    before = (out / names.MANIFEST).read_bytes()
+    report = build_tasks(out=str(out), limit=0, seed=1, sources=f"local:{src}")
+    assert report["built"] == 0 and report["published"] is False
+    assert (out / names.MANIFEST).read_bytes() == before
+    assert not list(tmp_path.glob(".tasks.staging-*"))

@@ -59,19 +59,18 @@ def build_pipeline(q: dict) -> Pipeline:
                      ("model", make_model(q["model_type"], q["random_state"]))])
 
 
-def predict(task_dir: Path) -> pd.DataFrame:
-    q = json.loads((task_dir / "verify" / "all_metadata.json").read_text(encoding="utf-8"))["question"]
+def predict_from(q: dict, source_dir: Path) -> pd.DataFrame:
+    """The workflow of question_v1, from the question block and the task's source/ files."""
     ext = {"csv": "csv", "parquet": "parquet", "sqlite": "sqlite"}[q["save_file_type"]]
-    train = read_table(task_dir / "source" / f"train_v1_no_err.{ext}")
-    val = read_table(task_dir / "source" / f"val_v1.{ext}")
+    train = read_table(source_dir / f"train_v1_no_err.{ext}")
+    val = read_table(source_dir / f"val_v1.{ext}")
     targets = list(q["target"])
     train = train.dropna(subset=targets)
     features = list(q["numerical_features"]) + list(q["categorical_features"])
-    x_train, x_val = train[features], val[features]
     y = train[targets[0]] if len(targets) == 1 else train[targets]
     model = build_pipeline(q)
-    model.fit(x_train, y)
-    predictions = model.predict(x_val)
+    model.fit(train[features], y)
+    predictions = model.predict(val[features])
     out = pd.DataFrame({"row_id": val["row_id"].to_numpy()})
     if len(targets) == 1:
         out[targets[0]] = predictions
@@ -79,6 +78,11 @@ def predict(task_dir: Path) -> pd.DataFrame:
         for i, t in enumerate(targets):
             out[t] = predictions[:, i]
     return out
+
+
+def predict(task_dir: Path) -> pd.DataFrame:
+    q = json.loads((task_dir / "verify" / "all_metadata.json").read_text(encoding="utf-8"))["question"]
+    return predict_from(q, task_dir / "source")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,37 +39,17 @@ def reference_files(task_dir: Path, question: dict) -> dict[str, Path]:
 
 
 def reference_job(question: dict) -> str:
-    """In the sandbox: the steps of reference_solution.predict, from the in-memory question and the
-    working directory's source/ files. Returns the predictions as csv text.
-
-    It mirrors `predict` line for line (tests/finalize/test_sandbox.py checks they agree) because
-    `predict` reads verify/all_metadata.json, which the sandbox never exposes."""
+    """In the sandbox: reference_solution's workflow from the in-memory question (the sandbox
+    never exposes verify/) and the working directory's source/ files; predictions as csv text."""
     import warnings
 
-    import pandas as pd
     from threadpoolctl import threadpool_limits
 
-    from finalize.reference_solution import build_pipeline, read_table
+    from finalize.reference_solution import predict_from
 
     warnings.simplefilter("ignore")
-    q = question
     with threadpool_limits(limits=1):
-        ext = names.FILE_EXTENSIONS[q["save_file_type"]]
-        train = read_table(Path(names.SOURCE_DIR) / f"{names.TRAIN_V1_NO_ERR}.{ext}")
-        val = read_table(Path(names.SOURCE_DIR) / f"{names.VAL_V1}.{ext}")
-        targets = list(q["target"])
-        train = train.dropna(subset=targets)
-        features = list(q["numerical_features"]) + list(q["categorical_features"])
-        y = train[targets[0]] if len(targets) == 1 else train[targets]
-        model = build_pipeline(q)
-        model.fit(train[features], y)
-        predictions = model.predict(val[features])
-        out = pd.DataFrame({names.ROW_ID: val[names.ROW_ID].to_numpy()})
-        if len(targets) == 1:
-            out[targets[0]] = predictions
-        else:
-            for i, t in enumerate(targets):
-                out[t] = predictions[:, i]
+        out = predict_from(question, Path(names.SOURCE_DIR))
     return out.to_csv(index=False, lineterminator="\n")
 
 

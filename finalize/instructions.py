@@ -79,7 +79,8 @@ def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, s
 
 
 def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
-    d = record.column_descriptions
+    # The source's own documentation wins; a designer's phrase only fills a gap.
+    d = {**spec.feature_descriptions, **{c: t for c, t in record.column_descriptions.items() if t.strip()}}
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
     val_file = names.data_file(names.VAL_V1, ftype)

@@ -47,10 +47,9 @@ def _summary_table(report: dict, out: Path) -> str:
             lines.append(f"    {n:>4}  {reason}")
         lines.append(f"  every skipped dataset and its reason: {out / 'run_report.md'}")
     if "llm" in report:
-        u = report["llm"]
-        lines.append(f"  llm: {u['calls']} calls, {u['cache_hits']} cache hits, "
-                     f"{u['prompt_tokens'] + u['completion_tokens']} tokens, ${u['cost_usd']:.4f}, "
-                     f"{u['fallbacks']} heuristic fallbacks")
+        from task_design.llm_schema import usage_line
+
+        lines.append(f"  {usage_line(report['llm'])}")
     lines.append(f"  instructions: {out / 'question_list.json'}")
     return "\n".join(lines)
 

@@ -69,11 +69,16 @@ def publish(staging: Path, out: Path) -> None:
 
 
 def write_report_md(root: Path, report: dict) -> None:
-    lines = [f"# daregen run report", "", f"- built: {report['built']} tasks "
+    lines = ["# daregen run report", "", f"- built: {report['built']} tasks "
              f"({report['by_type'].get('classification', 0)} classification, "
              f"{report['by_type'].get('regression', 0)} regression)",
              f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
-             f"- wall time: {report['seconds']:.1f} s", "", "## Rejections", "",
+             f"- wall time: {report['seconds']:.1f} s"]
+    if "llm" in report:
+        from task_design.llm_schema import usage_line
+
+        lines.append(f"- {usage_line(report['llm'])}")
+    lines += ["", "## Rejections", "",
              "| dataset | stage | reason |", "|---|---|---|"]
     lines += [f"| {r['ref']} | {r['stage']} | {r['reason'].replace('|', '/')} |" for r in report["rejections"]]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")

@@ -144,6 +144,9 @@ class TaskSpec(_Frozen):
     max_rows: int | None = None  # rows are sampled down to this before splitting
     v2_dropped_columns: tuple[str, ...] = ()  # leaks and the like, kept out of the MM files
     excluded_features: dict[str, str] = Field(default_factory=dict)  # column -> why not a feature
+    # Designer-written phrases for columns the dataset leaves undocumented (the LLM designer's);
+    # the IF instruction uses them only where the source has no description of its own.
+    feature_descriptions: dict[str, str] = Field(default_factory=dict)
 
     @property
     def task_dir(self) -> str:

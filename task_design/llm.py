@@ -15,9 +15,8 @@ makes no network call and produces the same spec. litellm is imported only when 
 call is needed, with LITELLM_LOCAL_MODEL_COST_MAP=True so importing it never
 fetches the price map.
 
-The model's feature descriptions are validated and kept in the cache entry
-(looked up by the cache key recorded in the spec); the IF instruction does not
-use them yet.
+The model's feature descriptions fill TaskSpec.feature_descriptions for columns the
+dataset leaves undocumented; the IF instruction names those columns by them.
 """
 
 from __future__ import annotations
@@ -303,6 +302,14 @@ def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.Dat
 # ---------------------------------------------------------------- the designer
 
 
+def _descriptions(answer: DesignAnswer, spec: TaskSpec, record: DatasetRecord) -> dict[str, str]:
+    """The model's phrases for the task's undocumented feature columns, one short line each."""
+    documented = {c for c, d in record.column_descriptions.items() if d.strip()}
+    wanted = set(spec.not_filtered_related_features) - documented
+    return dict(sorted((d.column, _one_line(d.description, MAX_COLUMN_DOC_CHARS)) for d in answer.feature_descriptions
+                       if d.column in wanted and d.description.strip()))
+
+
 def _retry_messages(messages: list[dict], raw: str, problems: list[str]) -> list[dict]:
     feedback = ("Your answer has these problems:\n" + "\n".join(f"- {p}" for p in problems)
                 + "\nAnswer again with a corrected JSON object matching the schema.")
@@ -354,7 +361,9 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
             if checked is not None:
                 spec = heuristic._spec(record, profile, checked.problem_type, checked.target, checked.candidates,
                                        checked.features, dict(checked.excluded), tuple(checked.leaks), rng, config)
-                return spec.model_copy(update={"designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})"})
+                return spec.model_copy(update={
+                    "designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})",
+                    "feature_descriptions": _descriptions(answer, spec, record)})
         if attempt == 1:
             messages = _retry_messages(messages, raw, problems)
     return _fallback(record, profile, table, rng, config,

@@ -94,3 +94,10 @@ class LLMUsage:
                 out[k] += item.get(k, 0)
         out["cost_usd"] = round(out["cost_usd"], 6)
         return out
+
+
+def usage_line(u: dict) -> str:
+    """One line of LLM usage for the CLI summary and run_report.md (from LLMUsage.total)."""
+    return (f"llm: {u['calls']} calls, {u['cache_hits']} cache hits, "
+            f"{u['prompt_tokens'] + u['completion_tokens']} tokens, ${u['cost_usd']:.4f}, "
+            f"{u['fallbacks']} heuristic fallbacks")

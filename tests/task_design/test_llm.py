@@ -232,3 +232,21 @@ def test_structurally_hopeless_dataset_is_rejected_without_a_call(tmp_path):
         with pytest.raises(DatasetRejected, match="too few rows"):
             _design(server, tmp_path, table=table)
         assert server.n_requests == 0
+
+
+def test_model_descriptions_name_undocumented_columns_in_the_instruction(tmp_path):
+    from finalize.instructions import question_v1
+
+    answer = _answer(feature_descriptions=[
+        {"column": "x", "description": "a made-up phrase for x"},  # x is documented: ignored
+        {"column": "visits", "description": "number of visits to the clinic"},
+    ])
+    with FakeOpenAI([Reply.answer(answer)]) as server:
+        spec, _ = _design(server, tmp_path)
+    assert spec.feature_descriptions == {"visits": "number of visits to the clinic"}
+    record = build_record(description="Synthetic survey.", column_descriptions={"x": "A signal."})
+    text = question_v1(record, spec)
+    assert "number of visits to the clinic (`visits`)" in text
+    assert "made-up phrase" not in text
+    if "x" in spec.expected_ranges:
+        assert "a signal (`x`)" in text

@@ -54,4 +54,5 @@ def test_llm_build_records_designer_and_rebuilds_identically_offline(tmp_path):
     report_b = build_tasks(out=str(tmp_path / "b"), seed=2, sources=f"local:{src}", designer="llm",
                            designer_settings=settings)
     assert report_b["llm"]["calls"] == 0 and report_b["llm"]["cache_hits"] == 3
+    assert "- llm: 0 calls, 3 cache hits" in (tmp_path / "b" / "run_report.md").read_text()
     assert (tmp_path / "b" / names.MANIFEST).read_bytes() == (tmp_path / "a" / names.MANIFEST).read_bytes()

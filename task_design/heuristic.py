@@ -24,7 +24,7 @@ from pipeline.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
-from task_design.leakage import leak_score
+from task_design.leakage import screen_leaks
 
 DESIGNER_NAME = "heuristic"
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -101,35 +101,11 @@ def _no_target_reason(profile: DatasetProfile, config: DesignConfig) -> str:
 def _screen_features(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
                      problem_type: ProblemType, config: DesignConfig,
                      rng: np.random.Generator) -> tuple[list[str], dict[str, str]]:
-    """Up to max_related_features non-leaky features (in column order) and the leaks found.
-
-    The rank-correlation screen is vectorised and covers every numeric feature; the
-    costlier single-feature tree runs only on features visited in a seeded order
-    until enough clean ones are found, which keeps very wide tables cheap.
-    """
-    sample = table if len(table) <= config.leak_sample_rows else table.sample(
-        n=config.leak_sample_rows, random_state=0)
-    y = sample[target]
-    leaks: dict[str, str] = {}
-    if profile.column(target).kind == "numerical":
-        numeric = [f for f in features if profile.column(f).kind == "numerical"]
-        if numeric:
-            rho = sample[numeric].rank().corrwith(y.rank()).abs()
-            for f, r in rho.items():
-                if r == r and r >= config.leak_rank_corr:
-                    leaks[f] = f"leaks the target (|Spearman| {r:.3f})"
-    clean: list[str] = []
-    for i in rng.permutation(len(features)):
-        f = features[i]
-        if f in leaks:
-            continue
-        if len(clean) >= config.max_related_features:
-            break
-        score = leak_score(sample[f], y, problem_type)
-        if score >= config.leak_threshold:
-            leaks[f] = f"leaks the target (alone scores {score:.3f})"
-        else:
-            clean.append(f)
+    """Up to max_related_features non-leaky features (in column order, visited in a seeded
+    order) and the leaks found."""
+    visit = [features[i] for i in rng.permutation(len(features))]
+    clean, leaks = screen_leaks(target, visit, table, profile, problem_type, config,
+                                max_clean=config.max_related_features)
     order = {f: i for i, f in enumerate(features)}
     return sorted(clean, key=order.__getitem__), leaks
 

@@ -13,7 +13,8 @@ import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from pipeline.records import ProblemType
+from pipeline.records import DatasetProfile, ProblemType
+from task_design.config import DesignConfig
 
 _CV_SEED = 0  # fixed: leak detection must not depend on the dataset's design seed
 
@@ -52,3 +53,36 @@ def leak_score(feature: pd.Series, target: pd.Series, problem_type: ProblemType)
         model = DecisionTreeRegressor(max_depth=8, random_state=_CV_SEED)
         scores = cross_val_score(model, x, y, cv=cv, scoring="r2")
     return float(np.clip(np.mean(scores), 0.0, 1.0))
+
+
+def screen_leaks(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
+                 problem_type: ProblemType, config: DesignConfig, max_clean: int | None = None
+                 ) -> tuple[list[str], dict[str, str]]:
+    """(clean features, leak reasons) for `features`, visited in the given order.
+
+    The rank-correlation screen is vectorised and covers every numeric feature; the
+    costlier single-feature tree runs on features in order and stops once `max_clean`
+    clean ones are found, which keeps very wide tables cheap. Both designers use it.
+    """
+    sample = table if len(table) <= config.leak_sample_rows else table.sample(
+        n=config.leak_sample_rows, random_state=0)
+    y = sample[target]
+    leaks: dict[str, str] = {}
+    if profile.column(target).kind == "numerical":
+        numeric = [f for f in features if profile.column(f).kind == "numerical"]
+        if numeric:
+            for f, r in sample[numeric].rank().corrwith(y.rank()).abs().items():
+                if r == r and r >= config.leak_rank_corr:
+                    leaks[f] = f"leaks the target (|Spearman| {r:.3f})"
+    clean: list[str] = []
+    for f in features:
+        if f in leaks:
+            continue
+        if max_clean is not None and len(clean) >= max_clean:
+            break
+        score = leak_score(sample[f], y, problem_type)
+        if score >= config.leak_threshold:
+            leaks[f] = f"leaks the target (alone scores {score:.3f})"
+        else:
+            clean.append(f)
+    return clean, leaks

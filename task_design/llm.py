@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, ProblemType, TaskSpec
 from task_design import heuristic
 from task_design.config import DesignConfig
-from task_design.leakage import leak_score
+from task_design.leakage import screen_leaks
 from task_design.llm_cache import LLMCache, cache_key
 from task_design.llm_schema import DesignAnswer, LLMSettings, LLMUsage, schema_sha256
 
@@ -212,22 +212,7 @@ def _target_problem(name: str, problem_type: ProblemType, profile: DatasetProfil
 def _leaks(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
            problem_type: ProblemType, config: DesignConfig) -> dict[str, str]:
     """Leak reasons for `features`, with the heuristic's two tests (rank correlation, single-feature tree)."""
-    sample = table if len(table) <= config.leak_sample_rows else table.sample(
-        n=config.leak_sample_rows, random_state=0)
-    y = sample[target]
-    leaks: dict[str, str] = {}
-    if profile.column(target).kind == "numerical":
-        numeric = [f for f in features if profile.column(f).kind == "numerical"]
-        if numeric:
-            for f, r in sample[numeric].rank().corrwith(y.rank()).abs().items():
-                if r == r and r >= config.leak_rank_corr:
-                    leaks[f] = f"leaks the target (|Spearman| {r:.3f})"
-    for f in features:
-        if f not in leaks:
-            score = leak_score(sample[f], y, problem_type)
-            if score >= config.leak_threshold:
-                leaks[f] = f"leaks the target (alone scores {score:.3f})"
-    return leaks
+    return screen_leaks(target, features, table, profile, problem_type, config)[1]
 
 
 @dataclass(frozen=True)

@@ -412,6 +412,17 @@ def _supervise(job: _Job) -> None:
              pipes[2][0]: (None, "result_bytes", lim.result_bytes)}
     result = bytearray()
     report["result_bytes"] = 0
+
+    def keep(target: tuple, chunk: bytes) -> None:
+        """Count every byte; keep (to the sink file, or the result buffer) only up to the cap."""
+        sink, key, cap = target
+        kept = max(0, min(len(chunk), cap - report[key]))
+        report[key] += len(chunk)
+        if kept:
+            if sink is None:
+                result.extend(chunk[:kept])
+            else:
+                os.write(sink, chunk[:kept])
     deadline = time.monotonic() + lim.wall_s
     status = None  # set once the job has been reaped
     while True:
@@ -424,18 +435,11 @@ def _supervise(job: _Job) -> None:
             ready, _, _ = select.select(list(sinks), [], [], min(left, 0.2))
             for fd in ready:
                 chunk = os.read(fd, 1 << 16)
-                sink, key, cap = sinks[fd]
                 if not chunk:
                     os.close(fd)
                     del sinks[fd]
                     continue
-                kept = max(0, min(len(chunk), cap - report[key]))
-                report[key] += len(chunk)
-                if kept:
-                    if sink is None:
-                        result += chunk[:kept]
-                    else:
-                        os.write(sink, chunk[:kept])
+                keep(sinks[fd], chunk)
         done, polled, usage = os.wait4(pid, os.WNOHANG)
         if done:
             status = polled
@@ -450,13 +454,7 @@ def _supervise(job: _Job) -> None:
         os.set_blocking(fd, False)
         with contextlib.suppress(BlockingIOError, OSError):
             while chunk := os.read(fd, 1 << 16):
-                kept = max(0, min(len(chunk), cap - report[key]))
-                report[key] += len(chunk)
-                if kept:
-                    if sink is None:
-                        result += chunk[:kept]
-                    else:
-                        os.write(sink, chunk[:kept])
+                keep((sink, key, cap), chunk)
     if os.WIFSIGNALED(status):
         report["signal"] = os.WTERMSIG(status)
     else:

@@ -33,7 +33,7 @@ MAX_SPLIT_TABLES = 4
 SQLITE_MAX_COLUMNS = 2000  # SQLite's default SQLITE_MAX_COLUMN; wider tables go to csv or parquet
 
 
-def _feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig) -> str | None:
+def feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig) -> str | None:
     """Why a column cannot be a feature, or None when it can."""
     if col.kind in ("id", "text", "constant", "datetime"):
         return {"id": "id-like", "text": "free text", "constant": "constant or all missing",
@@ -49,7 +49,7 @@ def _feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: Desi
     return None
 
 
-def _class_target_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig) -> str | None:
+def class_target_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig) -> str | None:
     if col.kind == "categorical":
         if col.n_unique > config.max_classes:
             return f"{col.n_unique} classes"
@@ -66,7 +66,7 @@ def _class_target_problem(col: ColumnProfile, table: pd.DataFrame, config: Desig
     return None
 
 
-def _regression_target_problem(col: ColumnProfile, config: DesignConfig) -> str | None:
+def regression_target_problem(col: ColumnProfile, config: DesignConfig) -> str | None:
     if col.kind != "numerical":
         return col.kind
     if col.n_unique < config.min_regression_unique or (col.is_integer and col.n_unique <= config.max_integer_classes):
@@ -82,9 +82,9 @@ def target_candidates(profile: DatasetProfile, table: pd.DataFrame, config: Desi
             continue
         if profile.missing_frac(col.name) > config.max_target_missing or col.top_share > config.max_top_share:
             continue
-        if _class_target_problem(col, table, config) is None:
+        if class_target_problem(col, table, config) is None:
             out["classification"].append(col.name)
-        elif _regression_target_problem(col, config) is None:
+        elif regression_target_problem(col, config) is None:
             out["regression"].append(col.name)
     return out
 
@@ -122,7 +122,7 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
     if n_complete < config.min_rows:
         raise DatasetRejected(f"too few rows ({n_complete} < {config.min_rows})")
 
-    exclusions = {c.name: r for c in profile.columns if (r := _feature_exclusion(c, profile, config))}
+    exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config))}
     usable = [c.name for c in profile.columns if c.name not in exclusions]
     if not usable:
         raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing")
@@ -156,14 +156,16 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
                 last_problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                                 else f"no usable feature besides the target {target!r}")
                 continue
-            return _spec(record, profile, problem_type, target, all_candidates, features,
+            return spec_from_choices(record, profile, problem_type, target, all_candidates, features,
                          {**exclusions, **leaks}, tuple(leaks), rng, config)
     raise DatasetRejected(last_problem or "no feasible target")
 
 
-def _spec(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
-          all_candidates: list[str], features: list[str], excluded: dict[str, str], leaks: tuple[str, ...],
-          rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
+                      all_candidates: list[str], features: list[str], excluded: dict[str, str],
+                      leaks: tuple[str, ...], rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+    """The rest of a TaskSpec once target and features are chosen (by this designer or the LLM's):
+    feature selection, model, imputer, seed, split, file type and ranges, all from `rng`."""
     related = list(features)
     for f in profile.names:
         if f not in related and f not in excluded and f != target:

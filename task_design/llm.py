@@ -204,8 +204,8 @@ def _target_problem(name: str, problem_type: ProblemType, profile: DatasetProfil
         return f"target {name!r} is degenerate (its most common value covers {col.top_share:.0%} of rows)"
     if profile.missing_frac(name) > config.max_target_missing:
         return f"target {name!r} is {profile.missing_frac(name):.0%} missing"
-    why = (heuristic._class_target_problem(col, table, config) if problem_type == "classification"
-           else heuristic._regression_target_problem(col, config))
+    why = (heuristic.class_target_problem(col, table, config) if problem_type == "classification"
+           else heuristic.regression_target_problem(col, config))
     return f"target {name!r} cannot be a {problem_type} target ({why or 'excluded as a feature'})"
 
 
@@ -237,7 +237,7 @@ def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.Dat
     if invented:
         return None, [f"unknown column(s) {invented}: use only the listed column names, exactly"]
     problems: list[str] = []
-    exclusions = {c.name: r for c in profile.columns if (r := heuristic._feature_exclusion(c, profile, config))}
+    exclusions = {c.name: r for c in profile.columns if (r := heuristic.feature_exclusion(c, profile, config))}
     usable = [n for n in profile.names if n not in exclusions]
     candidates = {k: [c for c in v if c in usable]
                   for k, v in heuristic.target_candidates(profile, table, config).items()}
@@ -305,7 +305,7 @@ def _structurally_rejected(profile: DatasetProfile, table: pd.DataFrame, config:
     """True when the heuristic would reject before choosing anything, so asking the model is wasted."""
     if profile.n_rows < config.min_rows:
         return True
-    exclusions = {c.name for c in profile.columns if heuristic._feature_exclusion(c, profile, config)}
+    exclusions = {c.name for c in profile.columns if heuristic.feature_exclusion(c, profile, config)}
     usable = [n for n in profile.names if n not in exclusions]
     cands = heuristic.target_candidates(profile, table, config)
     return not usable or not any(c in usable for c in cands["classification"] + cands["regression"])
@@ -344,7 +344,7 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
         if answer is not None:
             checked, problems = validate_answer(answer, profile, table, config)
             if checked is not None:
-                spec = heuristic._spec(record, profile, checked.problem_type, checked.target, checked.candidates,
+                spec = heuristic.spec_from_choices(record, profile, checked.problem_type, checked.target, checked.candidates,
                                        checked.features, dict(checked.excluded), tuple(checked.leaks), rng, config)
                 return spec.model_copy(update={
                     "designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})",

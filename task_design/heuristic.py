@@ -157,7 +157,7 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
                                 else f"no usable feature besides the target {target!r}")
                 continue
             return spec_from_choices(record, profile, problem_type, target, all_candidates, features,
-                         {**exclusions, **leaks}, tuple(leaks), rng, config)
+                                     {**exclusions, **leaks}, tuple(leaks), rng, config)
     raise DatasetRejected(last_problem or "no feasible target")
 
 

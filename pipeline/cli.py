@@ -1,6 +1,6 @@
 """The `daregen` command line.
 
-    daregen build [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
+    daregen build [--config FILE] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
     daregen score PRED_DIR --tasks TREE [--summary FILE]
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S]
@@ -54,15 +54,33 @@ def _summary_table(report: dict, out: Path) -> str:
     return "\n".join(lines)
 
 
+BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic"}
+
+
+def _apply_config(args: argparse.Namespace) -> dict:
+    """Fill unset build flags from --config (flags win), then the defaults; returns the file's [llm]."""
+    build, llm = ({}, {})
+    if args.config:
+        from pipeline.config_file import load_config
+
+        build, llm = load_config(Path(args.config))
+    for key, default in BUILD_DEFAULTS.items():
+        if getattr(args, key) is None:
+            value = build.get(key, default)
+            setattr(args, key, Path(value) if key == "out" else value)
+    return llm
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from sourcing.registry import open_source, parse_sources
 
+    file_llm = _apply_config(args)
     # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
     for key, arg in parse_sources(args.sources):
         open_source(key, arg)
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
-    settings = _designer_settings(args)
+    settings = _designer_settings(args, file_llm)
     configure_prefect()
     from flows import build_tasks
 
@@ -75,25 +93,29 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _designer_settings(args: argparse.Namespace) -> dict | None:
-    """The --llm-* flags as designer settings (checked here, so a typo costs one line, not a flow run)."""
+def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -> dict | None:
+    """The config file's [llm] table overlaid with the --llm-* flags, as designer settings
+    (checked here, so a typo costs one line, not a flow run)."""
     from pydantic import ValidationError
 
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
     if args.designer not in DESIGNERS:
         raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
-    given = {k: v for k, v in {"model": args.llm_model, "api_base": args.llm_api_base,
+    flags = {k: v for k, v in {"model": args.llm_model, "api_base": args.llm_api_base,
                                "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
                                "cache_only": args.llm_cache_only or None}.items() if v is not None}
+    given = {**(file_llm or {}), **flags}
     if args.designer not in DESIGNER_SETTINGS:
-        if given:
+        if flags:  # a config file may keep [llm] settings for a later --designer llm
             raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
         return None
     try:
         DESIGNER_SETTINGS[args.designer].model_validate(given)
     except ValidationError as exc:
-        raise ValueError(f"bad --llm-* setting: {exc.errors()[0]['msg']}") from None
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"bad --llm-* setting {where!r}: {err['msg']}") from None
     return given
 
 
@@ -117,11 +139,12 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build a task tree")
-    b.add_argument("--out", type=Path, default=Path("generated"), help="output tree (default: generated/)")
+    b.add_argument("--config", default=None, help="TOML file with [build] and [llm] settings (flags win)")
+    b.add_argument("--out", type=Path, default=None, help="output tree (default: generated/)")
     b.add_argument("--limit", type=int, default=None, help="number of candidate datasets to consider")
-    b.add_argument("--seed", type=int, default=0, help="global seed (default 0)")
-    b.add_argument("--sources", default="builtin", help="sources spec, e.g. builtin or local:PATH (default builtin)")
-    b.add_argument("--designer", default="heuristic", help="task designer: heuristic (default) or llm")
+    b.add_argument("--seed", type=int, default=None, help="global seed (default 0)")
+    b.add_argument("--sources", default=None, help="sources spec, e.g. builtin or local:PATH (default builtin)")
+    b.add_argument("--designer", default=None, help="task designer: heuristic (default) or llm")
     b.add_argument("--llm-model", default=None, help="litellm model for --designer llm, e.g. openai/gpt-4o-mini")
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,

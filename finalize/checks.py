@@ -8,6 +8,7 @@ value, a filter that does not recover the clean rows, a leaked target.
 from __future__ import annotations
 
 from collections import Counter
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -120,6 +121,54 @@ def _row_difference(filtered: pd.DataFrame, clean: pd.DataFrame) -> str:
     if lost:
         parts.append(f"{sum(lost.values())} clean row(s) are missing after filtering, e.g. {show(next(iter(lost)))}")
     return ": " + "; ".join(parts) if parts else ""
+
+
+def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, str] | None = None,
+                      severity: Literal["error", "warning"] = "error") -> list[Problem]:
+    """The IF text names everything the reference depends on: each selected feature (by name or
+    description), each range endpoint or allowed value, the model, its random_state and the
+    imputation. The generator's own wording always passes; this guards rewordings."""
+    from finalize.instructions import column_phrase, format_number
+    from finalize.reference_solution import make_model
+
+    descriptions = descriptions or {}
+    missing: list[str] = []
+
+    def named(col: str) -> bool:
+        phrase = column_phrase(col, descriptions)
+        return f"`{col}`" in text or phrase.split(" (`")[0] in text
+
+    missing += [f"feature {c!r}" for c in q["selected_features"] if not named(c)]
+    for col, allowed in q["expected_ranges"].items():
+        if q["column_type_inference"].get(col) == "numerical":
+            missing += [f"range value {v} of {col!r}" for v in map(format_number, allowed)
+                        if not re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", text)]
+        else:  # a category value must appear quoted, in any of the usual quote styles
+            missing += [f"range value {v} of {col!r}" for v in map(str, allowed)
+                        if not any(f"{a}{v}{b}" in text for a, b in ('""', "''", "‘’", "“”"))]
+    if q["model_type"] not in text:
+        missing.append(f"model {q['model_type']}")
+    seeded = "random_state" in make_model(q["model_type"], 0).get_params()
+    if seeded and not re.search(rf"random[_ ]state\D{{0,20}}\b{q['random_state']}\b", text):
+        missing.append(f"random_state {q['random_state']}")
+    imputer_words = {q["imputer_type"], q["imputer_type"].replace("_", " ")}
+    if not any(w in text for w in imputer_words):
+        missing.append(f"imputation {q['imputer_type']}")
+    if not missing:
+        return []
+    return [Problem(where, "question_v1 does not mention " + ", ".join(missing[:8])
+                    + (f" (+{len(missing) - 8} more)" if len(missing) > 8 else ""), severity)]
+
+
+def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
+    """`name: description` lines of metadata.txt's columns section."""
+    _, _, columns = metadata_txt.partition("=== Columns & descriptions ===")
+    out = {}
+    for line in columns.splitlines():
+        name, sep, desc = line.partition(": ")
+        if sep and name.strip():
+            out[name.strip()] = desc.strip()
+    return out
 
 
 def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:

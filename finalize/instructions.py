@@ -64,7 +64,7 @@ def _features(kind: str, n: int) -> str:
     return f"a {kind} feature" if n == 1 else f"{kind} features, in the listed order"
 
 
-def _number(value) -> str:
+def format_number(value) -> str:
     # repr is the shortest text that reads back as the same float, so an agent
     # filtering with these bounds keeps exactly the rows the reference keeps.
     return str(value) if isinstance(value, int) else repr(float(value))
@@ -73,7 +73,7 @@ def _number(value) -> str:
 def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, str]) -> str:
     phrase = column_phrase(column, descriptions)
     if kind == "numerical":
-        return f"{phrase} between {_number(allowed[0])} and {_number(allowed[1])} inclusive"
+        return f"{phrase} between {format_number(allowed[0])} and {format_number(allowed[1])} inclusive"
     values = ", ".join(json.dumps(str(v), ensure_ascii=False) for v in allowed)
     return f"{phrase} limited to the values {values}"
 

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from finalize.checks import check_tabular_task, errors
+from finalize.checks import check_instruction, check_tabular_task, errors
 from finalize.instructions import question_v1, question_v2
 from finalize.metadata_txt import render_metadata_txt
 from finalize.runner import run_reference
@@ -167,10 +167,13 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             },
         })
         run_reference(task_dir, verify / names.SIMULATED_PRED)
-        problems = errors(check_tabular_task(task_dir))
+        entry = question_list_entry(pkg)
+        descriptions = {**spec.feature_descriptions, **pkg.record.column_descriptions}
+        problems = errors(check_tabular_task(task_dir)
+                          + check_instruction(spec.task_dir, entry["question_v1"], question_block(spec), descriptions))
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
     except BaseException:
         shutil.rmtree(task_dir, ignore_errors=True)
         raise
-    return question_list_entry(pkg)
+    return entry

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finalize.checks import Problem, check_tabular_task, errors
+from finalize.checks import Problem, check_instruction, check_tabular_task, errors, metadata_descriptions
 from finalize.runner import REFERENCE_TIMEOUT_S, reference_files, run_reference_sandboxed
 from finalize.scoring import _canonical_labels
 from pipeline import names
@@ -159,8 +159,25 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
         recorded = pd.read_csv(sim_path, dtype=str, keep_default_na=False)
         problems += compare_predictions(reference, recorded, question, where, sim_path.name)
     problems += check_tabular_task(task_dir)
+    problems += _instruction_problems(task_dir)
     status = "fail" if errors(problems) else ("regenerated" if regenerate else "pass")
     return done(status, problems)
+
+
+def _instruction_problems(task_dir: Path) -> list[Problem]:
+    """check_instruction on the tree's question_list.json entry: an error for daregen's own
+    tasks, a warning for foreign ones (DARE-bench names columns only by description)."""
+    listing = task_dir.parent / names.QUESTION_LIST
+    if not listing.is_file():
+        return []
+    entry = next((e for e in read_json(listing) if e.get("file_path") == task_dir.name), None)
+    if entry is None or not entry.get("question_v1"):
+        return [Problem(task_dir.name, f"no question_v1 in {names.QUESTION_LIST}", "warning")]
+    meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    txt = task_dir / names.SOURCE_DIR / names.METADATA_TXT
+    descriptions = metadata_descriptions(txt.read_text(encoding="utf-8")) if txt.is_file() else {}
+    severity = "error" if "daregen" in meta else "warning"
+    return check_instruction(task_dir.name, entry["question_v1"], meta["question"], descriptions, severity)
 
 
 def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: float = REFERENCE_TIMEOUT_S,

@@ -61,3 +61,25 @@ def test_question_v2_names_files_and_target():
     text = question_v2(spec)
     ext = spec.save_file_type
     assert f"`train_v2.{ext}`" in text and f"`val_v2.{ext}`" in text and f"`{spec.target[0]}`" in text
+
+
+def test_instruction_check_passes_our_text_and_names_what_a_rewording_dropped():
+    from finalize.checks import check_instruction
+    from finalize.layout import question_block
+
+    table = build_table()
+    record = build_record(column_descriptions={"x": "The x measurement."})
+    spec = spec_where(table, lambda s: s.model_type not in ("GaussianNB", "LinearRegression")
+                      and "x" in s.selected_features and s.categorical_features)
+    q = question_block(spec)
+    text = question_v1(record, spec)
+    assert check_instruction("t", text, q, record.column_descriptions) == []
+    # a paraphrase that lost the seed, a category value and the x feature (name and description)
+    value = str(spec.expected_ranges[spec.categorical_features[0]][0])
+    reworded = (text.replace(f"random_state set to {spec.random_state}", "a fixed seed")
+                .replace(f'"{value}"', "the usual value").replace("x measurement (`x`)", "first signal")
+                .replace("`x`", "the first signal"))
+    [problem] = check_instruction("t", reworded, q, record.column_descriptions)
+    assert problem.severity == "error"
+    for part in (f"random_state {spec.random_state}", f"range value {value}", "feature 'x'"):
+        assert part in problem.message, problem.message

@@ -78,9 +78,14 @@ def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, s
     return f"{phrase} limited to the values {values}"
 
 
+def column_descriptions(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:
+    """What the IF text names columns by: the source's own documentation wins, and a
+    designer's phrase (spec.feature_descriptions) only fills a gap."""
+    return {**spec.feature_descriptions, **{c: t for c, t in record.column_descriptions.items() if t.strip()}}
+
+
 def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
-    # The source's own documentation wins; a designer's phrase only fills a gap.
-    d = {**spec.feature_descriptions, **{c: t for c, t in record.column_descriptions.items() if t.strip()}}
+    d = column_descriptions(record, spec)
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
     val_file = names.data_file(names.VAL_V1, ftype)

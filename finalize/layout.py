@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finalize.checks import check_instruction, check_tabular_task, errors
-from finalize.instructions import question_v1, question_v2
+from finalize.instructions import column_descriptions, question_v1, question_v2
 from finalize.metadata_txt import render_metadata_txt
 from finalize.runner import run_reference
 from pipeline import names
@@ -147,8 +147,9 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
         env = fingerprint()
         write_json(verify / names.ENVIRONMENT, env)
+        question = question_block(spec)
         write_json(verify / names.ALL_METADATA, {
-            "question": question_block(spec),
+            "question": question,
             "data_info": data_info(pkg.record),
             "meta_data": meta_data(pkg.record, metadata_txt),
             "daregen": {
@@ -168,9 +169,8 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         })
         run_reference(task_dir, verify / names.SIMULATED_PRED)
         entry = question_list_entry(pkg)
-        descriptions = {**spec.feature_descriptions, **pkg.record.column_descriptions}
-        problems = errors(check_tabular_task(task_dir)
-                          + check_instruction(spec.task_dir, entry["question_v1"], question_block(spec), descriptions))
+        problems = errors(check_tabular_task(task_dir) + check_instruction(
+            spec.task_dir, entry["question_v1"], question, column_descriptions(pkg.record, spec)))
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
     except BaseException:

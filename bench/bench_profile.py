@@ -11,12 +11,12 @@ machines are shared and noisy. Prints best-of-R seconds and naive/ours.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
 
 from task_design.profile import profile_table
+from _timing import best_of  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def naive_profile(df: pd.DataFrame) -> list[dict]:
@@ -52,15 +52,6 @@ def synthetic(rows: int, cols: int, seed: int = 0) -> pd.DataFrame:
         else:
             data[f"code_{i}"] = rng.choice(np.array([f"c{k}" for k in range(5000)], dtype=object), size=rows)
     return pd.DataFrame(data)
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from finalize.sandbox import forkserver_context, scrubbed_environment
 from finalize.verify import TABULAR, discover_tasks
 from pipeline import names
 from pipeline.jsonio import read_json
+from _timing import best_of  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def tabular_tasks(tree: Path) -> list[Path]:
@@ -69,15 +70,6 @@ def run_bare(tasks: list[Path]) -> None:
         warnings.simplefilter("ignore")
         for task in tasks:
             predict(task).to_csv(index=False, lineterminator="\n")
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def build_tree(limit: int, out: Path) -> Path:

@@ -28,7 +28,30 @@ def _local(arg: str | None) -> Source:
     return LocalFilesSource(arg)
 
 
-SOURCES: dict[str, Callable[[str | None], Source]] = {"builtin": _builtin, "local": _local}
+def _kaggle(arg: str | None) -> Source:
+    from sourcing.kaggle_source import KaggleSource
+
+    return KaggleSource(arg)
+
+
+def _openml(arg: str | None) -> Source:
+    from sourcing.openml_source import OpenMLSource
+
+    return OpenMLSource(arg)
+
+
+def _sqlite(arg: str | None) -> Source:
+    from sourcing.sqlite_source import SQLiteSource
+
+    if not arg:
+        raise ValueError("the sqlite source needs a path: sqlite:PATH (a .sqlite/.db file or a folder of them)")
+    return SQLiteSource(arg)
+
+
+# Registry as data: adapters are imported only when their key is used, so the
+# builtin default never pays for (or needs credentials of) the network clients.
+SOURCES: dict[str, Callable[[str | None], Source]] = {
+    "builtin": _builtin, "local": _local, "kaggle": _kaggle, "openml": _openml, "sqlite": _sqlite}
 
 
 def parse_sources(spec: str) -> list[tuple[str, str | None]]:

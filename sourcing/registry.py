@@ -1,7 +1,9 @@
 """Source adapters by key, and the `--sources` spec parser.
 
 A spec is a comma-separated list of `key` or `key:argument`, e.g. `builtin` or
-`builtin,local:data/mine`.
+`builtin,local:data/mine`. Short forms of the networked sources: `kaggle:owner/slug[/version]`,
+`kaggle:search=terms`, `openml:ID`, `openml:tag=NAME`, each optionally followed by
+`?filter=value&...&quota=N` (the SourceFilters fields, sourcing.base).
 """
 
 from __future__ import annotations
@@ -54,7 +56,12 @@ SOURCES: dict[str, Callable[[str | None], Source]] = {
     "builtin": _builtin, "local": _local, "kaggle": _kaggle, "openml": _openml, "sqlite": _sqlite}
 
 
-def parse_sources(spec: str) -> list[tuple[str, str | None]]:
+def parse_sources(spec: str, sources_file: str | None = None) -> list[tuple[str, str | None]]:
+    """(key, argument) pairs of a spec, then of a sources file's entries (sourcing.sources_file), if given."""
+    if sources_file:
+        from sourcing.sources_file import spec_from_file
+
+        spec = ",".join(p for p in (spec, spec_from_file(sources_file)) if p)
     out = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:

@@ -12,7 +12,8 @@ import json
 import re
 
 from pipeline import names
-from pipeline.records import DatasetRecord, TaskSpec
+from pipeline.records import DatasetRecord, JoinStep, TaskSpec
+from postprocess.relational import task_join_path
 
 PREAMBLE = (
     "Please complete the task as described below without asking any follow-up questions or requesting "
@@ -84,13 +85,32 @@ def column_descriptions(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]
     return {**spec.feature_descriptions, **{c: t for c, t in record.column_descriptions.items() if t.strip()}}
 
 
+def _relational_load(train_file: str, join_path: list[JoinStep]) -> tuple[str, str]:
+    """The load and first-step sentences of a relational task: every join, its tables, keys and type."""
+    fact = join_path[0].left
+    dims = _join([f"`{s.right}`" for s in join_path])
+    load = (f"You are given access to a training SQLite file `{train_file}`, a relational database: the fact table "
+            f"`{fact}` holds one row per training example and the dimension table{'s' if len(join_path) > 1 else ''} "
+            f"{dims} hold{'' if len(join_path) > 1 else 's'} further attributes, linked by the foreign keys it "
+            "declares; these tables must be joined to reconstruct the full training dataset.")
+    joins = [f"left join `{s.right}` on `{s.left}`.`{s.left_on}` = `{s.right}`.`{s.right_on}`" for s in join_path]
+    first = (f"First, reconstruct the full training dataset from `{train_file}`: start from the table `{fact}` and, "
+             f"in this order, {_join(joins)}. Each join is many-to-one onto a unique key and keeps every row of the "
+             "left side, so the result has exactly one row per row of "
+             f"`{fact}`; after each join drop the right key column, which repeats the left one.")
+    return load, first
+
+
 def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     d = column_descriptions(record, spec)
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
     val_file = names.data_file(names.VAL_V1, ftype)
     target = spec.target[0]
-    if ftype == "sqlite":
+    join_path = task_join_path(record, spec)
+    if join_path:  # a relational source: the agent gets its tables and must do the joins itself
+        load, first = _relational_load(train_file, join_path)
+    elif ftype == "sqlite":
         load = (f"You are given access to a training SQLite file `{train_file}`, which contains multiple tables "
                 f"sharing the key column `{names.ROW_ID}`; these tables must be joined on `{names.ROW_ID}` to "
                 "reconstruct the full training dataset.")

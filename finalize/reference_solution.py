@@ -35,6 +35,26 @@ def read_table(path: Path) -> pd.DataFrame:
         con.close()
 
 
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'  # any table name stays one identifier, never SQL
+
+
+def read_joined(path: Path, join_path: list[dict]) -> pd.DataFrame:
+    """A relational task's training data: its fact table LEFT JOINed to each dimension table
+    in the order of `join_path`, on left_on = right_on; the right key equals left_on and is dropped."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        read = lambda t: pd.read_sql_query(f"SELECT * FROM {_quoted(t)}", con)  # noqa: E731
+        joined = read(join_path[0]["left"])
+        for step in join_path:
+            right = read(step["right"]).rename(columns={step["right_on"]: "\x00key"})
+            joined = joined.merge(right, left_on=step["left_on"], right_on="\x00key",
+                                  how=step["how"]).drop(columns="\x00key")
+    finally:
+        con.close()
+    return joined
+
+
 def make_model(model_type: str, random_state: int):
     from sklearn import linear_model, naive_bayes, neural_network, svm, tree
 
@@ -62,7 +82,8 @@ def build_pipeline(q: dict) -> Pipeline:
 def predict_from(q: dict, source_dir: Path) -> pd.DataFrame:
     """The workflow of question_v1, from the question block and the task's source/ files."""
     ext = {"csv": "csv", "parquet": "parquet", "sqlite": "sqlite"}[q["save_file_type"]]
-    train = read_table(source_dir / f"train_v1_no_err.{ext}")
+    train_file = source_dir / f"train_v1_no_err.{ext}"
+    train = read_joined(train_file, q["join_path"]) if q.get("join_path") else read_table(train_file)
     val = read_table(source_dir / f"val_v1.{ext}")
     targets = list(q["target"])
     train = train.dropna(subset=targets)

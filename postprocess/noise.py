@@ -39,9 +39,13 @@ def _out_of_range_string(allowed: set[str], rng: np.random.Generator) -> str:
             return value
 
 
-def inject_out_of_range_rows(clean: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> pd.DataFrame:
-    """Return clean rows plus noise rows, shuffled. `clean` is not modified."""
-    ranged = list(spec.expected_ranges)
+def inject_out_of_range_rows(clean: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator,
+                             alterable: list[str] | None = None) -> pd.DataFrame:
+    """Return clean rows plus noise rows, shuffled. `clean` is not modified.
+
+    `alterable` limits which ranged columns noise may alter (relational tasks keep it off
+    shared dimension rows); by default every ranged column may be altered."""
+    ranged = list(spec.expected_ranges) if alterable is None else list(alterable)
     n_noise = max(1, int(round(spec.noise_fraction * len(clean))))
     base = clean.iloc[rng.integers(0, len(clean), size=n_noise)].reset_index(drop=True)
     columns = {c: base[c].tolist() for c in base.columns}

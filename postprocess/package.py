@@ -8,6 +8,7 @@ import pandas as pd
 from pipeline import names
 from pipeline.records import DatasetRecord, TaskPackage, TaskSpec
 from postprocess.noise import inject_out_of_range_rows
+from postprocess.relational import noisy_columns, relational_columns, task_join_path
 from postprocess.split import analysis_rows, split_train_val
 
 
@@ -31,8 +32,12 @@ def build_package(record: DatasetRecord, spec: TaskSpec, table: pd.DataFrame, rn
     rows = analysis_rows(table, spec, rng)
     train, val = split_train_val(rows, spec, rng)
     if_columns = [target] + list(spec.not_filtered_related_features)
+    join_path = task_join_path(record, spec)
+    noisy = None
+    if join_path:  # relational: the join keys ride along; noise stays on fact columns (noisy_columns says why)
+        if_columns, noisy = relational_columns(spec, join_path), noisy_columns(spec, join_path)
     clean = train[if_columns].reset_index(drop=True)
-    train_v1 = inject_out_of_range_rows(clean, spec, rng)
+    train_v1 = inject_out_of_range_rows(clean, spec, rng, noisy)
     v2_columns = [c for c in table.columns if c not in spec.v2_dropped_columns]
     frames = {
         names.TRAIN_V1: train_v1,

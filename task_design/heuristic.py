@@ -179,6 +179,8 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
     categorical = [f for f in selected if kinds[f] == "categorical"]
     file_types = [t for t in config.file_types if t != "sqlite" or len(profile.columns) < SQLITE_MAX_COLUMNS]
     file_type = str(rng.choice(file_types))
+    if record.join_path:  # a relational task's IF files are its tables, which only sqlite holds
+        file_type = "sqlite"
     n_if_columns = 1 + len(ranged)
     n_tables = int(min(n_if_columns, rng.integers(2, MAX_SPLIT_TABLES + 1)))
     return TaskSpec(

@@ -1,0 +1,531 @@
+"""Tree-level reports of a finished DARE-layout tree: the licence table and the corpus report.
+
+Everything here reads a tree from disk and writes text beside it, so it works on
+any generation (ours, or a copy of DARE-bench's), and it is a pure function of
+the tree: no timestamps, no run timings, tasks and tallies in a stable order,
+and matplotlib's SVG output pinned (date dropped, hash salt fixed), so the same
+tree always gives byte-identical reports and two generations diff cleanly.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import sqlite3
+import textwrap
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline import names
+from pipeline.jsonio import write_text
+
+LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
+LICENSES_CSV = "licenses.csv"
+CORPUS_REPORT_HTML = "corpus_report.html"
+# Files this module writes at a tree's root (a publish step may want to keep them out of the manifest).
+TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
+
+UNKNOWN_LICENCE = "unknown"
+TIME_SERIES = "time_series_analysis"
+# The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
+VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
+DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")
+
+
+class TaskFacts(BaseModel):
+    """What the reports need to know about one task folder, read from its files."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task_dir: str
+    problem_type: str  # classification | regression | time_series_analysis | unknown
+    file_type: str
+    model_type: str
+    licence: str  # as the source recorded it
+    licence_key: str  # canonical key (sourcing.base.canonical_licence), `unknown` if unrecognised
+    n_rows: int | None  # train + val rows of the full (v2 / raw) data
+    n_features: int | None  # selected features
+    variants: tuple[str, ...]  # variant labels with an instruction, e.g. ("IF", "MM")
+    # name -> score, from `baselines` (time series) and `daregen.mm_baselines` (tabular), when recorded.
+    baselines: dict[str, float] = Field(default_factory=dict)
+    problem: str = ""  # why the task could not be read, if it could not
+
+
+# ------------------------------------------------------------------ reading a tree
+
+
+def task_dirs(tree: Path) -> list[Path]:
+    """Task folders of a tree (those with verify/all_metadata.json), sorted by name; [] for a missing tree."""
+    tree = Path(tree)
+    if not tree.is_dir():
+        return []
+    return sorted((p for p in tree.iterdir() if (p / names.VERIFY_DIR / names.ALL_METADATA).is_file()),
+                  key=lambda p: p.name)
+
+
+def read_json_or_none(path: Path) -> Any:
+    """The parsed file, or None when it is missing or not valid JSON (a report must not die on one bad file)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def question_entries(tree: Path) -> dict[str, dict]:
+    """question_list.json keyed by task folder ({} if absent or unreadable)."""
+    entries = read_json_or_none(Path(tree) / names.QUESTION_LIST)
+    if not isinstance(entries, list):
+        return {}
+    return {e["file_path"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("file_path"), str)}
+
+
+def count_rows(path: Path) -> dict[str, int]:
+    """Rows of a data file: {"": n} for csv and parquet, {table: n} for each table of a sqlite file.
+
+    csv is counted with the csv module, not by lines, because quoted fields may hold newlines.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            n = sum(1 for _ in csv.reader(fh))
+        return {"": max(0, n - 1)}
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return {"": pq.ParquetFile(path).metadata.num_rows}
+    if suffix == ".sqlite":
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+            return {t: con.execute(f'SELECT COUNT(*) FROM "{t.replace(chr(34), chr(34) * 2)}"').fetchone()[0]
+                    for t in tables}
+        finally:
+            con.close()
+    raise ValueError(f"not a data file: {path.name}")
+
+
+def file_row_counts(task_dir: Path) -> dict[str, int]:
+    """`source/train_v2.parquet` -> rows, `source/train_v1.sqlite:table_1` -> rows, for every data file."""
+    out: dict[str, int] = {}
+    for path in sorted(p for p in Path(task_dir).rglob("*") if p.is_file() and p.suffix.lower() in DATA_SUFFIXES):
+        rel = path.relative_to(task_dir).as_posix()
+        try:
+            counts = count_rows(path)
+        except Exception as exc:  # sqlite3, csv and pyarrow each raise their own types on a corrupt file
+            raise ValueError(f"{rel}: unreadable ({type(exc).__name__})") from None
+        for table, n in counts.items():
+            out[f"{rel}:{table}" if table else rel] = n
+    return out
+
+
+def licence_of(meta: dict) -> str:
+    """The licence as recorded: data_info.licenseName, else the first meta_data.licenses name."""
+    name = (meta.get("data_info") or {}).get("licenseName")
+    if not name:
+        licences = (meta.get("meta_data") or {}).get("licenses") or []
+        name = next((lic.get("name") for lic in licences if isinstance(lic, dict) and lic.get("name")), None)
+    return str(name).strip() if name and str(name).strip() else UNKNOWN_LICENCE
+
+
+def canonical_licence(name: str) -> str:
+    # Imported here: sourcing is a heavier package, and the reports only need its one function.
+    from sourcing.base import canonical_licence as canon
+
+    return canon(name)
+
+
+def _numeric_leaves(value: Any, prefix: str = "") -> dict[str, float]:
+    """{name: score} from a baselines block, flattening nesting as `a.b` and ignoring non-numbers."""
+    out: dict[str, float] = {}
+    if isinstance(value, dict):
+        for key in sorted(value, key=str):
+            out.update(_numeric_leaves(value[key], f"{prefix}{key}" if not prefix else f"{prefix}.{key}"))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out[prefix or "score"] = float(value)
+    return out
+
+
+def baselines_of(meta: dict) -> dict[str, float]:
+    """Recorded baseline scores, wherever the producing stage put them (top level, question, daregen)."""
+    found: dict[str, float] = {}
+    daregen = meta.get("daregen") or {}
+    for block in (meta.get("baselines"), (meta.get("question") or {}).get("baselines"),
+                  daregen.get("baselines"), daregen.get("mm_baselines")):
+        if isinstance(block, dict):
+            found.update(_numeric_leaves(block))
+    return dict(sorted(found.items()))
+
+
+def _rows_of(counts: dict[str, int]) -> int | None:
+    """Train + val rows of the full data: train_v2 + val_v2 (tabular) or train + val_v1 (time series)."""
+    def rows(stem: str) -> list[int]:
+        return [n for rel, n in counts.items() if rel.startswith(f"{names.SOURCE_DIR}/{stem}.")]
+
+    # A time-series task has a val_v2 too (identifiers only), so the pair is chosen by its train file.
+    for train, val in ((names.TRAIN_V2, names.VAL_V2), ("train", names.VAL_V1)):
+        if rows(train):
+            return sum(rows(train)) + sum(rows(val))
+    return None
+
+
+def read_task_facts(task_dir: Path, entry: dict | None = None) -> TaskFacts:
+    """Facts of one task folder; a folder whose files cannot be read gets `problem` set, not an exception."""
+    task_dir = Path(task_dir)
+    meta = read_json_or_none(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    if not isinstance(meta, dict):
+        return TaskFacts(task_dir=task_dir.name, problem_type="unknown", file_type="unknown", model_type="unknown",
+                         licence=UNKNOWN_LICENCE, licence_key=UNKNOWN_LICENCE, n_rows=None, n_features=None,
+                         variants=(), problem="verify/all_metadata.json is missing or not valid JSON")
+    question = meta.get("question") or {}
+    problem_type = str(question.get("problem_type") or (entry or {}).get("task") or "unknown")
+    if problem_type in {"time_series", "time series", "forecasting"}:
+        problem_type = TIME_SERIES
+    problem = ""
+    try:
+        counts = file_row_counts(task_dir)
+    except ValueError as exc:
+        counts, problem = {}, str(exc)
+    features = question.get("selected_features")
+    labels = VARIANT_LABELS.get(problem_type, ("v1", "v2"))
+    if entry is not None:
+        variants = tuple(label for label, key in zip(labels, ("question_v1", "question_v2")) if entry.get(key))
+    else:
+        variants = tuple(label for label, key in zip(labels, ("needed_files_v1", "needed_files_v2"))
+                         if question.get(key))
+    licence = licence_of(meta)
+    return TaskFacts(
+        task_dir=task_dir.name,
+        problem_type=problem_type,
+        file_type=str(question.get("save_file_type") or "unknown"),
+        model_type=str(question.get("model_type") or "unknown"),
+        licence=licence,
+        licence_key=canonical_licence(licence),
+        n_rows=_rows_of(counts),
+        n_features=len(features) if isinstance(features, list) else None,
+        variants=variants,
+        baselines=baselines_of(meta),
+        problem=problem,
+    )
+
+
+def read_tree_facts(tree: Path) -> list[TaskFacts]:
+    entries = question_entries(tree)
+    return [read_task_facts(d, entries.get(d.name)) for d in task_dirs(tree)]
+
+
+# ------------------------------------------------------------------ licences
+
+
+def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
+    """(value, count), most frequent first, ties by value: a stable order for tables and plots."""
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_licence_distribution(facts: list[TaskFacts]) -> str:
+    """LICENSE_DISTRIBUTION.md: licence -> tasks and share, then every task whose licence is unknown."""
+    total = len(facts)
+    lines = ["# Licence distribution", "",
+             f"{total} tasks. The licence is the one the source records for the dataset "
+             "(`data_info.licenseName` in `verify/all_metadata.json`); the key is daregen's canonical name for it.",
+             "", "| licence | key | tasks | share |", "|---|---|---:|---:|"]
+    by_name: dict[str, str] = {f.licence: f.licence_key for f in facts}
+    for name, n in _tally(f.licence for f in facts):
+        share = f"{100 * n / total:.1f}%"
+        lines.append(f"| {_md_cell(name)} | {by_name[name]} | {n} | {share} |")
+    unknown = [f for f in facts if f.licence_key == UNKNOWN_LICENCE]
+    lines += ["", f"## Tasks with an unknown licence: {len(unknown)} of {total}", ""]
+    if unknown:
+        lines.append("**Flagged:** their sources state no licence daregen recognises; "
+                     "check the terms before redistributing these tasks.")
+        lines.append("")
+        lines += [f"- `{f.task_dir}` (recorded: {_md_cell(f.licence)})" for f in unknown]
+    else:
+        lines.append("None.")
+    return "\n".join(lines) + "\n"
+
+
+def render_licences_csv(facts: list[TaskFacts]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["task_dir", "licence"])
+    for f in sorted(facts, key=lambda f: f.task_dir):
+        writer.writerow([f.task_dir, f.licence])
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------ rejections
+
+
+def reason_kind(reason: str) -> str:
+    """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
+    the same reason for different datasets falls into one bucket."""
+    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
+    return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
+
+
+def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:
+    rejections = (run_report or {}).get("rejections") or []
+    return _tally(reason_kind(r.get("reason", "")) for r in rejections if isinstance(r, dict))
+
+
+# ------------------------------------------------------------------ plots
+
+
+def _svg(draw, name: str, width: float = 6.4, height: float = 3.2) -> str:
+    """An inline <svg> drawn by `draw(fig)`, with the bytes pinned: no date, fixed ids, no metadata block."""
+    import matplotlib
+
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    # svg.hashsalt replaces the random salt of matplotlib's clip-path ids; salting by figure keeps
+    # the ids of several SVGs in one page distinct. svg.fonttype "none" writes text as <text> rather
+    # than glyph <defs> whose ids (DejaVuSans-13, ...) would repeat in every figure of the page.
+    with matplotlib.rc_context({"svg.hashsalt": f"daregen-{name}", "svg.fonttype": "none",
+                                "font.family": "DejaVu Sans", "font.size": 9}):
+        fig = Figure(figsize=(width, height))
+        FigureCanvasSVG(fig)
+        draw(fig)
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    text = buf.getvalue()
+    # Inline SVG in HTML takes neither the XML declaration nor the DOCTYPE.
+    text = text[text.index("<svg"):]
+    return _prefix_ids(text, re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")).strip() + "\n"
+
+
+def _prefix_ids(svg: str, prefix: str) -> str:
+    """Prefix every id (and each reference to it): matplotlib names groups figure_1, axes_1, ... in
+    every figure, and ids must be unique across the inline SVGs of one HTML page."""
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    if not ids:
+        return svg
+    alternation = "|".join(re.escape(i) for i in sorted(ids, key=lambda i: (-len(i), i)))
+    svg = re.sub(rf'\bid="({alternation})"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    return re.sub(rf'#({alternation})(?=["\)])', lambda m: f"#{prefix}-{m.group(1)}", svg)
+
+
+def _integer_ticks(axis) -> None:
+    """Counts of tasks are whole numbers; matplotlib would otherwise tick 2.5 tasks."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _bar_svg(items: list[tuple[str, int]], title: str, xlabel: str = "tasks") -> str:
+    def draw(fig):
+        ax = fig.add_subplot()
+        # Long rejection reasons would push the bars off the figure; wrap them instead.
+        labels = [textwrap.fill(label, 34) for label, _ in items][::-1]
+        values = [n for _, n in items][::-1]
+        ax.barh(range(len(values)), values, color="#4c72b0")
+        ax.set_yticks(range(len(labels)), labels)
+        for y, v in enumerate(values):
+            ax.annotate(str(v), (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        _integer_ticks(ax.xaxis)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.margins(x=0.12)
+
+    lines = sum(textwrap.fill(label, 34).count("\n") + 1 for label, _ in items)
+    return _svg(draw, title, height=max(1.6, 0.8 + 0.28 * lines))
+
+
+def _grouped_svg(groups: list[str], series: dict[str, list[int]], title: str) -> str:
+    """Grouped vertical bars: one group per `groups` entry, one bar per series (e.g. v1 / v2)."""
+    def draw(fig):
+        ax = fig.add_subplot()
+        width = 0.8 / max(1, len(series))
+        for i, (name, values) in enumerate(series.items()):
+            xs = [g + i * width for g in range(len(groups))]
+            ax.bar(xs, values, width=width, label=name)
+            for x, v in zip(xs, values):
+                ax.annotate(str(v), (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
+        ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups)
+        _integer_ticks(ax.yaxis)
+        ax.set_ylabel("tasks")
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+        ax.margins(y=0.15)
+
+    return _svg(draw, title)
+
+
+def _hist_svg(values: list[float], title: str, xlabel: str, log: bool = False) -> str:
+    def draw(fig):
+        import numpy as np
+
+        ax = fig.add_subplot()
+        data = np.asarray(values, dtype=float)
+        if log:
+            lo, hi = max(1.0, data.min()), max(2.0, data.max())
+            bins = np.logspace(np.log10(lo), np.log10(hi * 1.01), 16)
+            ax.set_xscale("log")
+        elif data.max() - data.min() <= 40:  # small counts (features): one bar per integer
+            bins = np.arange(data.min() - 0.5, data.max() + 1.5)
+        else:
+            bins = 20
+        ax.hist(data, bins=bins, color="#55a868", edgecolor="white")
+        _integer_ticks(ax.yaxis)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("tasks")
+        ax.set_title(title)
+
+    return _svg(draw, title)
+
+
+def _baseline_svg(scores: dict[str, list[float]]) -> str:
+    """One step histogram per baseline name (higher scores = easier tasks)."""
+    def draw(fig):
+        ax = fig.add_subplot()
+        bins = [i / 10 for i in range(11)]
+        for name, values in scores.items():
+            ax.hist(values, bins=bins, histtype="step", linewidth=1.5, label=f"{name} ({len(values)})")
+        ax.set_xlim(0, 1)
+        _integer_ticks(ax.yaxis)
+        ax.set_xlabel("score (macro-F1, or R² clipped to [0, 1]); higher = easier")
+        ax.set_ylabel("tasks")
+        ax.set_title("Baseline difficulty")
+        ax.legend(fontsize=8)
+
+    return _svg(draw, "baselines")
+
+
+# ------------------------------------------------------------------ the corpus report
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}
+h1,h2{font-weight:600}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}
+td.n{text-align:right}.flag{color:#b00}figure{margin:1em 0}svg{max-width:100%;height:auto}
+.note{color:#666}"""
+
+
+def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
+    out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
+    for row in rows:
+        cells = "".join(f'<td class="n">{html.escape(str(c))}</td>' if i in numeric
+                        else f"<td>{html.escape(str(c))}</td>" for i, c in enumerate(row))
+        out.append(f"<tr>{cells}</tr>")
+    return "\n".join(out) + "</table>"
+
+
+def _section(title: str, body: str) -> str:
+    return f"<h2>{html.escape(title)}</h2>\n{body}\n"
+
+
+def render_corpus_report(facts: list[TaskFacts], run_report: dict | None) -> str:
+    """The self-contained HTML corpus report (inline SVG plots, inline CSS, no script, no external link).
+
+    It names no folder: a generation's folder name may carry a timestamp, and the same tasks must
+    give the same page wherever they sit."""
+    total = len(facts)
+    parts = ["<h1>Corpus report</h1>",
+             f"<p>{total} tasks"
+             + (f" built from {run_report['considered']} candidate datasets; "
+                f"{len(run_report.get('rejections') or [])} rejected"
+                if isinstance(run_report, dict) and "considered" in run_report else "")
+             + ".</p>"]
+    if not facts:
+        parts.append('<p class="note">This tree holds no task.</p>')
+
+    types = sorted({f.problem_type for f in facts})
+    if facts:
+        v1 = [sum(1 for f in facts if f.problem_type == t and len(f.variants) > 0
+                  and f.variants[0] == VARIANT_LABELS.get(t, ("v1", "v2"))[0]) for t in types]
+        v2 = [sum(1 for f in facts if f.problem_type == t
+                  and VARIANT_LABELS.get(t, ("v1", "v2"))[1] in f.variants) for t in types]
+        body = _grouped_svg([t.replace("_analysis", "") for t in types],
+                            {"v1 (IF / XF)": v1, "v2 (MM / CF)": v2}, "Tasks by type and variant")
+        rows = [[t, "/".join(VARIANT_LABELS.get(t, ("v1", "v2"))), sum(f.problem_type == t for f in facts), a, b]
+                for t, a, b in zip(types, v1, v2)]
+        body += _table(["problem type", "variants", "tasks", "v1", "v2"], rows, {2, 3, 4})
+        parts.append(_section("Tasks by type and variant", body))
+
+        formats = _tally(f.file_type for f in facts)
+        models = _tally(f.model_type for f in facts)
+        parts.append(_section("File formats and model types",
+                              _bar_svg(formats, "File formats") + _bar_svg(models, "Model types")))
+
+        licences = _tally(f.licence for f in facts)
+        unknown = [f.task_dir for f in facts if f.licence_key == UNKNOWN_LICENCE]
+        body = _bar_svg(licences, "Licences")
+        body += _table(["licence", "tasks", "share"], [[name, n, f"{100 * n / total:.1f}%"] for name, n in licences],
+                       {1, 2})
+        body += (f'<p class="flag">{len(unknown)} of {total} tasks have an unknown licence '
+                 f"(listed in {LICENSE_DISTRIBUTION_MD}).</p>" if unknown else "<p>Every task has a known licence.</p>")
+        parts.append(_section("Licences", body))
+
+        rows_ = [f.n_rows for f in facts if f.n_rows]
+        feats = [f.n_features for f in facts if f.n_features is not None]
+        body = (_hist_svg(rows_, "Rows per task (train + val)", "rows", log=True) if rows_ else
+                '<p class="note">No row counts could be read.</p>')
+        body += (_hist_svg(feats, "Selected features per task", "features") if feats else
+                 '<p class="note">No task lists selected features.</p>')
+        if rows_:
+            srt = sorted(rows_)
+            body += _table(["", "min", "median", "max"], [["rows", srt[0], srt[len(srt) // 2], srt[-1]]]
+                           + ([["features", min(feats), sorted(feats)[len(feats) // 2], max(feats)]] if feats else []),
+                           {1, 2, 3})
+        parts.append(_section("Rows and features", body))
+
+        with_baselines = [f for f in facts if f.baselines]
+        if with_baselines:
+            by_name: dict[str, list[float]] = {}
+            for f in with_baselines:
+                for name, score in f.baselines.items():
+                    by_name.setdefault(name, []).append(min(1.0, max(0.0, score)))
+            # The most recorded baselines first; a plot with more than six lines is unreadable.
+            shown = sorted(by_name, key=lambda k: (-len(by_name[k]), k))[:6]
+            body = _baseline_svg({name: by_name[name] for name in shown})
+            body += _table(["task", "baselines"],
+                           [[f.task_dir, ", ".join(f"{k} {v:.3f}" for k, v in f.baselines.items())]
+                            for f in with_baselines])
+            body += f'<p class="note">{total - len(with_baselines)} tasks record no baseline.</p>'
+        else:
+            body = ('<p class="note">No task records baselines (time-series tasks record '
+                    "<code>question.baselines</code>, tabular tasks <code>daregen.mm_baselines</code>).</p>")
+        parts.append(_section("Baseline difficulty", body))
+
+    rejections = rejection_tally(run_report)
+    if rejections:
+        body = _bar_svg(rejections[:15], "Rejection reasons", "datasets")
+        body += _table(["reason", "datasets"], [list(r) for r in rejections], {1})
+    elif run_report is None:
+        body = f'<p class="note">No {names.RUN_REPORT_JSON} in this tree.</p>'
+    else:
+        body = "<p>No dataset was rejected.</p>"
+    parts.append(_section("Rejection reasons", body))
+
+    unreadable = [f for f in facts if f.problem]
+    if unreadable:
+        parts.append(_section("Unreadable tasks", _table(["task", "problem"],
+                                                         [[f.task_dir, f.problem] for f in unreadable])))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>daregen corpus report</title><style>{_CSS}</style></head><body>\n"
+            + "\n".join(parts) + "\n</body></html>\n")
+
+
+def write_tree_reports(tree: Path) -> None:
+    """Write LICENSE_DISTRIBUTION.md, licenses.csv and corpus_report.html into `tree`."""
+    tree = Path(tree)
+    if not tree.is_dir():
+        raise ValueError(f"{tree} is not a directory")
+    facts = read_tree_facts(tree)
+    run_report = read_json_or_none(tree / names.RUN_REPORT_JSON)
+    write_text(tree / LICENSE_DISTRIBUTION_MD, render_licence_distribution(facts))
+    write_text(tree / LICENSES_CSV, render_licences_csv(facts))
+    write_text(tree / CORPUS_REPORT_HTML,
+               render_corpus_report(facts, run_report if isinstance(run_report, dict) else None))

@@ -41,7 +41,7 @@ def _out_of_range_string(allowed: set[str], rng: np.random.Generator) -> str:
 
 def inject_out_of_range_rows(clean: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator,
                              alterable: list[str] | None = None) -> pd.DataFrame:
-    """Return clean rows plus noise rows, shuffled. `clean` is not modified.
+    """Return clean rows (in their order) with noise rows interleaved at random positions. `clean` is not modified.
 
     `alterable` limits which ranged columns noise may alter (relational tasks keep it off
     shared dimension rows); by default every ranged column may be altered."""
@@ -62,8 +62,17 @@ def inject_out_of_range_rows(clean: pd.DataFrame, spec: TaskSpec, rng: np.random
     for col in clean.columns:  # keep the clean dtypes (ints stay ints)
         if noise[col].dtype != clean[col].dtype and pd.api.types.is_numeric_dtype(clean[col]):
             noise[col] = noise[col].astype(clean[col].dtype)
+    # Noise rows go to random positions, but the clean rows keep their order: filtering train_v1
+    # must give back train_v1_no_err row for row, not just as a multiset, or an agent following
+    # the IF steps would fit order-sensitive models (MLP's minibatches, tree tie-breaks, LinearSVC's
+    # coordinate order) on a permutation of the reference's rows and miss its exact predictions.
     combined = pd.concat([clean, noise], ignore_index=True)
-    return combined.iloc[rng.permutation(len(combined))].reset_index(drop=True)
+    is_noise = np.zeros(len(combined), dtype=bool)
+    is_noise[rng.choice(len(combined), size=n_noise, replace=False)] = True
+    order = np.empty(len(combined), dtype=np.int64)
+    order[~is_noise] = np.arange(len(clean))
+    order[is_noise] = len(clean) + rng.permutation(n_noise)
+    return combined.iloc[order].reset_index(drop=True)
 
 
 def filter_by_expected_ranges(df: pd.DataFrame, expected_ranges: dict, column_types: dict) -> pd.DataFrame:

@@ -91,6 +91,10 @@ def test_noise_rows_break_a_range_and_filtering_recovers_the_clean_rows(kind: st
         assert canonical_rows(keeping) == canonical_rows(clean)
         filtered = filter_by_expected_ranges(noisy, spec.expected_ranges, spec.column_type_inference)
         assert canonical_rows(filtered) == canonical_rows(clean)
+        # row for row, in order: order-sensitive models (MLP) fit on the filtered rows must see the
+        # reference's rows in the reference's order
+        pd.testing.assert_frame_equal(filtered.astype(object), clean.astype(object), check_dtype=False)
+        assert not breaks[-_n_noise(len(clean)):].all()  # noise is interleaved, not appended
         assert list(noisy.columns) == list(clean.columns)
         for col in clean.columns:  # numbers keep their dtype; strings may be object or str
             if pd.api.types.is_numeric_dtype(clean[col]):

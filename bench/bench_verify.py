@@ -13,8 +13,12 @@ Re-executes the IF reference of the same tabular tasks three ways, side by side 
 
 Without --tree it builds one (`daregen build --limit N`). Start-up costs paid once (the fork
 server's imports, this process's imports) are excluded from (a) and (c) and reported apart;
-(b) pays them per task, which is the point. Prints best-of-R seconds and (a)/(c), (b)/(a).
-Machines are shared and noisy: read the ratios, not the seconds.
+(b) pays them per task, which is the point. Prints best-of-R seconds and (a)/(c), (b)/(a),
+and where (a) spends its time beyond (c): the fixed cost of one sandboxed job that does
+nothing (isolated, and with namespaces off), so a slow run can be told apart from a slow sandbox.
+Machines are shared and noisy: read the ratios, not the seconds. On an overloaded machine each
+hop between processes (caller, fork server, supervisor, job) waits in the run queue, which
+(a) pays and (c) does not.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from finalize.runner import run_reference_sandboxed
-from finalize.sandbox import forkserver_context, scrubbed_environment
+from finalize.sandbox import Limits, forkserver_context, run_in_sandbox, scrubbed_environment
 from finalize.verify import TABULAR, discover_tasks
 from pipeline import names
 from pipeline.jsonio import read_json
@@ -72,6 +76,15 @@ def run_bare(tasks: list[Path]) -> None:
             predict(task).to_csv(index=False, lineterminator="\n")
 
 
+def _median_ms(fn, n: int = 9) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return sorted(times)[n // 2]
+
+
 def build_tree(limit: int, out: Path) -> Path:
     subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--limit", str(limit), "--out", str(out)],
                    check=True, stdout=subprocess.DEVNULL)
@@ -98,6 +111,7 @@ def main() -> None:
         run_bare(tasks[:1])  # this process's imports
         warm_bare = time.perf_counter() - t
 
+        idle = {iso: _median_ms(lambda: run_in_sandbox(int, limits=Limits(isolate=iso))) for iso in (True, False)}
         pool = best_of(lambda: run_pool(tasks, args.jobs), args.repeat)
         bare = best_of(lambda: run_bare(tasks), args.repeat)
         naive = best_of(lambda: run_naive(tasks, args.jobs, Path(tmp)), 1)
@@ -108,6 +122,8 @@ def main() -> None:
           f"({naive / len(tasks) * 1000:.0f} ms/task)")
     print(f"  (c) bare in-process loop, 1 core     {bare:8.2f} s   ({bare / len(tasks) * 1000:.0f} ms/task; "
           f"one-off imports {warm_bare:.1f} s)")
+    print(f"  fixed cost of one empty sandboxed job: {idle[True]:.0f} ms isolated, {idle[False]:.0f} ms "
+          f"with namespaces off (median of 9)")
     print(f"  (a)/(c) = {pool / bare:.2f}   (target <= 1.3)")
     print(f"  (b)/(a) = {naive / pool:.2f}   (target >= 3)")
 

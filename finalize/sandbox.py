@@ -270,9 +270,11 @@ def _result(job: "_Job", supervisor_exit: int | None, wall: float) -> SandboxRes
         return SandboxResult("crash", reason=f"sandbox supervisor died (exit code {supervisor_exit})",
                              stdout=out, stderr=err, wall_s=wall, isolated=job.isolate)
     if report.get("unavailable"):
+        # Root can be denied too: container runtimes' default seccomp profiles block unshare(2).
         raise SandboxUnavailable(
             f"cannot isolate the job: {report['unavailable']}. Run as root or enable unprivileged user "
-            f"namespaces (sysctl kernel.unprivileged_userns_clone=1), or opt out with {SANDBOX_ENV}=off "
+            f"namespaces (sysctl kernel.unprivileged_userns_clone=1); in a container, allow unshare "
+            f"(e.g. docker run --security-opt seccomp=unconfined); or opt out with {SANDBOX_ENV}=off "
             f"(no network, PID or filesystem isolation then)")
     common = dict(stdout=out, stderr=err, stdout_bytes=report["stdout_bytes"], stderr_bytes=report["stderr_bytes"],
                   exit_code=report["exit_code"], signal=report["signal"], wall_s=wall, isolated=job.isolate,
@@ -397,7 +399,7 @@ def _supervise(job: _Job) -> None:
         try:
             _isolate(job, libc)
         except OSError as exc:
-            report["unavailable"] = str(exc)
+            report["unavailable"] = exc.strerror or str(exc)
             finish()
     work_fd = os.open(JOB_DIR if job.isolate else job.workdir, os.O_RDONLY | os.O_DIRECTORY)
     pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, result
@@ -425,15 +427,24 @@ def _supervise(job: _Job) -> None:
                 os.write(sink, chunk[:kept])
     deadline = time.monotonic() + lim.wall_s
     status = None  # set once the job has been reaped
+    # A pidfd turns readable when the job exits, so the loop below sleeps in select until there is
+    # output or an exit to handle, instead of polling wait4 every few milliseconds.
+    try:
+        exit_fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # kernels before 5.3: poll
+        exit_fd = None
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: everything it started dies with it
             report["timed_out"] = True
             break
-        if sinks:
-            ready, _, _ = select.select(list(sinks), [], [], min(left, 0.2))
+        watched = [*sinks, *([exit_fd] if exit_fd is not None else [])]
+        if watched:
+            ready, _, _ = select.select(watched, [], [], min(left, 0.2))
             for fd in ready:
+                if fd not in sinks:  # the pidfd: the job has exited; reaped just below
+                    continue
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     os.close(fd)
@@ -444,8 +455,10 @@ def _supervise(job: _Job) -> None:
         if done:
             status = polled
             break
-        if not sinks:
+        if not watched:
             time.sleep(0.01)
+    if exit_fd is not None:
+        os.close(exit_fd)
     if status is None:
         _, status, usage = os.wait4(pid, 0)
     report["cpu_s"] = usage.ru_utime + usage.ru_stime

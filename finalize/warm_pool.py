@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from finalize.reference_solution import build_pipeline
+from finalize.runner import thread_controller
 
 MODEL_TYPES = {
     "classification": ("LogisticRegression", "DecisionTreeClassifier", "GaussianNB", "LinearSVC", "MLPClassifier"),
@@ -33,6 +34,7 @@ def _frame() -> pd.DataFrame:
 
 
 def warm_up() -> None:
+    thread_controller()  # inherited by every forked job (see finalize.runner.thread_controller)
     frame = _frame()
     buf = io.BytesIO()
     frame.to_parquet(buf)

@@ -29,7 +29,9 @@ def _build(root: Path, file_type: str) -> Path:
     data = root / "data"
     data.mkdir()
     build_table(n=120).to_csv(data / "synthetic.csv", index=False)
-    write_json(data / "synthetic.json", {"title": "Synthetic visits", "license": "CC0-1.0",
+    # The hint picks `label`, the learnable column: the other candidates are noise that the MM
+    # feasibility check rightly refuses.
+    write_json(data / "synthetic.json", {"title": "Synthetic visits", "license": "CC0-1.0", "target_hint": "label",
                                          "column_descriptions": {"x": "a standard normal score"}})
     config = DesignConfig(file_types=(file_type,))
     outcome = steps.start(REF, str(root / "work"))

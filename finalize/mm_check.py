@@ -1,0 +1,203 @@
+"""MM feasibility: the free-modelling variant (train_v2 / val_v2) must be learnable, and not trivially.
+
+Two failure modes make an MM task worthless as a benchmark item, and both are
+caught here from the files an agent and the grader see:
+
+- **nothing to learn**: a fixed-seed reference model does not beat the trivial
+  baseline (for macro-F1 the better of the majority class and guessing at the
+  class frequencies; for R² the training mean) by MIN_MARGIN, so every agent
+  lands in the same noise band around the baseline;
+- **leakage**: one feature alone reaches LEAK_SCORE, so the task is a lookup.
+
+Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) and are
+rounded, so the `daregen.mm_baselines` block they feed is byte-stable.
+Cost is bounded for the build: rows are capped at MAX_ROWS (a seeded sample),
+the reference is one fit, and each single-feature probe is one depth-limited tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from finalize.checks import Problem
+from pipeline import names
+from postprocess.formats import read_frame
+
+# Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
+# trivial answer is inside the spread of scores that split noise alone produces on the few hundred
+# validation rows most tasks have, so the task cannot rank agents. 0.05 keeps honest but hard
+# tasks (a weak signal still clears it with a gradient-boosted model) and drops the hopeless ones.
+MIN_MARGIN = 0.05
+# One column reaching this alone is a leak (an encoded target, a unit conversion of it), not a signal.
+LEAK_SCORE = 0.99
+# Below this many scored rows a perfect single-feature score happens by chance (rockart: 11 val rows,
+# several columns separate its two classes perfectly), so leakage is only judged on larger val sets.
+LEAK_MIN_ROWS = 30
+MAX_ROWS = 20_000  # rows of train_v2 used for fitting; a seeded sample above it
+SEED = 0  # the reference model's and the row sample's seed; fixed so the recorded scores are stable
+_DIGITS = 4
+
+
+@dataclass(frozen=True)
+class MMAssessment:
+    """Scores for all_metadata.json's daregen.mm_baselines, and the problems they imply."""
+    scores: dict[str, float] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+
+
+def _macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
+
+
+def _clipped_r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    from sklearn.metrics import r2_score
+
+    if len(y_true) < 2:
+        return 0.0
+    return float(np.clip(r2_score(y_true, y_pred), 0.0, 1.0))
+
+
+def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
+    """The better of two answers that ignore the features: always the majority class, and guessing
+    each class at its training frequency. Macro-F1 punishes the majority answer (every other class
+    scores 0), so guessing beats it (1/k on average) and a model that learnt nothing lands there;
+    the guess is scored by its expectation, F1_c = 2 p_c q_c / (p_c + q_c), so no RNG is involved."""
+    train_freq = pd.Series(y_fit).value_counts(normalize=True)
+    majority = train_freq.sort_index(kind="stable").idxmax()
+    always = _macro_f1(y_val, np.full(len(y_val), majority, dtype=object))
+    val_freq = pd.Series(y_val).value_counts(normalize=True)
+    classes = sorted(set(train_freq.index) | set(val_freq.index))
+    f1 = [2 * p * q / (p + q) if p + q > 0 else 0.0
+          for p, q in ((val_freq.get(c, 0.0), train_freq.get(c, 0.0)) for c in classes)]
+    return max(always, float(np.mean(f1)))
+
+
+def _encode(train: pd.DataFrame, val: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers stay numbers (NaN kept: the models below handle it); anything else becomes an ordinal
+    code learnt on train, with unseen and missing values as NaN. Simple on purpose: the reference only
+    has to show the task is learnable, not be a strong solution."""
+    cols_train, cols_val = [], []
+    for c in train.columns:
+        a, b = train[c], val[c]
+        if pd.api.types.is_bool_dtype(a) or pd.api.types.is_numeric_dtype(a):
+            cols_train.append(pd.to_numeric(a, errors="coerce").astype(float).to_numpy())
+            cols_val.append(pd.to_numeric(b, errors="coerce").astype(float).to_numpy())
+            continue
+        categories = sorted(set(a.dropna().astype(str)))
+        codes = {v: float(i) for i, v in enumerate(categories)}
+        cols_train.append(a.map(lambda v: codes.get(str(v), np.nan) if pd.notna(v) else np.nan).to_numpy(float))
+        cols_val.append(b.map(lambda v: codes.get(str(v), np.nan) if pd.notna(v) else np.nan).to_numpy(float))
+    if not cols_train:
+        return np.empty((len(train), 0)), np.empty((len(val), 0))
+    return np.column_stack(cols_train), np.column_stack(cols_val)
+
+
+def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, target: list[str],
+                  problem_type: str, where: str) -> MMAssessment:
+    """Pure: the MM files as frames (val and truth aligned on row_id here) -> scores and problems."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    from threadpoolctl import threadpool_limits
+
+    classification = problem_type == "classification"
+    problems: list[Problem] = []
+    missing = [t for t in target if t not in train.columns or t not in truth.columns]
+    if missing or names.ROW_ID not in val.columns or names.ROW_ID not in truth.columns:
+        return MMAssessment(problems=(Problem(where, f"MM files lack the target {missing} or {names.ROW_ID}"),))
+    features = [c for c in train.columns if c in val.columns and c != names.ROW_ID and c not in target]
+    # A fresh frame, not val.assign: wide val files come back from sqlite fragmented.
+    val_ids = pd.concat([val[names.ROW_ID].astype(str).rename("_id"), val[features]], axis=1)
+    merged = truth.assign(_id=truth[names.ROW_ID].astype(str))[["_id", *target]].merge(
+        val_ids, on="_id", how="inner")
+    baseline, reference, best_single = [], [], []
+    leaks: list[str] = []
+    # Multi-threaded histogram sums may round differently on another core count: one thread.
+    with threadpool_limits(limits=1):
+        for t in target:
+            fit = train.dropna(subset=[t])
+            if len(fit) > MAX_ROWS:
+                fit = fit.sample(n=MAX_ROWS, random_state=SEED).sort_index()
+            scored = merged.dropna(subset=[t])
+            if len(fit) < 2 or scored.empty:
+                problems.append(Problem(where, f"MM data too small to assess {t!r} "
+                                               f"({len(fit)} training rows, {len(scored)} scored rows)"))
+                continue
+            x_fit, x_val = _encode(fit[features], scored[features])
+            if classification:
+                y_fit, y_val = fit[t].astype(str).to_numpy(), scored[t].astype(str).to_numpy()
+                base = _trivial_macro_f1(y_fit, y_val)
+                model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
+                metric, probe = _macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
+            else:
+                y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
+                y_val = pd.to_numeric(scored[t], errors="coerce").to_numpy(float)
+                keep_fit, keep_val = ~np.isnan(y_fit), ~np.isnan(y_val)
+                x_fit, y_fit, x_val, y_val = x_fit[keep_fit], y_fit[keep_fit], x_val[keep_val], y_val[keep_val]
+                if len(y_fit) < 2 or len(y_val) == 0:
+                    problems.append(Problem(where, f"MM target {t!r} is not numeric"))
+                    continue
+                base = _clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
+                model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
+                metric, probe = _clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
+            if x_fit.shape[1] == 0:
+                ref = base
+            else:
+                ref = metric(y_val, model.fit(x_fit, y_fit).predict(x_val))
+            baseline.append(base)
+            # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
+            # "missing" a distinct, splittable value.
+            single = []
+            for j, col in enumerate(features):
+                col_fit, col_val = x_fit[:, j:j + 1], x_val[:, j:j + 1]
+                fill = (np.nanmin(col_fit) - 1.0) if np.isfinite(col_fit).any() else 0.0
+                col_fit, col_val = np.nan_to_num(col_fit, nan=fill), np.nan_to_num(col_val, nan=fill)
+                score = metric(y_val, probe().fit(col_fit, y_fit).predict(col_val))
+                single.append(score)
+                if score >= LEAK_SCORE and len(y_val) >= LEAK_MIN_ROWS:
+                    leaks.append(f"{col!r} ({score:.3f})")
+            best_single.append(max(single, default=0.0))
+            # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
+            # does better: the reference is the better of the two, both fixed-seed fits.
+            reference.append(max(ref, best_single[-1]))
+    if not reference:
+        return MMAssessment(problems=tuple(problems))
+    metric_name = "macro_f1" if classification else "r2"
+    scores = {f"trivial_{metric_name}": round(float(np.mean(baseline)), _DIGITS),
+              f"reference_{metric_name}": round(float(np.mean(reference)), _DIGITS),
+              f"best_single_feature_{metric_name}": round(float(np.mean(best_single)), _DIGITS)}
+    base, ref = scores[f"trivial_{metric_name}"], scores[f"reference_{metric_name}"]
+    if ref < base + MIN_MARGIN:
+        problems.append(Problem(where, f"MM infeasible: the reference models (HistGradientBoosting, "
+                                       f"single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
+                                       f"above the trivial baseline's {base:.3f}"))
+    if leaks:
+        problems.append(Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
+                                       + ", ".join(sorted(leaks)[:5])))
+    return MMAssessment(scores, tuple(problems))
+
+
+def assess_task(task_dir: Path, question: dict) -> MMAssessment:
+    """Read train_v2, val_v2 and verify/ground_truth.csv of `task_dir` and assess them."""
+    where = task_dir.name
+    ftype = question["save_file_type"]
+    src = task_dir / names.SOURCE_DIR
+    paths = {stem: src / names.data_file(stem, ftype) for stem in (names.TRAIN_V2, names.VAL_V2)}
+    truth_path = task_dir / names.VERIFY_DIR / names.GROUND_TRUTH
+    missing = [p.name for p in (*paths.values(), truth_path) if not p.is_file()]
+    if missing:
+        return MMAssessment(problems=(Problem(where, f"MM check: missing {', '.join(missing)}"),))
+    train = read_frame(paths[names.TRAIN_V2], ftype)
+    val = read_frame(paths[names.VAL_V2], ftype)
+    truth = pd.read_csv(truth_path)
+    return assess_frames(train, val, truth, list(question["target"]), question["problem_type"], where)
+
+
+def check_mm_feasibility(task_dir: Path, question: dict, severity: str = "error") -> list[Problem]:
+    """assess_task's problems, at `severity` (foreign trees get warnings: their tasks are published)."""
+    return [Problem(p.where, p.message, severity) for p in assess_task(task_dir, question).problems]

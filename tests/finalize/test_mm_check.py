@@ -1,0 +1,107 @@
+"""An MM task must be learnable beyond the trivial baseline and not solvable by one feature: a learnable task
+passes with stable, rounded scores, a target of pure noise and a leaked target column are errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from finalize.mm_check import LEAK_MIN_ROWS, LEAK_SCORE, MIN_MARGIN, assess_frames, assess_task, check_mm_feasibility
+from pipeline import names
+from pipeline.jsonio import read_json
+from postprocess.formats import SQLITE_TABLE, read_frame, write_frame
+from tests.finalize.test_sandbox import DARE_EXAMPLES, TABULAR_EXAMPLES
+
+
+def _mm(problem_type: str, n: int = 400, signal: float = 1.0, leak: bool = False, seed: int = 0):
+    """train_v2, val_v2 and ground truth for a target that depends on x1, x2 and a category with
+    weight `signal`; `leak` adds a column that is the target in disguise."""
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    latent = signal * (x1 + 0.5 * x2 + (colour == "red")) + rng.normal(size=n)
+    y = np.where(latent > 0.3, "yes", "no") if problem_type == "classification" else latent * 10
+    df = pd.DataFrame({"x1": x1, "x2": np.where(rng.random(n) < 0.1, np.nan, x2), "colour": colour, "y": y})
+    if leak:
+        df["y_copy"] = (df["y"] == "yes").astype(int) if problem_type == "classification" else df["y"] * 2.54
+    cut = int(n * 0.8)
+    train, val = df.iloc[:cut].reset_index(drop=True), df.iloc[cut:].reset_index(drop=True)
+    val = val.assign(row_id=np.arange(len(val)) + 1000)
+    truth = val[["row_id", "y"]]
+    return train, val.drop(columns=["y"]), truth
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
+def test_a_learnable_task_passes_with_stable_scores(problem_type: str) -> None:
+    train, val, truth = _mm(problem_type)
+    first = assess_frames(train, val, truth, ["y"], problem_type, "t")
+    assert first.problems == ()
+    metric = "macro_f1" if problem_type == "classification" else "r2"
+    assert set(first.scores) == {f"trivial_{metric}", f"reference_{metric}", f"best_single_feature_{metric}"}
+    assert first.scores[f"reference_{metric}"] >= first.scores[f"trivial_{metric}"] + MIN_MARGIN
+    assert all(round(v, 4) == v and 0 <= v <= 1 for v in first.scores.values())
+    # Row order of val and truth must not matter, and a second run gives the same numbers.
+    again = assess_frames(train, val.iloc[::-1], truth.sample(frac=1, random_state=1), ["y"], problem_type, "t")
+    assert again.scores == first.scores
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
+def test_a_target_of_pure_noise_is_infeasible(problem_type: str) -> None:
+    train, val, truth = _mm(problem_type, n=2000, signal=0.0)  # 400 val rows: little split noise
+    result = assess_frames(train, val, truth, ["y"], problem_type, "noise_task")
+    messages = [p.message for p in result.problems if p.severity == "error"]
+    assert len(messages) == 1 and messages[0].startswith("MM infeasible: the reference models"), messages
+    assert f"not {MIN_MARGIN} above the trivial baseline" in messages[0]
+    assert result.problems[0].where == "noise_task"
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
+def test_a_leaked_target_column_is_an_error(problem_type: str) -> None:
+    train, val, truth = _mm(problem_type, leak=True)
+    result = assess_frames(train, val, truth, ["y"], problem_type, "t")
+    leaks = [p.message for p in result.problems if p.message.startswith("MM leakage")]
+    assert len(leaks) == 1 and "'y_copy'" in leaks[0] and f">= {LEAK_SCORE}" in leaks[0], result.problems
+    assert "'x1'" not in leaks[0]
+    metric = "macro_f1" if problem_type == "classification" else "r2"
+    assert result.scores[f"best_single_feature_{metric}"] >= LEAK_SCORE
+
+
+def test_a_single_class_in_training_is_infeasible() -> None:
+    train, val, truth = _mm("classification")
+    train = train.assign(y="yes")
+    result = assess_frames(train, val, truth, ["y"], "classification", "t")
+    assert any(p.message.startswith("MM infeasible") for p in result.problems)
+
+
+def test_missing_target_in_ground_truth_is_reported() -> None:
+    train, val, truth = _mm("regression")
+    result = assess_frames(train, val, truth.rename(columns={"y": "other"}), ["y"], "regression", "t")
+    assert result.scores == {} and "lack the target ['y']" in result.problems[0].message
+
+
+@pytest.mark.parametrize("name", TABULAR_EXAMPLES)
+def test_published_dare_tasks_are_feasible(name: str, tmp_path: Path) -> None:
+    if not (DARE_EXAMPLES / name).exists():
+        pytest.skip("dare-examples not available")
+    task = Path(shutil.copytree(DARE_EXAMPLES / name, tmp_path / name))
+    q = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    assert check_mm_feasibility(task, q) == []
+    # Leak the target into val_v2 and train_v2 as a renamed column: caught, as a warning when asked.
+    ftype, target = q["save_file_type"], q["target"][0]
+    truth = pd.read_csv(task / names.VERIFY_DIR / names.GROUND_TRUTH)
+    for stem, frame in ((names.TRAIN_V2, None), (names.VAL_V2, truth)):
+        path = task / names.SOURCE_DIR / names.data_file(stem, ftype)
+        df = read_frame(path, ftype)
+        df["leak"] = df[target] if frame is None else df[names.ROW_ID].map(dict(zip(frame[names.ROW_ID],
+                                                                                     frame[target])))
+        write_frame(df, path, ftype, SQLITE_TABLE.get(stem))
+    found = check_mm_feasibility(task, q, "warning")
+    if len(truth) < LEAK_MIN_ROWS:  # pokemon: 20 val rows, too few to tell a leak from luck
+        assert found == []
+        return
+    assert [p.severity for p in found] == ["warning"] and "'leak'" in found[0].message
+    assert assess_task(task, q).problems[0].severity == "error"

@@ -1,0 +1,1 @@
+"""DSAgentBench desktop configs with validated evaluators, written into a built DARE tree (build.write_dsagent)."""

@@ -1,0 +1,233 @@
+"""Write dsagentbench/ into a built DARE task tree: desktop configs with validated evaluators.
+
+    report = write_dsagent(tree, seed, DesktopSettings())
+
+Reads only the tree on disk (each task folder's source/ and verify/, and
+question_list.json). For every tabular DARE task it makes the IF and MM desktop
+variants and two tasks of other capability categories (chosen by the task's own
+seeded generator, so adding a dataset never changes another's tasks). Each task's
+oracle and evaluator are then run in the sandbox, one job per DARE task, and a
+task is published only when the evaluator accepts the oracle's output and
+rejects every perturbation of it. Layout:
+
+    dsagentbench/
+      dsagent_config.schema.json
+      index.json              every published task: id, name, category, difficulty, tags
+      validation.json         every task's oracle and perturbation scores, and why a task was dropped
+      tasks/<name>/           config.json, evaluator.py, expected.json, oracle.py, [reference.csv], [files/]
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jsonschema
+
+from finalize.dsagent import categories, config, dare_variants, evaluator_template, validate_job
+from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
+from finalize.reference_solution import read_table
+from finalize.sandbox import Limits, run_in_sandbox
+from pipeline import names
+from pipeline.jsonio import dumps, read_json, write_json, write_text
+from pipeline.records import DatasetRejected
+from pipeline.seeding import rng_for
+
+OUT_DIR = "dsagentbench"
+TASKS_DIR = "tasks"
+SCHEMA_FILE = "dsagent_config.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
+CATEGORY_TASKS_PER_DATASET = 2
+TS_TRAIN = "train.csv"  # a time-series task's raw history (DARE-bench's name, not in pipeline.names yet)
+_STAGE = "dsagent"
+
+
+def load_schema() -> dict:
+    schema = read_json(SCHEMA_PATH)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def schema_problems(cfg: dict, schema: dict) -> list[str]:
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"[:200]
+            for e in sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+def _train_v1_tables(src: Path, question: dict) -> dict | None:
+    if question["save_file_type"] != "sqlite":
+        return None
+    path = src / names.data_file(names.TRAIN_V1, "sqlite")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    finally:
+        con.close()
+    if len(tables) < 2:
+        return None
+    import pandas as pd
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        frames = {t: pd.read_sql_query(f'SELECT * FROM "{t}"', con) for t in tables}
+    finally:
+        con.close()
+    # A relational task's tables join along declared keys, not row_id: the generator makes its own database.
+    return frames if all(names.ROW_ID in f.columns for f in frames.values()) else None
+
+
+def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tuple[list[DesktopTask], dict[str, str]]:
+    """Every desktop task made from one DARE task folder, and {key: reason} for those that could not be made."""
+    meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    question = meta["question"]
+    if entry is None:
+        raise DatasetRejected("no question_list.json entry")
+    src = task_dir / names.SOURCE_DIR
+    if "prediction_starting_time" in question:  # time series: category tasks from train.csv and val_v1.csv
+        tasks, rejected = [], {f"{task_dir.name}/{v}": "time-series desktop variants (XF/CF) have no oracle "
+                               "forecaster yet" for v in ("xf", "cf")}
+        files, v1_tables = {names.TRAIN_V2: TS_TRAIN, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}, None
+    else:
+        tasks, rejected = dare_variants.dare_variants(task_dir, question, entry)
+        ftype = question["save_file_type"]
+        files = {stem: names.data_file(stem, ftype) for stem in (names.TRAIN_V1, names.TRAIN_V2, names.VAL_V2)}
+        v1_tables = _train_v1_tables(src, question)
+    ctx = categories.DataContext(
+        task_dir=task_dir.name, files=files, question=question, train=read_table(src / files[names.TRAIN_V2]),
+        val=read_table(src / files[names.VAL_V2]), train_v1_tables=v1_tables)
+    pool = sorted(categories.GENERATORS)
+    rng = rng_for(seed, task_dir.name, _STAGE)
+    for i in rng.choice(len(pool), size=CATEGORY_TASKS_PER_DATASET, replace=False):
+        category = pool[int(i)]
+        try:
+            tasks.append(categories.GENERATORS[category](ctx, rng_for(seed, task_dir.name, f"{_STAGE}/{category}")))
+        except DatasetRejected as exc:
+            rejected[f"{task_dir.name}/{category}"] = str(exc)
+    return tasks, rejected
+
+
+def _write_task_files(folder: Path, task: DesktopTask, evaluator_source: str) -> None:
+    folder.mkdir(parents=True)
+    write_text(folder / config.EVALUATOR_FILE, evaluator_source)
+    write_json(folder / config.EXPECTED_FILE, task.expected)
+    write_text(folder / "oracle.py", task.oracle)
+    if task.reference_csv is not None:
+        write_text(folder / "reference.csv", task.reference_csv)
+    for name, data in sorted(task.generated.items()):
+        path = folder / categories.GENERATED_DIR / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _tree_paths(task: DesktopTask) -> dict[str, str]:
+    """VM file name -> path relative to the tree (generated files live in the task's own folder)."""
+    prefix = f"{OUT_DIR}/{TASKS_DIR}/{task.name}/"
+    return {name: prefix + rel if rel.startswith(categories.GENERATED_DIR + "/") else rel
+            for name, rel in task.inputs.items()}
+
+
+def _validate(tree: Path, tasks: list[DesktopTask], evaluator_source: str, settings: DesktopSettings) -> dict:
+    files = {f"{t.name}/{name}": tree / rel for t in tasks for name, rel in _tree_paths(t).items()}
+    payload = [{"name": t.name, "oracle": t.oracle, "output": t.output, "expected": t.expected,
+                "reference_csv": t.reference_csv, "perturbations": list(t.perturbations)} for t in tasks]
+    res = run_in_sandbox(validate_job.validate_batch, (evaluator_source, payload), files,
+                         Limits(wall_s=settings.timeout_s), hide=(tree.resolve().parent,))
+    if not res.ok:
+        return {t.name: {"oracle": None, "perturbations": {}, "error": f"validation job {res.reason}"[:300]}
+                for t in tasks}
+    return res.value
+
+
+def verdict(record: dict) -> str:
+    """'' when the evaluator accepts the oracle and rejects every perturbation, else the one-line reason."""
+    if record.get("error"):
+        return record["error"]
+    if record["oracle"] is None or record["oracle"] < SOLVED_THRESHOLD:
+        return f"evaluator scores the oracle's output {record['oracle']} (< {SOLVED_THRESHOLD})"
+    accepted = [name for name, score in sorted(record["perturbations"].items())
+                if score is None or (score != validate_job.NOT_APPLICABLE and score >= SOLVED_THRESHOLD)]
+    if all(score == validate_job.NOT_APPLICABLE for score in record["perturbations"].values()):
+        return "no perturbation applies to this output"
+    if accepted:
+        return f"evaluator accepts a perturbed output ({', '.join(accepted)})"
+    return ""
+
+
+def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None) -> dict:
+    """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason."""
+    settings = settings or DesktopSettings()
+    tree = Path(tree)
+    out = tree / OUT_DIR
+    shutil.rmtree(out, ignore_errors=True)
+    (out / TASKS_DIR).mkdir(parents=True)
+    schema = load_schema()
+    shutil.copyfile(SCHEMA_PATH, out / SCHEMA_FILE)  # byte-identical to the published schema
+    evaluator_source = Path(evaluator_template.__file__).read_text(encoding="utf-8")
+    ql_path = tree / names.QUESTION_LIST
+    entries = {e["file_path"]: e for e in read_json(ql_path)} if ql_path.is_file() else {}
+    task_dirs = sorted(p.parent.parent for p in tree.glob(f"*/{names.VERIFY_DIR}/{names.ALL_METADATA}"))
+    rejections: dict[str, str] = {}
+    batches: list[tuple[Path, list[DesktopTask]]] = []
+    for task_dir in task_dirs:
+        try:
+            tasks, rejected = tasks_for(tree, task_dir, entries.get(task_dir.name), seed)
+        except (DatasetRejected, OSError, ValueError, KeyError) as exc:
+            rejections[f"{task_dir.name}/*"] = str(exc) if isinstance(exc, DatasetRejected) else \
+                f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        rejections.update(rejected)
+        for t in tasks:
+            _write_task_files(out / TASKS_DIR / t.name, t, evaluator_source)
+        batches.append((task_dir, tasks))
+    workers = max(1, min(len(batches), 2))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda b: _validate(tree, b[1], evaluator_source, settings), batches))
+    validation, index = {}, []
+    for (task_dir, tasks), result in zip(batches, results):
+        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+        info = meta.get("data_info") or {}
+        source = f"daregen:{task_dir.name} ({info.get('url') or info.get('ref') or 'unknown source'})"
+        for t in tasks:
+            record = result.get(t.name, {"oracle": None, "perturbations": {}, "error": "not validated"})
+            reason = verdict(record)
+            cfg = config.build_config(t, settings, _tree_paths(t), source)
+            if not reason:
+                problems = schema_problems(cfg, schema)
+                reason = f"config fails the schema: {problems[0]}" if problems else ""
+            validation[t.name] = {"key": t.key, "id": cfg["id"], "oracle": record["oracle"],
+                                  "perturbations": dict(sorted(record["perturbations"].items())),
+                                  "published": not reason, "reason": reason}
+            if reason:
+                rejections[t.key] = reason
+                shutil.rmtree(out / TASKS_DIR / t.name)
+                continue
+            write_json(out / TASKS_DIR / t.name / "config.json", cfg)
+            index.append({"id": cfg["id"], "name": t.name, "source_task": t.source_task, "category": t.category,
+                          "difficulty": t.difficulty, "tags": cfg["tags"], "variant": t.kind})
+    index.sort(key=lambda r: r["name"])
+    report = _summary(index, rejections, len(task_dirs))
+    write_json(out / "validation.json", dict(sorted(validation.items())))
+    write_text(out / "index.json", dumps({"summary": report, "tasks": index}))
+    return report
+
+
+def _summary(index: list[dict], rejections: dict[str, str], n_dare: int) -> dict:
+    def count(field: str) -> dict:
+        out: dict[str, int] = {}
+        for r in index:
+            out[r[field]] = out.get(r[field], 0) + 1
+        return dict(sorted(out.items()))
+
+    modelled = {r["source_task"] for r in index if r["category"] == "modelling"}
+    return {
+        "dare_tasks": n_dare,
+        "dare_tasks_with_config": len({r["source_task"] for r in index}),
+        "dare_tasks_with_modelling_variant": len(modelled),
+        "published": len(index),
+        "category_tasks": sum(r["category"] != "modelling" for r in index),
+        "by_category": count("category"),
+        "by_difficulty": count("difficulty"),
+        "rejections": [{"task": k, "reason": v} for k, v in sorted(rejections.items())],
+    }

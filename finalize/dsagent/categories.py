@@ -1,0 +1,609 @@
+"""The five non-modelling DSAgentBench capability categories, generated from a task's clean data.
+
+Every generator is a pure function `(ctx, rng) -> DesktopTask`: it draws its
+choices (columns, questions, how many steps) from the per-task generator it is
+handed, computes the expected answer from the data here, and writes an oracle
+program that computes the same thing independently from the files in the VM.
+A generator that finds nothing to ask of a dataset raises DatasetRejected.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from finalize.dsagent.dare_variants import TASK_FOLDER
+from finalize.dsagent.oracles import program
+from finalize.dsagent.records import DesktopTask
+from pipeline import names
+from pipeline.jsonio import to_jsonable
+from pipeline.records import DatasetRejected
+
+GENERATED_DIR = "files"  # generated inputs live in dsagentbench/tasks/<name>/files/
+TABLE_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")
+ANSWER_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column")
+CHART_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "unlabeled_axis", "wrong_mark")
+_RTOL, _ATOL = 1e-6, 1e-9
+
+
+@dataclass(frozen=True)
+class DataContext:
+    """What a generator may use: the DARE task's clean files (train_v2 with the target, val_v2 with row_id)."""
+
+    task_dir: str  # folder name in the tree
+    files: dict[str, str]  # TRAIN_V2 / VAL_V2 stem -> the source file playing that part (train.csv in a TS task)
+    question: dict
+    train: pd.DataFrame
+    val: pd.DataFrame
+    train_v1_tables: dict[str, pd.DataFrame] | None  # the tables of a multi-table train_v1.sqlite
+
+    @property
+    def target(self) -> str:
+        return self.question["target"][0]
+
+    def source(self, stem: str) -> tuple[str, str]:
+        """(file name in the VM, path in the tree) of a DARE source file."""
+        f = self.files[stem]
+        return f, f"{self.task_dir}/{names.SOURCE_DIR}/{f}"
+
+    def numeric(self, frame: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
+        return [c for c in frame.columns if c not in exclude and c != names.ROW_ID
+                and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+                and frame[c].notna().sum() >= 3 and frame[c].nunique() > 1]
+
+    def categorical(self, frame: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
+        kinds = self.question.get("column_type_inference") or {}
+        return [c for c in frame.columns if c not in exclude and c != names.ROW_ID
+                and kinds.get(c, "categorical" if frame[c].dtype == object else "") == "categorical"
+                and 2 <= frame[c].nunique() <= 12]
+
+
+def _pick(rng: np.random.Generator, items: list, k: int = 1) -> list:
+    if len(items) < k:
+        raise DatasetRejected("not enough suitable columns")
+    return [items[i] for i in sorted(rng.choice(len(items), size=k, replace=False))]
+
+
+def _num(value) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _text(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value.item() if isinstance(value, np.generic) else value).strip()
+
+
+def _listing(items: list[str]) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
+
+
+def _intro(files: list[str], output: str) -> str:
+    listed = ", ".join(f"`{f}`" for f in files)
+    return (f"You are working in a desktop with VS Code, Jupyter and a terminal. The task folder `{TASK_FOLDER}` "
+            f"is open and holds {listed}. Save your result as `{TASK_FOLDER}/{output}`.\n\n")
+
+
+def _task(ctx: DataContext, kind: str, category: str, stages: tuple[str, ...], steps: list[str], text: str,
+          inputs: dict[str, str], output: str, check: dict, oracle: str, perturbations: tuple[str, ...],
+          generated: dict[str, bytes] | None = None) -> DesktopTask:
+    generated = generated or {}
+    files = sorted(inputs)
+    return DesktopTask(
+        key=f"{ctx.task_dir}/{kind}", name=f"{ctx.task_dir}__{kind}", source_task=ctx.task_dir, category=category,
+        kind=kind, steps=tuple(steps), stages=stages, instruction=_intro(files, output) + text,
+        inputs=inputs, generated=generated, output=output,
+        expected={"check": {**check, "file": output}, "solved_threshold": 0.95}, oracle=oracle,
+        perturbations=perturbations)
+
+
+# ----------------------------------------------------------------------------- EDA
+
+
+def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
+    """Named answers about train_v2: missing counts, a Pearson correlation, grouped means, quantiles."""
+    df = ctx.train
+    fname, tree_path = ctx.source(names.TRAIN_V2)
+    num, cat = ctx.numeric(df), ctx.categorical(df)
+    if not num:
+        raise DatasetRejected("EDA: no numeric column")
+    catalogue: list[tuple[str, dict]] = [("missing", {}), ("quantile", {}), ("mean", {}), ("distinct", {})]
+    if len(num) >= 2:
+        catalogue.append(("pearson", {}))
+    if cat:
+        catalogue.append(("group_mean", {}))
+    n_questions = int(rng.integers(1, 7))
+    questions, answers, ops = [], {}, []
+    for i in range(1, n_questions + 1):
+        what = catalogue[int(rng.integers(len(catalogue)))][0]
+        key = f"answer_{i}"
+        if what == "missing":
+            col = _pick(rng, list(df.columns))[0]
+            value, tol = int(df[col].isna().sum()), (0.0, 0.0)
+            questions.append(f"`{key}`: the number of missing values in column `{col}`")
+        elif what == "quantile":
+            col, q = _pick(rng, num)[0], float(rng.choice([0.1, 0.25, 0.5, 0.75, 0.9]))
+            value, tol = _num(df[col].quantile(q)), (_RTOL, _ATOL)
+            questions.append(f"`{key}`: the {q:g} quantile of `{col}` (linear interpolation, missing values "
+                             f"ignored)")
+            ops.append(("quantile", key, col, q))
+            answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
+            continue
+        elif what == "mean":
+            col = _pick(rng, num)[0]
+            value, tol = _num(df[col].mean()), (_RTOL, _ATOL)
+            questions.append(f"`{key}`: the mean of `{col}` (missing values ignored)")
+        elif what == "distinct":
+            col = _pick(rng, list(df.columns))[0]
+            value, tol = int(df[col].nunique()), (0.0, 0.0)
+            questions.append(f"`{key}`: the number of distinct non-missing values in `{col}`")
+        elif what == "pearson":
+            a, b = _pick(rng, num, 2)
+            value, tol = _num(df[a].corr(df[b])), (0.0, 0.01)
+            if value is None:
+                raise DatasetRejected(f"EDA: correlation of {a} and {b} is undefined")
+            questions.append(f"`{key}`: the Pearson correlation between `{a}` and `{b}` (rows where either "
+                             f"is missing ignored), within 0.01")
+            ops.append(("pearson", key, a, b))
+            answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
+            continue
+        else:
+            g, col = _pick(rng, cat)[0], _pick(rng, num)[0]
+            level = _pick(rng, sorted(df[g].dropna().unique().tolist(), key=_text))[0]
+            value, tol = _num(df.loc[df[g] == level, col].mean()), (_RTOL, _ATOL)
+            questions.append(f"`{key}`: the mean of `{col}` over the rows where `{g}` is {_text(level)!r}")
+            ops.append(("group_mean", key, g, col, to_jsonable(level)))
+            answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
+            continue
+        ops.append((what, key, col))
+        answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
+    if any(a["value"] is None for a in answers.values()):
+        raise DatasetRejected("EDA: an answer is undefined on this data")
+    body = '''
+df = read_table(P["file"])
+out = {}
+for op in P["ops"]:
+    what, key = op[0], op[1]
+    if what == "missing":
+        out[key] = int(df[op[2]].isna().sum())
+    elif what == "distinct":
+        out[key] = int(df[op[2]].nunique())
+    elif what == "mean":
+        out[key] = float(df[op[2]].mean())
+    elif what == "quantile":
+        out[key] = float(df[op[2]].quantile(op[3]))
+    elif what == "pearson":
+        out[key] = float(df[op[2]].corr(df[op[3]]))
+    else:
+        out[key] = float(df.loc[df[op[2]] == op[4], op[3]].mean())
+with open("answers.json", "w") as fh:
+    json.dump(out, fh, indent=2)
+'''
+    text = (f"Load `{fname}` (the full training table) and answer these questions in a JSON object saved as "
+            f"`answers.json`, one key per answer:\n{_listing(questions)}")
+    return _task(ctx, "eda", "eda", ("eda",), questions, text, {fname: tree_path},
+                 "answers.json", {"kind": "answers", "answers": answers},
+                 program({"file": fname, "ops": [list(o) for o in ops]}, body), ANSWER_PERTURBATIONS)
+
+
+# ----------------------------------------------------------------------------- feature engineering
+
+
+def feature_engineering_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
+    """Derived columns of val_v2 (ratios, indicators, group means, z-scores, log1p), saved as features.csv."""
+    df = ctx.val
+    fname, tree_path = ctx.source(names.VAL_V2)
+    num, cat = ctx.numeric(df), ctx.categorical(df)
+    if not num:
+        raise DatasetRejected("feature engineering: no numeric column in val_v2")
+    kinds = ["zscore", "above_median"] + (["ratio"] if len(num) >= 2 else []) + (["indicator", "group_mean"]
+                                                                                   if cat else [])
+    kinds += ["log1p"] if any(df[c].min() >= 0 for c in num) else []
+    n_features = int(rng.integers(1, 7))
+    specs, steps, out = [], [], pd.DataFrame({names.ROW_ID: df[names.ROW_ID]})
+    for i in range(1, n_features + 1):
+        col = f"feat_{i}"
+        kind = kinds[int(rng.integers(len(kinds)))]
+        if kind == "ratio":
+            a, b = _pick(rng, num, 2)
+            den = df[b].astype(float)
+            out[col] = df[a].astype(float) / den.where(den != 0)
+            steps.append(f"`{col}` = `{a}` / `{b}` (missing where `{b}` is 0 or missing)")
+            specs.append(["ratio", col, a, b])
+        elif kind == "indicator":
+            g = _pick(rng, cat)[0]
+            level = _pick(rng, sorted(df[g].dropna().unique().tolist(), key=_text))[0]
+            out[col] = (df[g] == level).astype(int)
+            steps.append(f"`{col}` = 1 where `{g}` is {_text(level)!r}, else 0 (a one-hot column)")
+            specs.append(["indicator", col, g, to_jsonable(level)])
+        elif kind == "group_mean":
+            g, a = _pick(rng, cat)[0], _pick(rng, num)[0]
+            out[col] = df.groupby(g)[a].transform("mean")
+            steps.append(f"`{col}` = the mean of `{a}` over the rows sharing the row's `{g}` value (missing "
+                         f"values ignored; missing where `{g}` is missing)")
+            specs.append(["group_mean", col, g, a])
+        elif kind == "zscore":
+            a = _pick(rng, num)[0]
+            out[col] = (df[a] - df[a].mean()) / df[a].std()
+            steps.append(f"`{col}` = (`{a}` - its mean) / its sample standard deviation (ddof=1), computed over "
+                         f"this file")
+            specs.append(["zscore", col, a])
+        elif kind == "above_median":
+            a = _pick(rng, num)[0]
+            out[col] = (df[a] > df[a].median()).astype(int)
+            steps.append(f"`{col}` = 1 where `{a}` is above its median over this file, else 0")
+            specs.append(["above_median", col, a])
+        else:
+            a = _pick(rng, [c for c in num if df[c].min() >= 0])[0]
+            out[col] = np.log1p(df[a].astype(float))
+            steps.append(f"`{col}` = the natural logarithm of 1 + `{a}`")
+            specs.append(["log1p", col, a])
+    columns = [c for c in out.columns if c != names.ROW_ID]
+    rows = [[_text(r[0])] + [_num(v) for v in r[1:]] for r in out.itertuples(index=False, name=None)]
+    body = '''
+df = read_table(P["file"])
+out = pd.DataFrame({"row_id": df["row_id"]})
+for s in P["specs"]:
+    kind, col = s[0], s[1]
+    if kind == "ratio":
+        den = df[s[3]].astype(float)
+        out[col] = df[s[2]].astype(float) / den.where(den != 0)
+    elif kind == "indicator":
+        out[col] = (df[s[2]] == s[3]).astype(int)
+    elif kind == "group_mean":
+        out[col] = df.groupby(s[2])[s[3]].transform("mean")
+    elif kind == "zscore":
+        out[col] = (df[s[2]] - df[s[2]].mean()) / df[s[2]].std()
+    elif kind == "above_median":
+        out[col] = (df[s[2]] > df[s[2]].median()).astype(int)
+    else:
+        out[col] = np.log1p(df[s[2]].astype(float))
+out.to_csv("features.csv", index=False)
+'''
+    text = (f"Load `{fname}` and build a CSV `features.csv` with the column `row_id` plus these derived columns, "
+            f"one row per row of the file:\n{_listing(steps)}")
+    stages = ("eda", "feature_engineering") if any(s[0] == "group_mean" for s in specs) else ("feature_engineering",)
+    return _task(ctx, "features", "feature_engineering", stages, steps, text, {fname: tree_path}, "features.csv",
+                 {"kind": "table", "key": names.ROW_ID, "columns": columns, "rows": rows,
+                  "numeric": {c: True for c in columns}, "rtol": _RTOL, "atol": 1e-8},
+                 program({"file": fname, "specs": specs}, body), TABLE_PERTURBATIONS)
+
+
+# ----------------------------------------------------------------------------- data acquisition
+
+
+def _sqlite_bytes(tables: dict[str, pd.DataFrame]) -> bytes:
+    """A sqlite file holding `tables`, written the same way every time (so its bytes are stable)."""
+    with tempfile.TemporaryDirectory(prefix="daregen-dsagent-") as tmp:
+        path = Path(tmp) / "db.sqlite"
+        con = sqlite3.connect(path)
+        try:
+            for name, frame in tables.items():
+                frame.to_sql(name, con, index=False)
+            con.commit()
+        finally:
+            con.close()
+        return path.read_bytes()
+
+
+def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
+    """Join the tables of a multi-table SQLite database on row_id (DARE's own train_v1.sqlite when the
+    task has one, else a database split from val_v2 here), select, filter or aggregate, save joined.csv."""
+    if ctx.train_v1_tables:
+        fname, db_path = ctx.source(names.TRAIN_V1)
+        generated: dict[str, bytes] = {}
+        tables = dict(ctx.train_v1_tables)
+    else:
+        fname = "warehouse.sqlite"
+        df = ctx.val
+        cols = [c for c in df.columns if c != names.ROW_ID]
+        if len(cols) < 2:
+            raise DatasetRejected("data acquisition: too few columns to split over tables")
+        n_tables = min(len(cols), int(rng.integers(2, 4)))
+        order = rng.permutation(len(cols))
+        tables = {}
+        for t in range(n_tables):
+            part = [cols[i] for i in sorted(order[t::n_tables])]
+            rows = rng.permutation(len(df))  # each table in its own order: joining is the point
+            tables[f"part_{t + 1}"] = df[[names.ROW_ID, *part]].iloc[rows].reset_index(drop=True)
+        generated = {fname: _sqlite_bytes(tables)}
+        db_path = None
+    joined = None
+    for t in sorted(tables):
+        joined = tables[t] if joined is None else joined.merge(tables[t], on=names.ROW_ID, how="inner")
+    joined = joined.sort_values(names.ROW_ID, kind="stable").reset_index(drop=True)
+    num = ctx.numeric(joined)
+    features = [c for c in joined.columns if c != names.ROW_ID]
+    mode = ["export", "join", "join_filter", "join_aggregate"][int(rng.integers(4))]
+    if mode == "join_aggregate" and not (ctx.categorical(joined) and num):
+        mode = "join_filter"
+    if mode == "join_filter" and not num:
+        mode = "join"
+    table_names = sorted(tables)
+    params: dict = {"file": fname, "tables": table_names, "mode": mode}
+    if mode == "export":
+        t = table_names[int(rng.integers(len(table_names)))]
+        result = tables[t].sort_values(names.ROW_ID, kind="stable")
+        params["table"] = t
+        steps = [f"read the table `{t}`", "save it as `joined.csv`"]
+        key = names.ROW_ID
+    else:
+        keep = _pick(rng, features, int(rng.integers(1, min(4, len(features)) + 1)))
+        steps = [f"list the tables of `{fname}`", "join them all on `row_id`",
+                 f"keep `row_id` and the columns {', '.join(f'`{c}`' for c in keep)}"]
+        result = joined[[names.ROW_ID, *keep]]
+        key = names.ROW_ID
+        params["keep"] = keep
+        if mode in ("join_filter",):
+            col = _pick(rng, num)[0]
+            threshold = float(joined[col].median())
+            result = joined.loc[joined[col] >= threshold, [names.ROW_ID, *keep]]
+            steps.insert(2, f"keep only the rows where `{col}` is at least {threshold!r}")
+            params.update(filter_col=col, threshold=threshold)
+        if mode == "join_aggregate":
+            g, a = _pick(rng, ctx.categorical(joined))[0], _pick(rng, num)[0]
+            grouped = joined.groupby(g, dropna=True)[a].agg(["count", "mean"]).reset_index()
+            result = grouped.rename(columns={"count": "n_rows", "mean": f"mean_{a}"})
+            key = g
+            steps = [f"list the tables of `{fname}`", "join them all on `row_id`", f"group the rows by `{g}`",
+                     f"count the rows with a non-missing `{a}` per group (`n_rows`) and the mean of `{a}` "
+                     f"(`mean_{a}`)", "save one row per group"]
+            params.update(group=g, agg=a)
+        steps.append("save the result as `joined.csv`")
+    result = result.reset_index(drop=True)
+    columns = [c for c in result.columns if c != key]
+    numeric = {c: bool(pd.api.types.is_numeric_dtype(result[c])) for c in columns}
+    rows = [[_text(r[0])] + [(_num(v) if numeric[c] else _text(v)) for c, v in zip(columns, r[1:])]
+            for r in result[[key, *columns]].itertuples(index=False, name=None)]
+    body = '''
+import sqlite3
+con = sqlite3.connect(P["file"])
+frames = {t: pd.read_sql_query('SELECT * FROM "%s"' % t, con) for t in P["tables"]}
+con.close()
+if P["mode"] == "export":
+    out = frames[P["table"]].sort_values("row_id")
+else:
+    joined = None
+    for t in P["tables"]:
+        joined = frames[t] if joined is None else joined.merge(frames[t], on="row_id")
+    joined = joined.sort_values("row_id")
+    if P["mode"] == "join_aggregate":
+        out = joined.groupby(P["group"])[P["agg"]].agg(["count", "mean"]).reset_index()
+        out = out.rename(columns={"count": "n_rows", "mean": "mean_" + P["agg"]})
+    else:
+        if P["mode"] == "join_filter":
+            joined = joined[joined[P["filter_col"]] >= P["threshold"]]
+        out = joined[["row_id"] + P["keep"]]
+out.to_csv("joined.csv", index=False)
+'''
+    text = (f"`{fname}` is a SQLite database whose tables share the key column `row_id`. "
+            f"Produce `joined.csv` as follows:\n{_listing(steps)}")
+    stages = ("data_acquisition", "eda") if mode == "join_aggregate" else ("data_acquisition",)
+    inputs = {fname: db_path if db_path else f"{GENERATED_DIR}/{fname}"}
+    return _task(ctx, "acquisition", "data_acquisition", stages, steps, text, inputs, "joined.csv",
+                 {"kind": "table", "key": key, "columns": columns, "rows": rows, "numeric": numeric,
+                  "rtol": _RTOL, "atol": 1e-8},
+                 program(params, body), TABLE_PERTURBATIONS, generated)
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+_CLASS_METRICS = {"accuracy": "accuracy_score(y, p)", "macro_f1": "f1_score(y, p, average='macro')",
+                  "macro_precision": "precision_score(y, p, average='macro', zero_division=0)",
+                  "macro_recall": "recall_score(y, p, average='macro', zero_division=0)",
+                  "balanced_accuracy": "balanced_accuracy_score(y, p)"}
+_REG_METRICS = {"mae": "mean_absolute_error(y, p)", "rmse": "mean_squared_error(y, p) ** 0.5",
+                "r2": "r2_score(y, p)", "median_absolute_error": "median_absolute_error(y, p)",
+                "max_error": "max_error(y, p)"}
+_METRIC_IMPORTS = ("from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, max_error, "
+                   "mean_absolute_error, mean_squared_error, median_absolute_error, precision_score, r2_score, "
+                   "recall_score")
+
+
+def _metric_values(frame: pd.DataFrame, metrics: list[str], table: dict[str, str]) -> dict[str, float]:
+    """The named metrics of y_true vs y_pred, by the very expressions the oracle uses."""
+    scope: dict = {}
+    exec(_METRIC_IMPORTS, scope)  # noqa: S102 - our own constant import line
+    y, p = frame["y_true"], frame["y_pred"]
+    return {m: float(eval(table[m], scope, {"y": y, "p": p})) for m in metrics}  # noqa: S307
+
+
+def evaluation_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
+    """Named metrics for given predictions (easy/medium), or a seeded K-fold cross-validation (hard)."""
+    q, df = ctx.question, ctx.train.dropna(subset=[ctx.target])
+    classification = q["problem_type"] == "classification"
+    if len(df) < 20:
+        raise DatasetRejected("evaluation: fewer than 20 labelled rows")
+    tabular = q["problem_type"] in ("classification", "regression") and "numerical_features" in q
+    if rng.random() < 0.35 and tabular:  # a time-series task has no feature lists to cross-validate with
+        return _cross_validation_task(ctx, rng, df, classification)
+    y = df[ctx.target].reset_index(drop=True)
+    if classification:
+        labels = sorted(y.unique().tolist(), key=_text)
+        flip = rng.random(len(y)) < 0.25
+        other = [labels[int(i)] for i in rng.integers(len(labels), size=len(y))]
+        pred = pd.Series(np.where(flip, pd.Series(other, dtype=object), y.astype(object)))
+    else:
+        scale = float(y.std()) or 1.0
+        pred = pd.Series(np.round(y.astype(float) + rng.normal(0, 0.5 * scale, len(y)), 6))
+    frame = pd.DataFrame({names.ROW_ID: np.arange(len(y)), "y_true": y, "y_pred": pred})
+    data = frame.to_csv(index=False, lineterminator="\n").encode()
+    frame = pd.read_csv(io.BytesIO(data))  # the expected answer comes from the file as the agent reads it
+    table = _CLASS_METRICS if classification else _REG_METRICS
+    metrics = _pick(rng, sorted(table), int(rng.integers(1, 4)))
+    values = _metric_values(frame, metrics, table)
+    if any(not math.isfinite(v) for v in values.values()):
+        raise DatasetRejected("evaluation: a metric is undefined on these predictions")
+    answers = {m: {"value": v, "rtol": _RTOL, "atol": 1e-9} for m, v in values.items()}
+    steps = ["load `predictions.csv` (columns `row_id`, `y_true`, `y_pred`)"] + [
+        f"compute `{m}` ({table[m].split('(')[0]} from scikit-learn{', square root' if m == 'rmse' else ''}"
+        f"{', macro average' if 'macro' in m else ''})" for m in metrics]
+    body = _METRIC_IMPORTS + '''
+frame = pd.read_csv("predictions.csv")
+y, p = frame["y_true"], frame["y_pred"]
+with open("metrics.json", "w") as fh:
+    json.dump({name: float(eval(expr)) for name, expr in P["metrics"].items()}, fh, indent=2)
+'''
+    text = (f"`predictions.csv` holds the true values and a model's predictions of `{ctx.target}`. "
+            f"Compute these metrics and save them in `metrics.json` as an object keyed by metric name:\n"
+            f"{_listing(steps[1:])}")
+    return _task(ctx, "metrics", "evaluation", ("evaluation",), steps, text,
+                 {"predictions.csv": f"{GENERATED_DIR}/predictions.csv"}, "metrics.json",
+                 {"kind": "answers", "answers": answers},
+                 program({"metrics": {m: table[m] for m in metrics}}, body), ANSWER_PERTURBATIONS,
+                 {"predictions.csv": data})
+
+
+_CV_BODY = '''
+import warnings
+from sklearn.model_selection import KFold, cross_val_score
+warnings.simplefilter("ignore")
+df = read_table(P["file"]).dropna(subset=[P["target"]])
+model = build_pipeline("mean", P["numeric"], P["categorical"],
+                       make_model(P["model"], P["seed"]))
+folds = KFold(n_splits=P["k"], shuffle=True, random_state=P["seed"])
+scores = cross_val_score(model, df[P["numeric"] + P["categorical"]], df[P["target"]], cv=folds,
+                         scoring=P["scoring"])
+with open("cv.json", "w") as fh:
+    json.dump({"fold_scores": [float(s) for s in scores], "mean_score": float(scores.mean())}, fh, indent=2)
+'''
+
+
+def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.DataFrame,
+                           classification: bool) -> DesktopTask:
+    import warnings
+
+    from finalize.reference_solution import build_pipeline
+
+    from sklearn.model_selection import KFold, cross_val_score
+
+    q = ctx.question
+    numeric, categorical = list(q["numerical_features"]), list(q["categorical_features"])
+    model = "DecisionTreeClassifier" if classification else "Ridge"
+    scoring = "accuracy" if classification else "r2"
+    k, seed = int(rng.choice([3, 5])), int(rng.integers(0, 1000))
+    fname, tree_path = ctx.source(names.TRAIN_V2)
+    pipe = build_pipeline({"imputer_type": "mean", "numerical_features": numeric,
+                           "categorical_features": categorical, "model_type": model, "random_state": seed})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = cross_val_score(pipe, df[numeric + categorical], df[ctx.target],
+                                 cv=KFold(n_splits=k, shuffle=True, random_state=seed), scoring=scoring)
+    if not np.isfinite(scores).all():
+        raise DatasetRejected("evaluation: a cross-validation fold has no score")
+    features = ", ".join(f"`{c}`" for c in numeric + categorical)
+    steps = [f"load `{fname}` and drop the rows with a missing `{ctx.target}`",
+             f"use the features {features}",
+             "numeric features: mean imputation then standard scaling; categorical features: most-frequent "
+             "imputation then one-hot encoding (unknown categories ignored)",
+             f"model: scikit-learn `{model}(random_state={seed})`",
+             f"{k}-fold cross-validation with `KFold(n_splits={k}, shuffle=True, random_state={seed})`, "
+             f"scoring `{scoring}`",
+             "save the per-fold scores (`fold_scores`, in fold order) and their mean (`mean_score`)"]
+    answers = {"fold_scores": {"value": [float(s) for s in scores], "rtol": _RTOL, "atol": 1e-9},
+               "mean_score": {"value": float(scores.mean()), "rtol": _RTOL, "atol": 1e-9}}
+    text = f"Cross-validate a model predicting `{ctx.target}` and save `cv.json`:\n{_listing(steps)}"
+    params = {"file": fname, "target": ctx.target, "numeric": numeric, "categorical": categorical,
+              "model": model, "seed": seed, "k": k, "scoring": scoring}
+    return _task(ctx, "crossval", "evaluation", ("feature_engineering", "modelling", "evaluation"), steps, text,
+                 {fname: tree_path}, "cv.json", {"kind": "answers", "answers": answers},
+                 program(params, _CV_BODY, pipeline=True), ANSWER_PERTURBATIONS)
+
+
+# ----------------------------------------------------------------------------- visualization
+
+_CHART_BODY = '''
+df = read_table(P["file"])
+x, y = P["x"], P["y"]
+if P["mode"] == "bar_mean":
+    data = df.dropna(subset=[x, y]).groupby(x)[y].mean().reset_index()
+elif P["mode"] == "bar_count":
+    data = df[x].dropna().value_counts().rename(y).rename_axis(x).reset_index()
+else:
+    data = df[[x, y]].dropna().head(P["limit"])
+values = [{x: jsonable(a), y: jsonable(b)} for a, b in zip(data[x], data[y])]
+spec = {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "title": P["title"],
+    "data": {"values": values},
+    "mark": P["mark"],
+    "encoding": {
+        "x": {"field": x, "type": P["x_type"], "title": P["x_title"]},
+        "y": {"field": y, "type": "quantitative", "title": P["y_title"]},
+    },
+}
+with open("chart.vl.json", "w") as fh:
+    json.dump(spec, fh, indent=2)
+'''
+
+
+def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
+    """A Vega-Lite chart spec with inline data: title, mark, field mapping and axis titles are checked."""
+    df = ctx.train
+    fname, tree_path = ctx.source(names.TRAIN_V2)
+    num, cat = ctx.numeric(df), ctx.categorical(df)
+    modes = (["bar_count", "bar_mean"] if cat else []) + (["scatter"] if len(num) >= 2 else [])
+    if not modes:
+        raise DatasetRejected("visualization: no column pair to plot")
+    mode = modes[int(rng.integers(len(modes)))]
+    limit = 200
+    if mode == "scatter":
+        x, y = _pick(rng, num, 2)
+        data = df[[x, y]].dropna().head(limit)
+        mark, x_type = "point", "quantitative"
+        title = f"{y} against {x}"
+        steps = [f"take the first {limit} rows of `{fname}` where `{x}` and `{y}` are both present",
+                 f"a point mark with `{x}` on x and `{y}` on y (both quantitative)",
+                 f"title {title!r}, x axis title {x!r}, y axis title {y!r}"]
+        stages: tuple[str, ...] = ("visualization",)
+        y_title, x_title = y, x
+    elif mode == "bar_count":
+        x = _pick(rng, cat)[0]
+        y = "n_rows"
+        data = df[x].dropna().value_counts().rename(y).rename_axis(x).reset_index()
+        mark, x_type, title, x_title, y_title = "bar", "nominal", f"Rows per {x}", x, "number of rows"
+        steps = [f"count the rows of `{fname}` per non-missing value of `{x}` (field `{y}`)",
+                 f"a bar mark with `{x}` on x (nominal), `{y}` on y (quantitative), title {title!r}, "
+                 f"x axis title {x_title!r}, y axis title {y_title!r}"]
+        stages = ("visualization",)
+    else:
+        x, y = _pick(rng, cat)[0], _pick(rng, num)[0]
+        data = df.dropna(subset=[x, y]).groupby(x)[y].mean().reset_index()
+        mark, x_type, title, x_title, y_title = "bar", "nominal", f"Mean {y} by {x}", x, f"mean {y}"
+        steps = [f"drop the rows of `{fname}` where `{x}` or `{y}` is missing",
+                 f"group by `{x}` and take the mean of `{y}` (keep the field name `{y}`)",
+                 "a bar mark", f"`{x}` on x (nominal) and `{y}` on y (quantitative)",
+                 f"title {title!r}", f"x axis title {x_title!r} and y axis title {y_title!r}"]
+        stages = ("eda", "visualization")
+    if data.empty:
+        raise DatasetRejected("visualization: nothing to plot")
+    values = [[_text(a), float(b)] for a, b in zip(data[x], data[y])]
+    spec = {"kind": "vega_lite", "mark": mark, "title": title, "rtol": _RTOL, "atol": 1e-9, "values": values,
+            "encoding": {"x": {"field": x, "type": x_type, "title": x_title},
+                         "y": {"field": y, "type": "quantitative", "title": y_title}}}
+    params = {"file": fname, "mode": mode, "x": x, "y": y, "limit": limit, "mark": mark, "x_type": x_type,
+              "title": title, "x_title": x_title, "y_title": y_title}
+    text = (f"Make a chart of `{fname}` as a Vega-Lite v5 JSON specification with the data inline "
+            f"(`data.values`, one object per mark with the fields named below) and save it as `chart.vl.json`; "
+            f"axis titles go in each encoding channel's `title`:\n{_listing(steps)}")
+    return _task(ctx, "chart", "visualization", stages, steps, text, {fname: tree_path}, "chart.vl.json", spec,
+                 program(params, _CHART_BODY), CHART_PERTURBATIONS)
+
+
+# Registry: category -> generator. Modelling is the DARE variants (dare_variants.py).
+GENERATORS: dict[str, Callable[[DataContext, np.random.Generator], DesktopTask]] = {
+    "data_acquisition": acquisition_task,
+    "eda": eda_task,
+    "feature_engineering": feature_engineering_task,
+    "evaluation": evaluation_task,
+    "visualization": visualization_task,
+}

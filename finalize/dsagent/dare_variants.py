@@ -1,0 +1,207 @@
+"""Desktop variants of a built DARE task: IF (v1) and MM (v2), same instruction and metric.
+
+The instruction is the task's own question text with a preamble saying where the
+files are and where prediction.csv goes; the evaluator scores prediction.csv
+exactly as DARE-bench does (IF: exact match / numpy.allclose against the
+reference predictions; MM: macro-F1 / clipped R² against the ground truth). MM
+is a free-modelling metric, so its score is the metric relative to the
+reference model's metric on the same rows: matching the reference solves it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from finalize.dsagent import evaluator_template
+from finalize.dsagent.oracles import program
+from finalize.dsagent.records import DesktopTask
+from pipeline import names
+from pipeline.records import DatasetRejected
+
+TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
+PREDICTION_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")
+
+_IF_BODY = '''
+import io
+
+q = P["question"]
+if P["save_file_type"] == "sqlite":
+    import sqlite3
+    con = sqlite3.connect(P["train"])
+    tables = sorted((r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")),
+                    key=lambda t: int(t.rsplit("_", 1)[-1]) if t.rsplit("_", 1)[-1].isdigit() else 0)
+    con.close()
+    train = read_table(P["train"], tables[0])
+    for t in tables[1:]:
+        train = train.merge(read_table(P["train"], t), on="row_id", how="inner")
+    train = train.sort_values("row_id", kind="stable").drop(columns=["row_id"]).reset_index(drop=True)
+else:
+    train = read_table(P["train"])
+
+
+def canon(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v).strip()
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+keep = pd.Series(True, index=train.index)
+for col, allowed in q["expected_ranges"].items():
+    raw = train[col]
+    if q["column_type_inference"][col] == "numerical":
+        x = pd.to_numeric(raw, errors="coerce")
+        bad = raw.notna() & (x.isna() | (x < allowed[0]) | (x > allowed[1]))
+    else:
+        ok = {canon(v) for v in allowed}
+        bad = raw.notna() & ~raw.map(canon).isin(ok)
+    keep &= ~bad
+# Re-read the filtered rows as a fresh table, so a column the noise made textual gets its own type back.
+train = pd.read_csv(io.StringIO(train[keep].to_csv(index=False)))
+if P["save_file_type"] != "csv":
+    ref = read_table(P["val"])
+    for col in train.columns:
+        if col in ref.columns and ref[col].dtype.kind in "iufb" and train[col].dtype.kind not in "iufb":
+            train[col] = pd.to_numeric(train[col], errors="coerce")
+'''
+
+_FIT_BODY = '''
+val = read_table(P["val"])
+targets = q["target"]
+train = train.dropna(subset=targets)
+features = q["numerical_features"] + q["categorical_features"]
+model = build_pipeline(q["imputer_type"], q["numerical_features"], q["categorical_features"],
+                       make_model(q["model_type"], q["random_state"]))
+model.fit(train[features], train[targets[0]])
+out = pd.DataFrame({"row_id": val["row_id"].to_numpy()})
+out[targets[0]] = model.predict(val[features])
+out.to_csv("prediction.csv", index=False, lineterminator="\\n")
+'''
+
+_MM_BODY = '''
+q = P["question"]
+train = read_table(P["train"])
+'''
+
+_PIPELINE_KEYS = ("target", "numerical_features", "categorical_features", "imputer_type", "model_type",
+                  "random_state", "expected_ranges", "column_type_inference")
+
+
+def _preamble(files: list[str]) -> str:
+    listed = ", ".join(f"`{f}`" for f in files)
+    return (f"You are working in a desktop with VS Code, Jupyter and a terminal. The task folder "
+            f"`{TASK_FOLDER}` is open and holds {listed}. Work in that folder and save the result as "
+            f"`{TASK_FOLDER}/{names.PREDICTION}`.\n\n")
+
+
+def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[DesktopTask], dict[str, str]]:
+    """The IF and MM desktop tasks of one built tabular DARE task, and {task key: why not} for the
+    variants that cannot be made (raises DatasetRejected when the task has none)."""
+    if "prediction_starting_time" in question or question.get("problem_type") not in ("classification",
+                                                                                        "regression"):
+        raise DatasetRejected("time-series desktop variants (XF/CF) have no oracle forecaster yet")
+    name, ftype = task_dir.name, question["save_file_type"]
+    classification = question["problem_type"] == "classification"
+    src = f"{name}/{names.SOURCE_DIR}"
+    verify = task_dir / names.VERIFY_DIR
+    if len(question["target"]) != 1:
+        raise DatasetRejected("multi-output targets are not supported by the desktop variants")
+    q = {k: question[k] for k in _PIPELINE_KEYS}
+    out, rejected = [], {}
+    for variant, kind, stem_train, stem_val, qkey in (("v1", "if", names.TRAIN_V1, names.VAL_V1, "question_v1"),
+                                                      ("v2", "mm", names.TRAIN_V2, names.VAL_V2, "question_v2")):
+        train_f, val_f = names.data_file(stem_train, ftype), names.data_file(stem_val, ftype)
+        files = [train_f, val_f, names.METADATA_TXT]
+        if kind == "if":
+            metric, bar = "exact_match" if classification else "allclose", None
+            reference_csv, origin = instruction_reference(task_dir, question, metric)
+            body, steps = _IF_BODY + _FIT_BODY, ("load and join the training data", "filter by expected ranges",
+                                                  "drop missing targets", "select features", "impute",
+                                                  "scale and one-hot encode", "fit the model",
+                                                  "predict and save prediction.csv")
+            stages = ("feature_engineering", "modelling")
+        else:
+            metric, origin = "macro_f1" if classification else "r2", "ground_truth"
+            reference_csv = (verify / names.GROUND_TRUTH).read_text(encoding="utf-8")
+            try:
+                bar = _reference_metric(verify, question["target"], metric)
+            except DatasetRejected as exc:
+                rejected[f"{name}/{kind}"] = str(exc)
+                continue
+            body, steps = _MM_BODY + _FIT_BODY, ("load the training data", "choose and fit a model",
+                                                  "predict and save prediction.csv")
+            stages = ("modelling",)
+        check = {"kind": "prediction", "file": names.PREDICTION, "metric": metric, "id_columns": [names.ROW_ID],
+                 "targets": list(question["target"]), "reference_file": "reference.csv"}
+        if bar is not None:
+            check["reference_metric"] = bar
+        out.append(DesktopTask(
+            key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
+            steps=steps, stages=stages, instruction=_preamble(files) + entry[qkey],
+            inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
+            expected={"check": check, "solved_threshold": 0.95, "reference_origin": origin},
+            reference_csv=reference_csv,
+            oracle=program({"question": q, "train": train_f, "val": val_f, "save_file_type": ftype}, body,
+                           pipeline=True),
+            perturbations=PREDICTION_PERTURBATIONS))
+    return out, rejected
+
+
+def instruction_reference(task_dir: Path, question: dict, metric: str) -> tuple[str, str]:
+    """The IF reference predictions for the desktop variant, and where they come from.
+
+    DARE's reference trains on train_v1_no_err, whose rows are in the clean order;
+    an agent that follows the instruction filters train_v1, whose clean rows are
+    shuffled among the noise rows. For an order-sensitive model (MLP's mini-batches,
+    liblinear's coordinate descent) the two fits differ, and the DARE reference is
+    out of reach by following the instruction. Then the desktop variant is judged
+    against the instruction followed literally (train_v1's order, same metric);
+    otherwise DARE's own simulated_pred_local.csv is the reference.
+    """
+    import io
+    import tempfile
+    import warnings
+
+    import pandas as pd
+    from threadpoolctl import threadpool_limits
+
+    from finalize.reference_solution import build_pipeline
+    from postprocess.formats import read_frame
+    from postprocess.noise import filter_by_expected_ranges
+
+    verify, src, ftype = task_dir / names.VERIFY_DIR, task_dir / names.SOURCE_DIR, question["save_file_type"]
+    dare = (verify / names.SIMULATED_PRED).read_text(encoding="utf-8")
+    train = read_frame(src / names.data_file(names.TRAIN_V1, ftype), ftype)
+    val = read_frame(src / names.data_file(names.VAL_V1, ftype), ftype)
+    train = train.drop(columns=[names.ROW_ID], errors="ignore")
+    kept = filter_by_expected_ranges(train, question["expected_ranges"], question["column_type_inference"])
+    # As the oracle does: the filtered rows re-read as a fresh table, so noise-made text columns get their type back.
+    kept = pd.read_csv(io.StringIO(kept.to_csv(index=False)))
+    for col in kept.columns:
+        if col in val.columns and val[col].dtype.kind in "iufb" and kept[col].dtype.kind not in "iufb":
+            kept[col] = pd.to_numeric(kept[col], errors="coerce")
+    target = question["target"][0]
+    kept = kept.dropna(subset=[target])
+    features = list(question["numerical_features"]) + list(question["categorical_features"])
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        warnings.simplefilter("ignore")
+        model = build_pipeline(question).fit(kept[features], kept[target])
+        out = pd.DataFrame({names.ROW_ID: val[names.ROW_ID].to_numpy(), target: model.predict(val[features])})
+    literal = out.to_csv(index=False, lineterminator="\n")
+    spec = {"file": "literal.csv", "metric": metric, "id_columns": [names.ROW_ID], "targets": [target]}
+    with tempfile.TemporaryDirectory(prefix="daregen-dsagent-") as tmp:
+        (Path(tmp) / "literal.csv").write_text(literal, encoding="utf-8")
+        (Path(tmp) / "dare.csv").write_text(dare, encoding="utf-8")
+        same = evaluator_template.check_prediction(Path(tmp), {**spec, "reference_path": str(Path(tmp) / "dare.csv")})
+    return (dare, "simulated_pred_local") if same >= 1.0 else (literal, "instruction_order")
+
+
+def _reference_metric(verify: Path, targets: list[str], metric: str) -> float:
+    """The reference solution's MM metric on the validation rows: the bar a desktop MM run must reach."""
+    spec = {"file": names.SIMULATED_PRED, "reference_path": str(verify / names.GROUND_TRUTH), "metric": metric,
+            "id_columns": [names.ROW_ID], "targets": list(targets)}
+    value = round(evaluator_template.check_prediction(verify, spec), 6)
+    if value < 0.05:  # the reference itself does no better than chance: no meaningful bar to reach
+        raise DatasetRejected(f"reference {metric} on the MM rows is {value:g}; no bar for a desktop MM task")
+    return value

@@ -1,0 +1,228 @@
+"""DSAgentBench evaluator for one daregen desktop task (copied verbatim next to each config).
+
+    python evaluator.py RESULT_DIR [EXPECTED_JSON]
+
+RESULT_DIR holds the files collected from the VM (the config's evaluator.result
+`dest` names); EXPECTED_JSON defaults to expected.json beside this file. Prints
+the score in [0, 1]; a task counts as solved at SOLVED_THRESHOLD or more.
+
+Self-contained on purpose (standard library, pandas, scikit-learn; no network,
+no LLM, no daregen import): the harness runs it on the host after collecting
+the files, and anyone can read it next to the instruction. Every check returns
+a score in [0, 1], and any mismatch keeps the score below the threshold, so
+partial credit never counts as solved.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+SOLVED_THRESHOLD = 0.95
+_PARTIAL_CAP = 0.9  # a partly right answer scores at most this, below the solved threshold
+
+
+def _partial(correct: int, total: int) -> float:
+    if total <= 0:
+        return 0.0
+    if correct >= total:
+        return 1.0
+    return min(_PARTIAL_CAP, correct / total)
+
+
+def _close(expected, got, rtol: float, atol: float) -> bool:
+    """Numbers within tolerance, lists element-wise, anything else by text."""
+    if isinstance(expected, list):
+        return isinstance(got, list) and len(got) == len(expected) and all(
+            _close(e, g, rtol, atol) for e, g in zip(expected, got))
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        return str(expected).strip() == str(got).strip() if got is not None else expected is None
+    try:
+        value = float(got)
+    except (TypeError, ValueError):
+        return False
+    if math.isnan(float(expected)):
+        return math.isnan(value)
+    return math.isfinite(value) and abs(value - float(expected)) <= atol + rtol * abs(float(expected))
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_answers(result_dir: Path, spec: dict) -> float:
+    """A JSON object of named answers, each compared with its own tolerance."""
+    path = result_dir / spec["file"]
+    try:
+        answers = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
+    if not isinstance(answers, dict):
+        return 0.0
+    items = spec["answers"]
+    correct = sum(name in answers and _close(item["value"], answers[name], item["rtol"], item["atol"])
+                  for name, item in items.items())
+    return _partial(correct, len(items))
+
+
+def _text(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def check_table(result_dir: Path, spec: dict) -> float:
+    """A CSV compared column by column with the expected one, rows aligned on the key column."""
+    try:
+        got = pd.read_csv(result_dir / spec["file"], dtype=str, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.EmptyDataError):
+        return 0.0
+    key, columns = spec["key"], spec["columns"]
+    if key not in got.columns or len(got) != len(spec["rows"]):
+        return 0.0
+    expected = pd.DataFrame(spec["rows"], columns=[key, *columns])
+    got_keys = got[key].str.strip()
+    if got_keys.duplicated().any():
+        return 0.0
+    exp_keys = expected[key].map(_text)
+    if set(got_keys) != set(exp_keys):
+        return 0.0
+    got = got.set_index(got_keys).loc[list(exp_keys)]
+    correct = 0
+    for col in columns:
+        if col not in got.columns:
+            continue
+        exp = expected[col].tolist()
+        if spec["numeric"].get(col):
+            values = pd.to_numeric(got[col].str.strip().replace("", "nan"), errors="coerce").tolist()
+            ok = all(_close(float("nan") if e is None else e, g, spec["rtol"], spec["atol"])
+                     for e, g in zip(exp, values))
+        else:
+            ok = [_text(e) for e in exp] == [g.strip() for g in got[col].tolist()]
+        correct += bool(ok)
+    return _partial(correct, len(columns))
+
+
+def _axis_title(channel: dict):
+    axis = channel.get("axis") if isinstance(channel.get("axis"), dict) else {}
+    return channel.get("title", axis.get("title"))
+
+
+def check_vega_lite(result_dir: Path, spec: dict) -> float:
+    """A Vega-Lite spec: schema, title, mark type, field mapping, axis titles and inline data."""
+    try:
+        chart = json.loads((result_dir / spec["file"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
+    if not isinstance(chart, dict):
+        return 0.0
+    mark = chart.get("mark")
+    mark = mark.get("type") if isinstance(mark, dict) else mark
+    title = chart.get("title")
+    title = title.get("text") if isinstance(title, dict) else title
+    enc = chart.get("encoding") if isinstance(chart.get("encoding"), dict) else {}
+    checks = [
+        "vega-lite" in str(chart.get("$schema", "")),
+        mark == spec["mark"],
+        _text(title) == spec["title"],
+    ]
+    for name, want in spec["encoding"].items():
+        channel = enc.get(name) if isinstance(enc.get(name), dict) else {}
+        checks.append(channel.get("field") == want["field"] and channel.get("type") == want["type"])
+        checks.append(_text(_axis_title(channel)) == want["title"])
+    data = chart.get("data") if isinstance(chart.get("data"), dict) else {}
+    values = data.get("values") if isinstance(data.get("values"), list) else []
+    x, y = spec["encoding"]["x"]["field"], spec["encoding"]["y"]["field"]
+    try:
+        got = sorted((_text(v[x]), float(v[y])) for v in values)
+    except (KeyError, TypeError, ValueError):
+        got = []
+    want_rows = sorted((_text(a), float(b)) for a, b in spec["values"])
+    checks.append(len(got) == len(want_rows) and all(
+        g[0] == w[0] and _close(w[1], g[1], spec["rtol"], spec["atol"]) for g, w in zip(got, want_rows)))
+    return _partial(sum(checks), len(checks))
+
+
+def _labels(values: pd.Series) -> list[str]:
+    """Class labels comparable across writers: `1` and `1.0` are the same class."""
+    out = []
+    for v in values.astype(str).str.strip():
+        try:
+            number = float(v)
+            out.append(repr(number + 0.0) if math.isfinite(number) else v)
+        except ValueError:
+            out.append(v)
+    return out
+
+
+def check_prediction(result_dir: Path, spec: dict) -> float:
+    """DARE-bench scoring of prediction.csv, aligned on the id columns (extra rows ignored)."""
+    from sklearn.metrics import f1_score, r2_score
+
+    try:
+        pred = pd.read_csv(result_dir / spec["file"], dtype=str, keep_default_na=False)
+        ref = pd.read_csv(Path(spec["reference_path"]), dtype=str, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.EmptyDataError):
+        return 0.0
+    ids, targets = spec["id_columns"], spec["targets"]
+    if any(c not in pred.columns for c in ids + targets) or pred.duplicated(subset=ids).any():
+        return 0.0
+    merged = ref[ids + targets].merge(pred[ids + targets], on=ids, how="left", suffixes=("", "__pred"),
+                                      indicator=True)
+    if len(merged) != len(ref) or (merged["_merge"] != "both").any():
+        return 0.0
+    scores = []
+    for t in targets:
+        r, p = merged[t], merged[f"{t}__pred"]
+        if spec["metric"] in ("exact_match", "macro_f1"):
+            rl, pl = _labels(r), _labels(p)
+            value = float(rl == pl) if spec["metric"] == "exact_match" else float(
+                f1_score(rl, pl, average="macro"))
+        else:
+            rn, pn = pd.to_numeric(r, errors="coerce"), pd.to_numeric(p, errors="coerce")
+            if pn.isna().any() or rn.isna().any():
+                return 0.0
+            if spec["metric"] == "allclose":
+                # numpy.allclose(reference, prediction): |ref - pred| <= atol + rtol * |pred|
+                value = float(all(abs(p_ - r_) <= 1e-8 + 1e-5 * abs(p_) for p_, r_ in zip(pn, rn)))
+            else:
+                value = min(1.0, max(0.0, float(r2_score(rn, pn))))
+        scores.append(value)
+    metric = sum(scores) / len(scores)
+    # Free-modelling metrics are judged against the reference model's own metric on the same rows:
+    # matching the reference (within 5%) counts as solved.
+    bar = spec.get("reference_metric")
+    return metric if not bar else min(1.0, metric / bar)
+
+
+CHECKS = {"answers": check_answers, "table": check_table, "vega_lite": check_vega_lite,
+          "prediction": check_prediction}
+
+
+def evaluate(result_dir: Path, expected: dict, expected_dir: Path | None = None) -> float:
+    """Score the collected files in `result_dir` against `expected` (the parsed expected.json)."""
+    spec = dict(expected["check"])
+    if "reference_file" in spec:
+        spec["reference_path"] = str(Path(expected_dir or ".") / spec["reference_file"])
+    try:
+        score = CHECKS[spec["kind"]](Path(result_dir), spec)
+    except Exception:  # a file the agent wrote that no check anticipated scores 0, never crashes the harness
+        score = 0.0
+    return round(min(1.0, max(0.0, float(score))), 6)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 2):
+        print("usage: python evaluator.py RESULT_DIR [EXPECTED_JSON]", file=sys.stderr)
+        return 2
+    expected_path = Path(argv[1]) if len(argv) == 2 else Path(__file__).with_name("expected.json")
+    expected = json.loads(expected_path.read_text(encoding="utf-8"))
+    print(evaluate(Path(argv[0]), expected, expected_path.parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,37 @@
+"""The flow's build (the session `built_tree`) carries dsagentbench/: a desktop config for every DARE task
+it built (IF/MM variants for every tabular one), at least 50 category tasks over all six categories and all
+three difficulties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+
+from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR
+from finalize.dsagent.records import CATEGORIES
+from pipeline import names
+from pipeline.jsonio import read_json
+
+
+def test_built_tree_has_validated_desktop_configs(built_tree: Path) -> None:
+    out = built_tree / OUT_DIR
+    configs = [read_json(p) for p in sorted((out / TASKS_DIR).glob("*/config.json"))]
+    schema = read_json(SCHEMA_PATH)
+    for cfg in configs:
+        jsonschema.validate(cfg, schema, cls=jsonschema.Draft202012Validator)
+    tabular = sorted(e["file_path"] for e in read_json(built_tree / names.QUESTION_LIST)
+                     if e["task"] in ("classification", "regression"))
+    modelled = {c["daregen"]["source_task"] for c in configs if c["category"] == "modelling"}
+    assert [t for t in tabular if t not in modelled] == []
+    every = sorted(e["file_path"] for e in read_json(built_tree / names.QUESTION_LIST))
+    assert [t for t in every if t not in {c["daregen"]["source_task"] for c in configs}] == []
+    category_tasks = [c for c in configs if c["category"] != "modelling"]
+    assert len(category_tasks) >= 50
+    assert {c["category"] for c in configs} == set(CATEGORIES)
+    assert {c["difficulty"] for c in category_tasks} == {"easy", "medium", "hard"}
+    assert {"single-stage", "multi-stage"} <= {t for c in configs for t in c["tags"]}
+    report = read_json(built_tree / names.RUN_REPORT_JSON)["dsagentbench"]
+    assert report["published"] == len(configs)
+    validation = read_json(out / "validation.json")
+    assert sum(r["published"] for r in validation.values()) == len(configs)

@@ -1,0 +1,116 @@
+"""For every capability category (and both DARE desktop variants) the evaluator accepts the oracle's output,
+run in the sandbox in a folder laid out like the VM, and rejects every perturbation of it: a wrong value, a
+missing file, a wrong column or key name, a shuffled id column, an unlabeled axis, a wrong mark."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from finalize.dsagent import categories, evaluator_template, validate_job
+from finalize.dsagent.build import _tree_paths, _validate, _write_task_files, tasks_for, verdict
+from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
+from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
+from pipeline.jsonio import read_json
+from pipeline.seeding import rng_for
+from tests.finalize.dsagent.conftest import SEED, needs_sandbox
+
+SEEDS_PER_CATEGORY = 4  # each generator draws its variant and size by seed: several seeds cover them
+
+
+@pytest.fixture(scope="module")
+def validated(small_tree: Path, tmp_path_factory) -> tuple[list, dict]:
+    """Every category's task for several seeds on every task folder, validated in one sandbox job per folder."""
+    small_tree = Path(shutil.copytree(small_tree, tmp_path_factory.mktemp("cat") / "tasks"))
+    entries = {e["file_path"]: e for e in read_json(small_tree / "question_list.json")}
+    all_tasks, results = [], {}
+    for task_dir in sorted(p.parent.parent for p in small_tree.glob("*/verify/all_metadata.json")):
+        tasks, _ = tasks_for(small_tree, task_dir, entries[task_dir.name], SEED)
+        ctx = _context(small_tree, task_dir)
+        for category, gen in categories.GENERATORS.items():
+            for s in range(SEEDS_PER_CATEGORY):
+                t = gen(ctx, rng_for(s, task_dir.name, f"test/{category}"))
+                tasks.append(t.model_copy(update={"name": f"{t.name}_{s}", "key": f"{t.key}/{s}"}))
+        tasks = list({t.name: t for t in tasks}.values())
+        # Generated inputs must exist where _tree_paths says they are: under <tree>/dsagentbench/tasks/<name>/.
+        evaluator_source = Path(evaluator_template.__file__).read_text(encoding="utf-8")
+        for t in tasks:
+            _write_task_files(small_tree / "dsagentbench" / "tasks" / t.name, t, evaluator_source)
+        results.update(_validate(small_tree, tasks, evaluator_source, DesktopSettings()))
+        all_tasks += tasks
+    return all_tasks, results
+
+
+def _context(tree: Path, task_dir: Path) -> categories.DataContext:
+    from finalize.dsagent.build import _train_v1_tables
+    from finalize.reference_solution import read_table
+    from pipeline import names
+
+    q = read_json(task_dir / "verify" / "all_metadata.json")["question"]
+    src, ftype = task_dir / "source", q["save_file_type"]
+    files = {stem: names.data_file(stem, ftype) for stem in (names.TRAIN_V1, names.TRAIN_V2, names.VAL_V2)}
+    return categories.DataContext(task_dir=task_dir.name, files=files, question=q,
+                                  train=read_table(src / files[names.TRAIN_V2]),
+                                  val=read_table(src / files[names.VAL_V2]), train_v1_tables=_train_v1_tables(src, q))
+
+
+pytestmark = needs_sandbox
+
+
+def test_every_category_and_difficulty_is_generated(validated) -> None:
+    tasks, _ = validated
+    assert {t.category for t in tasks} == set(CATEGORIES)
+    assert {t.difficulty for t in tasks} == {"easy", "medium", "hard"}
+    assert {t.multi_stage for t in tasks} == {True, False}
+    assert {t.kind for t in tasks} >= {"if", "mm", "eda", "features", "acquisition", "metrics", "crossval", "chart"}
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_oracle_accepted_and_every_perturbation_rejected(validated, category: str) -> None:
+    tasks, results = validated
+    mine = [t for t in tasks if t.category == category]
+    assert mine
+    for t in mine:
+        record = results[t.name]
+        assert record["oracle"] is not None and record["oracle"] >= SOLVED_THRESHOLD, (t.name, record)
+        scored = {k: v for k, v in record["perturbations"].items() if v != validate_job.NOT_APPLICABLE}
+        assert set(record["perturbations"]) == set(t.perturbations)
+        assert "missing_file" in scored and "wrong_value" in scored
+        assert all(v < SOLVED_THRESHOLD for v in scored.values()), (t.name, record)
+        assert verdict(record) == "", t.name
+
+
+def test_chart_perturbations_include_an_unlabeled_axis(validated) -> None:
+    tasks, results = validated
+    charts = [t for t in tasks if t.kind == "chart"]
+    assert charts
+    for t in charts:
+        assert results[t.name]["perturbations"]["unlabeled_axis"] < SOLVED_THRESHOLD
+
+
+def test_the_sqlite_task_acquires_from_dare_multi_table_file(validated) -> None:
+    tasks, _ = validated
+    sqlite_acq = [t for t in tasks if t.kind == "acquisition" and "train_v1.sqlite" in t.inputs]
+    assert sqlite_acq, "the sqlite task's acquisition should join DARE's own split tables"
+    assert all(_tree_paths(t)["train_v1.sqlite"].endswith("/source/train_v1.sqlite") for t in sqlite_acq)
+
+
+def test_evaluator_scores_partial_answers_below_the_threshold(tmp_path: Path) -> None:
+    expected = {"check": {"kind": "answers", "file": "a.json", "answers": {
+        f"answer_{i}": {"value": float(i), "rtol": 0.0, "atol": 0.01} for i in range(1, 31)}}}
+    good = {f"answer_{i}": float(i) + 0.005 for i in range(1, 31)}
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    assert evaluate(tmp_path, expected) == 1.0
+    (tmp_path / "a.json").write_text(json.dumps({**good, "answer_7": 7.02}))
+    assert evaluate(tmp_path, expected) < SOLVED_THRESHOLD  # 29 of 30 right is still not solved
+    (tmp_path / "a.json").write_text("not json")
+    assert evaluate(tmp_path, expected) == 0.0
+
+
+def test_difficulty_follows_the_step_count() -> None:
+    assert [difficulty_for(n) for n in (1, 2, 3, 4, 5, 9)] == ["easy", "easy", "medium", "medium", "hard", "hard"]
+    with pytest.raises(ValueError):
+        difficulty_for(0)

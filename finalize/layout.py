@@ -14,12 +14,15 @@ from pathlib import Path
 from finalize.checks import check_instruction, check_tabular_task, errors
 from finalize.instructions import column_descriptions, question_v1, question_v2
 from finalize.metadata_txt import render_metadata_txt
+from finalize.mm_check import assess_task
 from finalize.runner import run_reference
+from finalize.schema import check_metadata_schema
 from pipeline import names
 from pipeline.environment import code_version, fingerprint, fingerprint_digest
-from pipeline.jsonio import write_json, write_text
+from pipeline.jsonio import read_json, write_json, write_text
 from pipeline.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
-from postprocess.formats import SQLITE_TABLE, write_frame, write_split_tables
+from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
+from postprocess.relational import split_relational, task_join_path
 
 
 @dataclass(frozen=True)
@@ -122,9 +125,18 @@ def write_data_files(pkg: TaskPackage, src: Path) -> None:
     """The five data files in the task's format (train_v1 as split tables in sqlite)."""
     spec = pkg.spec
     ftype = spec.save_file_type
+    join_path = task_join_path(pkg.record, spec)
+    if join_path and ftype != "sqlite":
+        raise DatasetRejected(f"a relational task needs sqlite files, not {ftype}")
     for stem, frame in pkg.frames.items():
         path = src / names.data_file(stem, ftype)
-        if stem == names.TRAIN_V1 and ftype == "sqlite":
+        if join_path and stem in (names.TRAIN_V1, names.TRAIN_V1_NO_ERR):
+            # The IF training data as the source's tables (fact + dimensions), so the agent must
+            # join them; val_v1 stays one flat val_set table: it is what predictions are aligned
+            # to by row_id, and the format doc defines it as row_id plus the feature columns.
+            keys = [(s.left, s.left_on, s.right, s.right_on) for s in join_path]
+            write_relational_tables(split_relational(frame, join_path), keys, path)
+        elif stem == names.TRAIN_V1 and ftype == "sqlite":
             write_split_tables(pkg.train_v1_tables, path)
         else:
             write_frame(frame, path, ftype, SQLITE_TABLE.get(stem))
@@ -148,6 +160,9 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         env = fingerprint()
         write_json(verify / names.ENVIRONMENT, env)
         question = question_block(spec)
+        if join_path := task_join_path(pkg.record, spec):  # relational source: the joins question_v1 requires
+            question["join_path"] = [s.model_dump(mode="json") for s in join_path]
+        mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
         write_json(verify / names.ALL_METADATA, {
             "question": question,
             "data_info": data_info(pkg.record),
@@ -165,12 +180,14 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                 "val_rows": len(pkg.ground_truth),
                 "excluded_features": spec.excluded_features,
                 "v2_dropped_columns": list(spec.v2_dropped_columns),
+                "mm_baselines": mm.scores,
             },
         })
         run_reference(task_dir, verify / names.SIMULATED_PRED)
         entry = question_list_entry(pkg)
         problems = errors(check_tabular_task(task_dir) + check_instruction(
-            spec.task_dir, entry["question_v1"], question, column_descriptions(pkg.record, spec)))
+            spec.task_dir, entry["question_v1"], question, column_descriptions(pkg.record, spec))
+            + list(mm.problems) + check_metadata_schema(spec.task_dir, read_json(verify / names.ALL_METADATA)))
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
     except BaseException:

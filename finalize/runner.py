@@ -10,10 +10,20 @@ to be reachable. `subprocess` mode starts a fresh interpreter per task running
 
 Results must not depend on the machine's core count: the job limits BLAS and
 OpenMP to one thread, since multi-threaded reductions may round differently.
+
+`run_fresh_batch` is the determinism check's runner: one sandboxed job that starts
+a *fresh* interpreter with a given PYTHONHASHSEED and runs the reference of many
+tasks in sequence (`python -m finalize.runner BATCH_JSON`). Forked jobs all share
+the fork server's hash seed, so only a new interpreter can show that a result does
+not depend on set or dict-of-str iteration order; one per seed, not one per task,
+keeps its cost to two interpreter start-ups per tree.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -26,8 +36,9 @@ from pipeline.records import DatasetRejected
 
 REFERENCE_TIMEOUT_S = 300
 _ERR_CHARS = 300
+BATCH_FILE = "batch.json"
 __all__ = ["DETERMINISTIC_ENV", "REFERENCE_TIMEOUT_S", "reference_job", "reference_files", "run_reference",
-           "run_reference_sandboxed"]
+           "run_reference_sandboxed", "run_fresh_batch"]
 
 
 def reference_files(task_dir: Path, question: dict) -> dict[str, Path]:
@@ -38,17 +49,25 @@ def reference_files(task_dir: Path, question: dict) -> dict[str, Path]:
             for stem in (names.TRAIN_V1_NO_ERR, names.VAL_V1)}
 
 
+@functools.cache
+def thread_controller():
+    """threadpoolctl's view of the loaded BLAS and OpenMP libraries. Building it scans every loaded
+    library (10-50 ms, which threadpool_limits pays on each call); finalize.warm_pool builds it in
+    the fork server, so forked jobs inherit it and limiting threads costs them ~0.2 ms."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def reference_job(question: dict) -> str:
     """In the sandbox: reference_solution's workflow from the in-memory question (the sandbox
     never exposes verify/) and the working directory's source/ files; predictions as csv text."""
     import warnings
 
-    from threadpoolctl import threadpool_limits
-
     from finalize.reference_solution import predict_from
 
     warnings.simplefilter("ignore")
-    with threadpool_limits(limits=1):
+    with thread_controller().limit(limits=1):
         out = predict_from(question, Path(names.SOURCE_DIR))
     return out.to_csv(index=False, lineterminator="\n")
 
@@ -88,6 +107,60 @@ def _run_subprocess(task_dir: Path, out_csv: Path, timeout_s: float) -> None:
         raise DatasetRejected(f"reference solution failed: {tail[0]}"[:_ERR_CHARS])
 
 
+def predictions_digest(csv_text: str) -> str:
+    return hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
+
+
+def fresh_batch_job(batch: dict[str, dict], hash_seed: int, timeout_s: float) -> dict[str, dict]:
+    """In the sandbox: write the batch, run it in a new interpreter with PYTHONHASHSEED=hash_seed
+    (it inherits the namespaces, uid and rlimits), return its per-key report."""
+    Path(BATCH_FILE).write_text(json.dumps(batch), encoding="utf-8")
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    proc = subprocess.run([sys.executable, "-m", "finalize.runner", BATCH_FILE], env=env, capture_output=True,
+                          text=True, timeout=timeout_s)
+    if proc.returncode != 0:
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        raise RuntimeError(f"fresh interpreter failed: {tail[0]}"[:_ERR_CHARS])
+    return json.loads(proc.stdout)
+
+
+def run_fresh_batch(tasks: dict[str, tuple[Path, dict]], hash_seed: int,
+                    per_task_s: float = 60.0, hide: tuple[Path, ...] = ()) -> SandboxResult:
+    """The reference of every task (key -> (task_dir, question)) in one fresh sandboxed interpreter;
+    value when ok: {key: {"ok": True, "digest": sha256 of the predictions csv} | {"ok": False, "error": ...}}."""
+    files: dict[str, Path] = {}
+    for key, (task_dir, q) in tasks.items():
+        files.update({f"{key}/{rel}": path for rel, path in reference_files(task_dir, q).items()})
+    wall = 120.0 + per_task_s * len(tasks)  # one interpreter start-up, then the fits in sequence
+    limits = Limits(wall_s=wall + 30.0, cpu_s=int(wall) + 30)
+    batch = {key: q for key, (_, q) in tasks.items()}
+    return run_in_sandbox(fresh_batch_job, (batch, hash_seed, wall), files, limits,
+                          hide=tuple(dict.fromkeys([*hide, *(t.resolve().parent for t, _ in tasks.values())])))
+
+
+def _batch_main(batch_file: str) -> int:
+    """`python -m finalize.runner BATCH_JSON`: each key's reference from `KEY/source/`, digests as JSON."""
+    import warnings
+
+    from threadpoolctl import threadpool_limits
+
+    from finalize.reference_solution import predict_from
+
+    warnings.simplefilter("ignore")
+    batch = json.loads(Path(batch_file).read_text(encoding="utf-8"))
+    report: dict[str, dict] = {}
+    with threadpool_limits(limits=1):
+        for key in sorted(batch):
+            try:
+                out = predict_from(batch[key], Path(key) / names.SOURCE_DIR)
+                text = out.to_csv(index=False, lineterminator="\n")
+                report[key] = {"ok": True, "digest": predictions_digest(text)}
+            except Exception as exc:  # one task's failure is that task's problem, not the batch's
+                report[key] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:_ERR_CHARS]}
+    sys.stdout.write(json.dumps(report, sort_keys=True))
+    return 0
+
+
 RUNNERS = {"forkserver": _run_forked, "subprocess": _run_subprocess}
 
 
@@ -98,3 +171,10 @@ def run_reference(task_dir: Path, out_csv: Path, timeout_s: float = REFERENCE_TI
     if mode not in RUNNERS:
         raise ValueError(f"unknown reference runner {mode!r}; known: {', '.join(RUNNERS)}")
     RUNNERS[mode](task_dir, out_csv, timeout_s)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m finalize.runner BATCH_JSON", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(_batch_main(sys.argv[1]))

@@ -395,6 +395,31 @@ def align_prediction(
 # --------------------------------------------------------------------------- scoring
 
 
+def _parsed_time_keys(task_dir: Path, reference: pd.DataFrame,
+                      prediction: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Time-series CF keys compared as instants: the time column parsed with `time_format`.
+
+    `1990-03-31` and `1990-03-31 00:00:00` name the same time point; a prediction
+    time that does not parse as a time at all scores 0 with the reason.
+    """
+    from finalize.ts_reference import parse_times
+
+    question = read_json(task_dir / VERIFY_DIR / ALL_METADATA)["question"]
+    column, fmt = question.get("time_column"), question.get("time_format")
+    if not column or not fmt or column not in reference.columns or column not in prediction.columns:
+        return reference, prediction  # align_prediction names a missing id column
+    canonical = lambda t: t.dt.strftime("%Y-%m-%dT%H:%M:%S%z")  # noqa: E731
+    reference = reference.assign(**{column: canonical(parse_times(reference[column], fmt))})
+    try:
+        times = parse_times(prediction[column], fmt)
+    except ValueError:
+        try:  # another spelling of the same instants (e.g. an added 00:00:00)
+            times = pd.to_datetime(prediction[column], utc="%z" in fmt or "%:z" in fmt, format="mixed")
+        except (ValueError, TypeError):
+            raise UnscorablePrediction(f"prediction column {column!r} does not parse with {fmt!r}") from None
+    return reference, prediction.assign(**{column: canonical(times)})
+
+
 def score_prediction(task_dir: Path, variant: str, prediction_path: Path) -> Score:
     """Score one prediction file for one variant of the task in `task_dir`."""
     task_dir = Path(task_dir)
@@ -403,6 +428,8 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path) -> Sco
     reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
     try:
         prediction = _read_prediction(Path(prediction_path))
+        if rule.align_on_identifiers:
+            reference, prediction = _parsed_time_keys(task_dir, reference, prediction)
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
         per_target = [rule.metric(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
     except UnscorablePrediction as exc:

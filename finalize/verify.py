@@ -9,17 +9,28 @@ names a file that was shipped as simulated_pred_local.csv). For each task:
 2. its predictions are compared with verify/simulated_pred_local.csv the way
    DARE-bench scores IF (classification: exact match; regression: numpy.allclose),
    row by row on row_id, so a mismatch names the row;
-3. finalize.checks.check_tabular_task re-reads the files (range filter, ids, leaks).
+3. finalize.checks.check_tabular_task re-reads the files (range filter, ids, leaks),
+   finalize.schema validates all_metadata.json against schemas/all_metadata.schema.json
+   and finalize.mm_check checks the MM variant is learnable and not leaky;
+4. with `determinism` (the CLI's default), check_determinism re-runs every reference
+   in two fresh interpreters with different PYTHONHASHSEEDs; their predictions must be
+   identical, and for daregen's own tasks identical to simulated_pred_local.csv.
+
+Checks that judge the design rather than the files (MM feasibility, the instruction's
+wording) are errors for daregen's tasks and warnings for foreign ones, which are
+already published.
 
 With `regenerate`, step 2 instead rewrites simulated_pred_local.csv for this
 machine and records verify/environment.json next to it: IF ground truth is the
 output of floating-point code, which DARE-bench documents as environment-specific.
-Time-series tasks are reported as skipped until their reference lands.
+Time-series tasks re-run finalize.ts_reference (ground_truth_v2 from val_v1, ground_truth_v1
+and val_v2) and finalize.timeseries.check_ts_task.
 """
 
 from __future__ import annotations
 
 import io
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +40,10 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem, check_instruction, check_tabular_task, errors, metadata_descriptions
-from finalize.runner import REFERENCE_TIMEOUT_S, reference_files, run_reference_sandboxed
+from finalize.mm_check import check_mm_feasibility
+from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
+                             run_reference_sandboxed)
+from finalize.schema import check_metadata_schema
 from finalize.scoring import _canonical_labels
 from pipeline import names
 from pipeline.environment import runtime_fingerprint
@@ -37,6 +51,8 @@ from pipeline.jsonio import read_json, write_json
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message
+# Two seeds that differ from each other and from the fork server's (DETERMINISTIC_ENV pins 0).
+HASH_SEEDS = (1, 2718)
 
 
 @dataclass(frozen=True)
@@ -126,18 +142,30 @@ def compare_predictions(reference: pd.DataFrame, recorded: pd.DataFrame, questio
     return problems
 
 
-def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REFERENCE_TIMEOUT_S) -> TaskVerdict:
+def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REFERENCE_TIMEOUT_S,
+                extra: tuple[Problem, ...] = ()) -> TaskVerdict:
+    """`extra`: problems found for this task by tree-level checks (determinism)."""
     start = time.monotonic()
     where = task_dir.name
     done = lambda status, problems=(), note="": TaskVerdict(  # noqa: E731
         where, status, tuple(problems), note, time.monotonic() - start)
     try:
-        question = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
-    except (OSError, ValueError, KeyError) as exc:
+        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+        question = meta["question"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         return done("fail", [Problem(where, f"unreadable {names.ALL_METADATA}: {exc}")])
+    schema_problems = check_metadata_schema(where, meta)
     kind = question.get("problem_type")
+    if kind == "time_series_analysis":
+        from finalize.timeseries import verify_ts_task
+
+        problems = schema_problems + verify_ts_task(task_dir, question) + list(extra)
+        return done("fail" if errors(problems) else "pass", problems)
     if kind not in TABULAR:
-        return done("skipped", note=f"{kind or 'unknown'} tasks are not supported by verify yet")
+        if schema_problems:
+            return done("fail", schema_problems, note=f"{kind or 'unknown'} reference not re-run by verify yet")
+        return done("skipped", note=f"{kind or 'unknown'} tasks are not supported by verify yet "
+                                    f"(all_metadata.json is valid against the schema)")
     missing = [n for n, p in reference_files(task_dir, question).items() if not p.is_file()]
     if missing:
         return done("fail", [Problem(where, f"missing {', '.join(missing)}")])
@@ -146,7 +174,7 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
         return done("fail", [Problem(where, f"reference solution {result.reason}")])
     if not isinstance(result.value, str) or not result.value.strip():
         return done("fail", [Problem(where, "reference solution returned no predictions (missing output)")])
-    problems: list[Problem] = []
+    problems: list[Problem] = [*schema_problems, *extra]
     sim_path = _simulated_pred_path(task_dir, question)
     if regenerate:
         sim_path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
@@ -160,6 +188,7 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
         problems += compare_predictions(reference, recorded, question, where, sim_path.name)
     problems += check_tabular_task(task_dir)
     problems += _instruction_problems(task_dir)
+    problems += check_mm_feasibility(task_dir, question, "error" if "daregen" in meta else "warning")
     status = "fail" if errors(problems) else ("regenerated" if regenerate else "pass")
     return done(status, problems)
 
@@ -180,18 +209,93 @@ def _instruction_problems(task_dir: Path) -> list[Problem]:
     return check_instruction(task_dir.name, entry["question_v1"], meta["question"], descriptions, severity)
 
 
+def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
+                      per_task_s: float = 60.0) -> dict[str, list[Problem]]:
+    """Problems per task folder name: the tabular references run in two fresh sandboxed interpreters,
+    one per seed of HASH_SEEDS (concurrently), must give byte-identical predictions; with
+    `compare_recorded`, a daregen task's must also equal its simulated_pred_local.csv (written by a
+    forked warm-pool job, so this also shows forking changed nothing). Tasks that are not tabular or
+    lack their files are left to the per-task checks."""
+    tasks: dict[str, tuple[Path, dict]] = {}
+    for i, task_dir in enumerate(task_dirs):
+        try:
+            meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+            q = meta["question"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if q.get("problem_type") in TABULAR and all(p.is_file() for p in reference_files(task_dir, q).values()):
+            tasks[f"t{i:05d}"] = (task_dir, q)
+    if not tasks:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(HASH_SEEDS)) as pool:
+        runs = list(pool.map(lambda seed: run_fresh_batch(tasks, seed, per_task_s), HASH_SEEDS))
+    out: dict[str, list[Problem]] = {}
+    for key, (task_dir, q) in tasks.items():
+        where = task_dir.name
+        problems: list[Problem] = []
+        reports = []
+        for seed, run in zip(HASH_SEEDS, runs):
+            if not run.ok:
+                problems.append(Problem(where, f"determinism: fresh interpreter (PYTHONHASHSEED={seed}) "
+                                               f"{run.reason}"))
+                continue
+            report = run.value.get(key, {"ok": False, "error": "no result"})
+            if not report["ok"]:
+                problems.append(Problem(where, f"determinism: reference failed in a fresh interpreter "
+                                               f"(PYTHONHASHSEED={seed}): {report['error']}"))
+            reports.append(report)
+        digests = {r.get("digest") for r in reports if r["ok"]}
+        if len(digests) > 1:
+            problems.append(Problem(where, "determinism: the reference's predictions differ between fresh "
+                                           f"interpreters with PYTHONHASHSEED={HASH_SEEDS[0]} and {HASH_SEEDS[1]}"))
+        sim = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
+        if compare_recorded and len(digests) == 1 and sim.is_file() and \
+                "daregen" in read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA):
+            if predictions_digest(sim.read_text(encoding="utf-8")) not in digests:
+                problems.append(Problem(where, f"determinism: {names.SIMULATED_PRED} (written by a forked "
+                                               "warm-pool job) differs from a fresh interpreter's predictions"))
+        if problems:
+            out[where] = problems
+    return out
+
+
+def guard_staging_tree(staging: Path, outcomes: list) -> list:
+    """The build's last gate, on the staging tree before publishing: drop every task whose reference
+    is not deterministic across fresh interpreters (its folder removed, its Outcome failed with the
+    reason) and copy the all_metadata schema into the tree. Outcomes are pipeline.steps.Outcome."""
+    from finalize.schema import copy_schema_into
+    from pipeline.steps import ENTRY_JSON
+
+    # The entry, not the spec: a task restored from the build cache has an entry but no spec.
+    ok = {o.ref: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
+    found = check_determinism(list(ok.values())) if ok else {}
+    out = []
+    for o in outcomes:
+        bad = errors(found.get(ok[o.ref].name, [])) if o.ok else []
+        if bad:
+            shutil.rmtree(ok[o.ref], ignore_errors=True)
+            o = o.failed("verify", "; ".join(p.message for p in bad))
+        out.append(o)
+    copy_schema_into(staging)
+    return out
+
+
 def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: float = REFERENCE_TIMEOUT_S,
-                on_verdict=None) -> VerifyReport:
-    """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core)."""
+                on_verdict=None, determinism: bool = True) -> VerifyReport:
+    """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core);
+    `determinism` first re-runs all references in two fresh interpreters (check_determinism)."""
     tasks = discover_tasks(tree)
     if not tasks:
         raise ValueError(f"no DARE-bench tasks (folders with {names.VERIFY_DIR}/{names.ALL_METADATA}) under {tree}")
     if jobs < 1:
         raise ValueError("--jobs must be >= 1")
     start = time.monotonic()
+    # Before a --regenerate run rewrites simulated_pred_local.csv: compare only the two fresh runs then.
+    extra = check_determinism(tasks, compare_recorded=not regenerate) if determinism else {}
     verdicts = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s), tasks):
+        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s, tuple(extra.get(t.name, ()))),
+                                tasks):
             verdicts.append(verdict)
             if on_verdict is not None:
                 on_verdict(verdict)

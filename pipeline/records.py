@@ -34,6 +34,22 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class JoinStep(_Frozen):
+    """One many-to-one LEFT JOIN of a relational source's join path.
+
+    `left_on` is a column of the analysis table (held by table `left`); `right_on`
+    is the key column of table `right` under its own name; `columns` are the
+    analysis-table names of `right`'s other columns, which the join brings in.
+    """
+
+    left: str
+    right: str
+    left_on: str
+    right_on: str
+    how: Literal["left"] = "left"  # many-to-one onto a unique key: never adds or drops a fact row
+    columns: tuple[str, ...] = ()
+
+
 class DatasetRecord(_Frozen):
     """Where a dataset came from and how it is documented (no data)."""
 
@@ -53,6 +69,11 @@ class DatasetRecord(_Frozen):
     usability_rating: float | None = None
     last_updated: str | None = None
     target_hint: str | None = None  # a source's suggestion; the designer may ignore it
+    # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
+    join_path: tuple[JoinStep, ...] = ()
+    # Which design path the source routes this dataset to: None (tabular) or "time_series"
+    # (a time-indexed series or panel; task_design.timeseries designs it, see README "Time series").
+    kind_hint: Literal["time_series"] | None = None
 
     @field_validator("ref", "source", "title")
     @classmethod
@@ -221,3 +242,89 @@ class TaskPackage:
     train_v1_tables: tuple[pd.DataFrame, ...]
     ground_truth: pd.DataFrame
     n_noise_rows: int
+
+
+# --------------------------------------------------------------------------- time series
+
+TS_MODELS = ("ExponentialSmoothing", "SARIMAX")
+ResampleAggregation = Literal["mean", "sum"]
+
+
+class TimeSeriesSpec(_Frozen):
+    """Every choice the designer made for one time-series (XF/CF) task.
+
+    `kind` is stored in spec.json so the steps dispatch on it (TaskSpec has none).
+    The time column is written back as text in `time_format` (strftime, with
+    `%:z` meaning a `+HH:MM` offset as in Python 3.12); `time_source` says how
+    that text is made from the source column: kept as it is (`text`), an integer
+    year (`year`), or an R `ts` time index of fractional years (`ts_index`).
+    """
+
+    kind: Literal["time_series"] = "time_series"
+    ref: str
+    slug: str
+    designer: str
+    problem_type: Literal["time_series_analysis"] = "time_series_analysis"
+    target: tuple[str, ...]
+    time_column: str
+    time_format: str
+    time_source: Literal["text", "year", "ts_index"]
+    ts_index_frequency: int | None = None  # periods per year of an R ts index (4, 12)
+    entity_columns: tuple[str, ...] = ()
+    related_features: tuple[str, ...] = ()
+    not_filtered_related_features: tuple[str, ...] = ()
+    selected_features: tuple[str, ...] = ()  # the exogenous regressors of the reference forecaster
+    expected_ranges: dict[str, list[Scalar]] = Field(default_factory=dict)
+    column_type_inference: dict[str, Literal["numeric", "object"]] = Field(default_factory=dict)
+    frequency: str  # pandas offset alias of the raw series ("YS", "QS", "MS", "W", "D", "h") or "irregular"
+    season_length: int
+    is_resampled: bool = False
+    resample_rule: str | None = None  # as the instruction writes it, e.g. "1M"
+    resample_aggregation: ResampleAggregation | None = None
+    imputer_type: Literal["bfill_ffill"] = "bfill_ffill"
+    model_type: str
+    random_state: int
+    train_test_ratio: float
+    save_file_type: Literal["csv"] = "csv"
+    max_rows: int | None = None  # the most recent rows are kept when the series is longer
+    v2_hidden_fraction: float = 0.1  # val_v2 time points left out, so they are non-contiguous
+    excluded_features: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def task_dir(self) -> str:
+        from pipeline.names import TASK_SUFFIX
+
+        return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        return (self.time_column, *self.entity_columns)
+
+    @model_validator(mode="after")
+    def _check(self) -> "TimeSeriesSpec":
+        if len(self.target) != 1:
+            raise ValueError("exactly one target column is supported")
+        if self.target[0] in self.identifiers:
+            raise ValueError("the target is an identifier column")
+        if len(set(self.identifiers)) != len(self.identifiers):
+            raise ValueError("identifier columns repeat")
+        if set(self.selected_features) & set(self.identifiers) or self.target[0] in self.selected_features:
+            raise ValueError("exogenous features must not be identifiers or the target")
+        if not set(self.selected_features) <= set(self.related_features):
+            raise ValueError("selected features must be related features")
+        if "%" not in self.time_format:
+            raise ValueError(f"time_format {self.time_format!r} is not a strftime pattern")
+        if (self.time_source == "ts_index") != (self.ts_index_frequency is not None):
+            raise ValueError("ts_index_frequency goes with time_source ts_index only")
+        if self.is_resampled != (self.resample_rule is not None) or self.is_resampled != (
+                self.resample_aggregation is not None):
+            raise ValueError("resample_rule and resample_aggregation go with is_resampled")
+        if self.model_type not in TS_MODELS:
+            raise ValueError(f"model {self.model_type} is not a reference forecaster {TS_MODELS}")
+        if not 0.5 <= self.train_test_ratio < 1:
+            raise ValueError("train_test_ratio out of range")
+        if self.season_length < 1:
+            raise ValueError("season_length must be >= 1")
+        if not 0 <= self.v2_hidden_fraction < 0.5:
+            raise ValueError("v2_hidden_fraction out of range")
+        return self

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from pipeline import names
 from pipeline.hashing import frame_digest, sha256_file
 from pipeline.jsonio import read_json, write_json
-from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec, TimeSeriesSpec
 from pipeline.seeding import rng_for
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
@@ -128,6 +128,18 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     record = load_record(work)
     profile = DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
     config = DesignConfig.model_validate_json(config_json)
+    if record.kind_hint == "time_series":
+        # The source routed it to the time-series path (README, "Time series"), whatever the designer;
+        # a table without a time axis after all goes on to the tabular designer below.
+        from task_design.timeseries import NoTimeColumn, design_ts
+
+        try:
+            ts_spec = design_ts(record, profile, load_table(work), rng_for(seed, record.ref, "design"), config)
+        except NoTimeColumn:
+            ts_spec = None
+        if ts_spec is not None:
+            write_json(work / SPEC_JSON, ts_spec.model_dump(mode="json"))
+            return sha256_file(work / SPEC_JSON)
     extra: dict = {}
     if designer in DESIGNER_SETTINGS:
         extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
@@ -142,8 +154,10 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     return sha256_file(work / SPEC_JSON)
 
 
-def load_spec(work: Path) -> TaskSpec:
-    return TaskSpec.model_validate(read_json(work / SPEC_JSON))
+def load_spec(work: Path) -> TaskSpec | TimeSeriesSpec:
+    """The design's spec; spec.json's `kind` says which kind (TaskSpec has none)."""
+    data = read_json(work / SPEC_JSON)
+    return (TimeSeriesSpec if data.get("kind") == "time_series" else TaskSpec).model_validate(data)
 
 
 @_guard("postprocess")
@@ -151,6 +165,8 @@ def postprocess_step(work: Path, seed: int) -> str:
     from postprocess.package import build_package
 
     record, spec = load_record(work), load_spec(work)
+    if isinstance(spec, TimeSeriesSpec):
+        return _postprocess_ts(work, record, spec, seed)
     pkg = build_package(record, spec, load_table(work), rng_for(seed, record.ref, "postprocess"))
     out = work / PACKAGE_DIR
     out.mkdir(exist_ok=True)
@@ -162,6 +178,30 @@ def postprocess_step(work: Path, seed: int) -> str:
         t.to_parquet(out / f"{names.SPLIT_TABLE_PREFIX}{i}.parquet", index=False)
     write_json(out / "counts.json", {"noise_rows": pkg.n_noise_rows, "tables": len(pkg.train_v1_tables)})
     return hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def _postprocess_ts(work: Path, record: DatasetRecord, spec: TimeSeriesSpec, seed: int) -> str:
+    from postprocess.timeseries import build_ts_package
+
+    pkg = build_ts_package(record, spec, load_table(work), rng_for(seed, record.ref, "postprocess"))
+    out = work / PACKAGE_DIR
+    out.mkdir(exist_ok=True)
+    for stem, frame in pkg.frames.items():
+        frame.to_parquet(out / f"{stem}.parquet", index=False)
+    write_json(out / "ts.json", {"prediction_starting_time": pkg.prediction_starting_time,
+                                 "baselines": pkg.baselines, "n_entities": pkg.n_entities})
+    return hashlib.sha256("".join(frame_digest(f) for f in pkg.frames.values()).encode()).hexdigest()
+
+
+def load_ts_package(work: Path):
+    from postprocess.timeseries import FRAME_STEMS, TimeSeriesPackage
+
+    out = work / PACKAGE_DIR
+    meta = read_json(out / "ts.json")
+    return TimeSeriesPackage(record=load_record(work), spec=load_spec(work),
+                             frames={s: pd.read_parquet(out / f"{s}.parquet") for s in FRAME_STEMS},
+                             prediction_starting_time=meta["prediction_starting_time"],
+                             baselines=meta["baselines"], n_entities=meta["n_entities"])
 
 
 def load_package(work: Path) -> TaskPackage:
@@ -179,6 +219,13 @@ def load_package(work: Path) -> TaskPackage:
 def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
     from finalize.layout import BuildContext, write_task
 
+    if read_json(work / SPEC_JSON).get("kind") == "time_series":
+        from finalize.timeseries import write_ts_task
+
+        entry = write_ts_task(load_ts_package(work), Path(tasks_root),
+                              BuildContext(seed=seed, design_digest=design_digest))
+        write_json(work / ENTRY_JSON, entry)
+        return sha256_file(work / ENTRY_JSON)
     entry = write_task(load_package(work), Path(tasks_root), BuildContext(seed=seed, design_digest=design_digest))
     write_json(work / ENTRY_JSON, entry)
     return sha256_file(work / ENTRY_JSON)

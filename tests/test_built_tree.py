@@ -1,4 +1,8 @@
-"""Every task of a built tree satisfies the DARE-bench invariants, checked from the files alone."""
+"""Every task of a built tree satisfies the DARE-bench invariants, checked from the files alone.
+
+Tabular tests look at the `_class`/`_reg` tasks only; the time-series (`_ts`) tasks
+have their own layout and invariants, checked at the end of this module.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +21,21 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from pipeline import names
 
 
-def _tasks(root: Path) -> list[tuple[Path, dict]]:
+TS = "time_series_analysis"
+
+
+def _all_tasks(root: Path) -> list[tuple[Path, dict]]:
     entries = json.loads((root / names.QUESTION_LIST).read_text())
     return [(root / e["file_path"], e) for e in entries]
+
+
+def _tasks(root: Path) -> list[tuple[Path, dict]]:
+    """The tabular tasks."""
+    return [(d, e) for d, e in _all_tasks(root) if e["task"] != TS]
+
+
+def _ts_tasks(root: Path) -> list[tuple[Path, dict]]:
+    return [(d, e) for d, e in _all_tasks(root) if e["task"] == TS]
 
 
 def _meta(task_dir: Path) -> dict:
@@ -59,11 +75,14 @@ def test_tree_size_and_mix(built_tree):
     kinds = [e["task"] for _, e in tasks]
     formats = {_meta(d)["question"]["save_file_type"] for d, _ in tasks}
     assert kinds.count("classification") >= 10 and kinds.count("regression") >= 10
+    assert len(_ts_tasks(built_tree)) >= 3  # the stratified candidate order puts series in any prefix
     assert formats == {"csv", "sqlite", "parquet"}
     report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text())
     assert report["built"] + len(report["rejections"]) == report["considered"]
     if report["considered"] >= 300:  # the scale run (make test-scale): at least half become tasks
         assert report["built"] >= report["considered"] // 2
+        ts = report["time_series"]
+        assert ts["tasks"] >= 25 and ts["panels"] >= 5 and ts["resampled"] >= 5, ts
     assert all(r["reason"] and "\n" not in r["reason"] for r in report["rejections"])
 
 
@@ -225,3 +244,106 @@ def test_no_wall_clock_in_task_files(built_tree):
     for path in built_tree.rglob("*.json"):
         if path.name not in (names.RUN_REPORT_JSON,):
             assert not stamp.search(path.read_text()), path
+
+
+# --------------------------------------------------------------------------- time series
+
+
+def _text(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def _parse(values: pd.Series, fmt: str) -> pd.Series:
+    """Written here from the format doc: strftime, with %:z a +HH:MM offset and %q a quarter digit."""
+    from datetime import datetime
+
+    def one(text: str) -> datetime:
+        if "%q" in fmt:
+            year, quarter = text[:4], text[-1]
+            return datetime(int(year), 3 * int(quarter) - 2, 1)
+        return datetime.strptime(text, fmt.replace("%:z", "%z"))
+    parsed = [one(v) for v in values]
+    aware = any(p.tzinfo is not None for p in parsed)
+    return pd.Series(pd.to_datetime(parsed, utc=aware), index=values.index)
+
+
+def test_time_series_layout_and_keys(built_tree):
+    tasks = _ts_tasks(built_tree)
+    assert tasks
+    for task_dir, entry in tasks:
+        assert task_dir.name.endswith("_ts")
+        files = sorted(p.relative_to(task_dir).as_posix() for p in task_dir.rglob("*") if p.is_file())
+        assert files == ["source/metadata.txt", "source/train.csv", "source/val_v1.csv", "source/val_v2.csv",
+                         "verify/all_metadata.json", "verify/ground_truth_v1.csv", "verify/ground_truth_v2.csv"]
+        q = _meta(task_dir)["question"]
+        for key in ("time_column", "time_format", "is_resampled", "prediction_starting_time", "imputer_type",
+                    "model_type", "train_save_file", "val_v1_save_file", "val_v2_save_file",
+                    "ground_truth_v1_file", "ground_truth_v2_file", "baselines"):
+            assert key in q, (task_dir.name, key)
+        assert q["imputer_type"] == "bfill_ffill" and q["baselines"]
+        assert entry["needed_files_v1"] == ["train.csv", "val_v1.csv", "metadata.txt"]
+        assert entry["needed_files_v2"] == ["train.csv", "val_v2.csv", "metadata.txt"]
+        src, ver = task_dir / "source", task_dir / "verify"
+        target, time_col = q["target"][0], q["time_column"]
+        val_v1, val_v2 = _text(src / "val_v1.csv"), _text(src / "val_v2.csv")
+        gt1, gt2 = _text(ver / "ground_truth_v1.csv"), _text(ver / "ground_truth_v2.csv")
+        ids = [time_col] + q["entity_columns"]
+        assert list(val_v2.columns) == ids, task_dir.name  # identifiers only
+        assert target not in val_v1.columns and "row_id" in val_v1.columns
+        assert list(gt1.columns) == ["row_id", target] and list(gt2.columns) == ids + [target]
+        assert gt1["row_id"].tolist() == val_v1["row_id"].tolist()
+        assert gt2[ids].values.tolist() == val_v2.values.tolist()  # same keys, same order
+        assert pd.to_numeric(gt2[target]).nunique() > 1
+        if q["is_resampled"]:
+            text = entry["question_v2"]
+            assert f"'{q['resample_rule']}'" in text and f"'{q['resample_aggregation']}'" in text
+
+
+def test_time_series_split_is_by_time_and_timestamps_round_trip(built_tree):
+    from datetime import datetime
+
+    for task_dir, _ in _ts_tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        fmt, time_col, ents = q["time_format"], q["time_column"], q["entity_columns"]
+        train, val = _text(task_dir / "source" / "train.csv"), _text(task_dir / "source" / "val_v1.csv")
+        for frame in (train, val, _text(task_dir / "source" / "val_v2.csv")):
+            for text in frame[time_col].unique():
+                if "%q" not in fmt:
+                    ts = datetime.strptime(text, fmt.replace("%:z", "%z"))
+                    out = ts.strftime(fmt.replace("%:z", "%z"))
+                    if "%:z" in fmt:  # +HHMM -> +HH:MM
+                        out = out[:-2] + ":" + out[-2:]
+                    assert out == text, (task_dir.name, text)
+        def key(f: pd.DataFrame) -> pd.Series:
+            return f[ents].astype(str).agg("|".join, axis=1) if ents else pd.Series("", index=f.index)
+        last_train = _parse(train[time_col], fmt).groupby(key(train)).max()
+        first_val = _parse(val[time_col], fmt).groupby(key(val)).min()
+        for entity, first in first_val.items():
+            if entity in last_train:
+                assert first > last_train[entity], (task_dir.name, entity)
+
+
+def test_time_series_scoring_properties(built_tree, tmp_path):
+    from finalize.scoring import score_prediction
+
+    for task_dir, _ in _ts_tasks(built_tree):
+        q = _meta(task_dir)["question"]
+        gt2 = _text(task_dir / "verify" / "ground_truth_v2.csv")
+        shuffled = gt2.sample(frac=1.0, random_state=0)
+        extra = gt2.head(2).copy()
+        extra[q["time_column"]] = ["2999" + v[4:] if len(v) >= 4 else v for v in extra[q["time_column"]]]
+        pred = pd.concat([shuffled, extra.iloc[:1]])
+        path = tmp_path / task_dir.name / "v2" / "prediction.csv"
+        path.parent.mkdir(parents=True)
+        pred.to_csv(path, index=False)
+        assert score_prediction(task_dir, "v2", path).score == 1.0, task_dir.name
+        pred.drop(columns=[q["time_column"]]).to_csv(path, index=False)
+        assert score_prediction(task_dir, "v2", path).score == 0.0, task_dir.name
+
+
+def test_time_series_reference_reruns(built_tree):
+    from finalize.verify import verify_task
+
+    for task_dir, _ in _ts_tasks(built_tree):
+        verdict = verify_task(task_dir)
+        assert verdict.status == "pass", verdict.line()

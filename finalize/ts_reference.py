@@ -1,0 +1,125 @@
+"""The time-series reference: timestamps as text, resampling and the CF ground truth.
+
+It is self-contained (datetime, pandas) so it can be read next to question_v2 and
+rerun: `ground_truth_v2` is what the CF instruction asks for, executed on the
+held-out future rows (val_v1 joined with ground_truth_v1 on row_id):
+
+- not resampled: the target at each identifier key of val_v2;
+- resampled: per entity, the raw rows binned to `resample_rule` with
+  `resample_aggregation` (each bin labelled with its last day and written back in
+  `time_format`), empty bins filled backward then forward (`bfill_ffill`), then
+  looked up at each key of val_v2.
+
+`time_format` is a strftime pattern; `%:z` stands for a `+HH:MM` offset (Python
+3.12's spelling; 3.11's strftime has only `%z`, which drops the colon), so
+`2020-08-20 00:00:00-04:00` round-trips exactly; `%q` stands for the quarter digit
+(R and tsibble write quarters as `1998 Q1`, which strftime cannot).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pandas as pd
+
+COLON_OFFSET = "%:z"
+QUARTER = "%q"  # the quarter digit 1-4 (not strftime's; only with %Y, as in `1998 Q1`)
+# The rule as the instruction writes it (DARE-bench's '1M') -> pandas' alias today.
+# Period-end aliases: a bin is labelled with its last day, as in DARE-bench's example.
+RESAMPLE_ALIASES = {"1M": "ME", "1Q": "QE", "1Y": "YE"}
+RULE_WORDS = {"1M": "calendar month", "1Q": "calendar quarter", "1Y": "calendar year"}
+
+
+def _offset_text(dt: datetime) -> str:
+    off = dt.utcoffset()
+    if off is None:
+        raise ValueError(f"{dt} has no timezone offset for %:z")
+    minutes = int(off.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def format_time(dt: datetime, fmt: str) -> str:
+    if QUARTER in fmt:
+        return dt.strftime(fmt.replace(QUARTER, str((dt.month - 1) // 3 + 1)))
+    if COLON_OFFSET in fmt:
+        head, *rest = fmt.split(COLON_OFFSET)
+        return _offset_text(dt).join(dt.strftime(part) for part in [head, *rest])
+    return dt.strftime(fmt)
+
+
+def parse_time(text: str, fmt: str) -> datetime:
+    if QUARTER in fmt:
+        # strptime has no quarter: read the digit, then parse the rest with the quarter's first month.
+        pattern = re.escape(fmt).replace(re.escape(QUARTER), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
+        m = re.fullmatch(pattern, str(text))
+        if m is None:
+            raise ValueError(f"{text!r} does not match {fmt!r}")
+        return datetime(int(m["y"]), 3 * (int(m["q"]) - 1) + 1, 1)
+    # strptime's %z accepts "+HH:MM" since Python 3.7.
+    return datetime.strptime(str(text), fmt.replace(COLON_OFFSET, "%z"))
+
+
+def round_trips(text: str, fmt: str) -> bool:
+    try:
+        return format_time(parse_time(text, fmt), fmt) == str(text)
+    except (ValueError, TypeError):
+        return False
+
+
+def parse_times(texts: pd.Series, fmt: str) -> pd.Series:
+    """Timestamps of `texts` (UTC when the pattern carries an offset, so DST shifts still order)."""
+    values = [parse_time(t, fmt) for t in texts.astype(str)]
+    aware = any(v.tzinfo is not None for v in values)
+    return pd.Series(pd.to_datetime(values, utc=aware), index=texts.index)
+
+
+def format_times(times: pd.Series | pd.DatetimeIndex, fmt: str) -> list[str]:
+    return [format_time(pd.Timestamp(t).to_pydatetime(), fmt) for t in times]
+
+
+def resample_entity(times: pd.Series, values: pd.Series, rule: str, aggregation: str) -> pd.Series:
+    """One entity's raw (time, value) rows on the fixed grid, gaps filled backward then forward."""
+    series = pd.Series(values.astype(float).to_numpy(), index=pd.DatetimeIndex(times.to_numpy())).sort_index()
+    binned = series.resample(RESAMPLE_ALIASES[rule])
+    # min_count=1: an empty bin is a gap to fill, not a sum of 0.
+    grid = binned.sum(min_count=1) if aggregation == "sum" else binned.mean()
+    return grid.bfill().ffill()
+
+
+def resampled_frame(rows: pd.DataFrame, identifiers: list[str], target: str, time_column: str, time_format: str,
+                    rule: str, aggregation: str) -> pd.DataFrame:
+    """identifiers + target on the grid, per entity (entities as text, in sorted order)."""
+    entities = [c for c in identifiers if c != time_column]
+    rows = rows.assign(**{c: rows[c].astype(str) for c in entities})
+    parts = []
+    groups = rows.groupby(entities, sort=True) if entities else [((), rows)]
+    for key, part in groups:
+        grid = resample_entity(parse_times(part[time_column], time_format), part[target], rule, aggregation)
+        out = pd.DataFrame({time_column: format_times(grid.index, time_format), target: grid.to_numpy()})
+        key = key if isinstance(key, tuple) else (key,)
+        for col, value in zip(entities, key):
+            out[col] = value
+        parts.append(out[identifiers + [target]])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=identifiers + [target])
+
+
+def ground_truth_v2(question: dict, future: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
+    """The CF ground truth: `keys` (val_v2, in its order) plus the target, from the future rows."""
+    target = question["target"][0]
+    identifiers = list(keys.columns)
+    time_column = question["time_column"]
+    as_text = {c: future[c].astype(str) for c in identifiers}
+    future = future.assign(**as_text).dropna(subset=[target])
+    if question.get("is_resampled"):
+        grid = resampled_frame(future, identifiers, target, time_column, question["time_format"],
+                               question["resample_rule"], question["resample_aggregation"])
+    else:
+        grid = future[identifiers + [target]]
+    keys_text = keys.assign(**{c: keys[c].astype(str) for c in identifiers})
+    out = keys_text.merge(grid, on=identifiers, how="left", validate="one_to_one")
+    if out[target].isna().any():
+        missing = out.loc[out[target].isna(), identifiers].head(3).to_dict("records")
+        raise ValueError(f"val_v2 keys without a ground-truth value, e.g. {missing}")
+    return out

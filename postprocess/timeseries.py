@@ -1,0 +1,224 @@
+"""Time-ordered split, resampled CF grid and statsmodels baselines for a time-series task.
+
+build_ts_package(record, spec, table, rng) -> TimeSeriesPackage, or DatasetRejected.
+Nothing here is random except which CF keys are held out of val_v2 and their
+order (drawn from `rng`); the split itself is by time, never random:
+`prediction_starting_time` is the time point at `train_test_ratio` of the
+distinct time points (snapped to the start of its bin when resampled); per
+entity, train is everything before it and val everything from it on.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from finalize.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
+                                   round_trips)
+from pipeline import names
+from pipeline.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
+from task_design.timeseries import time_text
+
+TRAIN = "train"
+GROUND_TRUTH_V1 = "ground_truth_v1"
+GROUND_TRUTH_V2 = "ground_truth_v2"
+FRAME_STEMS = (TRAIN, names.VAL_V1, names.VAL_V2, GROUND_TRUTH_V1, GROUND_TRUTH_V2)
+NAIVE_SOLVES = 0.99  # R² of the seasonal-naive CF baseline at which the task is too easy
+MAX_FITTED_ENTITIES = 25  # fitted baselines per task; further entities fall back to the naive forecast
+MAX_FIT_LENGTH = 240  # most recent points a baseline model is fitted on
+PERIOD_STARTS = {"1M": "M", "1Q": "Q", "1Y": "Y"}
+
+
+@dataclass(frozen=True)
+class TimeSeriesPackage:
+    record: DatasetRecord
+    spec: TimeSeriesSpec
+    frames: dict[str, pd.DataFrame]  # by stem: train, val_v1, val_v2, ground_truth_v1, ground_truth_v2
+    prediction_starting_time: str
+    baselines: dict[str, float]
+    n_entities: int
+
+
+def reference_question(spec: TimeSeriesSpec) -> dict:
+    """The all_metadata `question` keys the reference reads."""
+    return {"target": list(spec.target), "time_column": spec.time_column, "time_format": spec.time_format,
+            "is_resampled": spec.is_resampled, "resample_rule": spec.resample_rule,
+            "resample_aggregation": spec.resample_aggregation, "imputer_type": spec.imputer_type}
+
+
+def series_rows(table: pd.DataFrame, spec: TimeSeriesSpec) -> tuple[pd.DataFrame, pd.Series]:
+    """The source rows with the time column as text (rows without a time dropped), and their timestamps."""
+    text = time_text(table, spec.model_dump())
+    frame = table.assign(**{spec.time_column: text})[text.notna()]
+    bad = [t for t in frame[spec.time_column].unique().tolist() if not round_trips(t, spec.time_format)]
+    if bad:
+        raise DatasetRejected(f"timestamps do not round-trip through {spec.time_format!r}, e.g. {bad[0]!r}")
+    times = parse_times(frame[spec.time_column], spec.time_format)
+    if spec.max_rows and len(frame) > spec.max_rows:
+        cut = times.sort_values(kind="stable").iloc[-spec.max_rows]
+        keep = times >= cut
+        frame, times = frame[keep], times[keep]
+    return frame, times
+
+
+def split_time(times: pd.Series, spec: TimeSeriesSpec) -> pd.Timestamp:
+    distinct = np.sort(times.unique())
+    start = pd.Timestamp(distinct[min(len(distinct) - 1, int(spec.train_test_ratio * len(distinct)))])
+    if spec.is_resampled:
+        # A bin must not hold both train and val rows, so the split is a bin boundary.
+        start = start.to_period(PERIOD_STARTS[spec.resample_rule]).start_time
+    if not (times < start).any() or not (times >= start).any():
+        raise DatasetRejected("the time split leaves train or val empty")
+    return start
+
+
+def _entity_keys(frame: pd.DataFrame, spec: TimeSeriesSpec) -> pd.Series:
+    if not spec.entity_columns:
+        return pd.Series("", index=frame.index)
+    return frame[list(spec.entity_columns)].astype(str).agg("\x1f".join, axis=1)
+
+
+def build_ts_package(record: DatasetRecord, spec: TimeSeriesSpec, table: pd.DataFrame,
+                     rng: np.random.Generator) -> TimeSeriesPackage:
+    target, ids = spec.target[0], list(spec.identifiers)
+    frame, times = series_rows(table, spec)
+    start = split_time(times, spec)
+    train_mask = times < start
+    train = frame[train_mask].reset_index(drop=True)  # the raw history, in the source's row order
+    future = frame[~train_mask & frame[target].notna()].assign(_t=times[~train_mask])
+    future = future.sort_values(["_t", *spec.entity_columns], kind="stable").drop(columns="_t").reset_index(drop=True)
+    if len(future) < 3 or future[target].nunique() < 2:
+        raise DatasetRejected(f"constant or too short ground truth ({len(future)} val rows)")
+    future.insert(0, names.ROW_ID, np.arange(1, len(future) + 1))
+    val_v1 = future.drop(columns=[target])
+    gt_v1 = future[[names.ROW_ID, target]]
+    grid = (resampled_frame(future, ids, target, spec.time_column, spec.time_format, spec.resample_rule,
+                            spec.resample_aggregation) if spec.is_resampled else future[ids + [target]])
+    keys = grid[ids].astype(str)
+    if keys.duplicated().any():
+        raise DatasetRejected("duplicate identifier keys in the CF ground truth")
+    hidden = int(spec.v2_hidden_fraction * len(keys)) if len(keys) >= 10 else 0
+    order = rng.permutation(len(keys))[hidden:]
+    val_v2 = keys.iloc[order].reset_index(drop=True)
+    gt_v2 = ground_truth_v2(reference_question(spec), future, val_v2)
+    if gt_v2[target].nunique() < 2 or len(gt_v2) < 3:
+        raise DatasetRejected(f"constant or too short CF ground truth ({len(gt_v2)} rows)")
+    baselines = compute_baselines(spec, train, future, grid)
+    naive = baselines["v2/seasonal_naive"]
+    if naive >= NAIVE_SOLVES:
+        raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})")
+    return TimeSeriesPackage(
+        record=record, spec=spec,
+        frames={TRAIN: train, names.VAL_V1: val_v1, names.VAL_V2: val_v2, GROUND_TRUTH_V1: gt_v1,
+                GROUND_TRUTH_V2: gt_v2},
+        prediction_starting_time=str(start), baselines=baselines,
+        n_entities=int(_entity_keys(frame, spec).nunique()),
+    )
+
+
+# ------------------------------------------------------------------ baselines
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    if ss_tot == 0:
+        return 0.0
+    return float(round(min(1.0, max(0.0, 1 - float(np.sum((y - pred) ** 2)) / ss_tot)), 4))
+
+
+def seasonal_naive(history: np.ndarray, horizon: int, season: int) -> np.ndarray:
+    if len(history) == 0:
+        return np.full(horizon, np.nan)
+    m = season if len(history) >= season else 1
+    last = history[-m:]
+    return np.array([last[h % m] for h in range(horizon)], dtype=float)
+
+
+def _fit_forecast(history: np.ndarray, horizon: int, season: int, model: str, exog_train=None,
+                  exog_future=None) -> np.ndarray:
+    """ETS or SARIMAX forecast; the seasonal-naive one when the fit fails or the series is too short."""
+    y = history[-MAX_FIT_LENGTH:]
+    if len(y) < 8 or np.nanstd(y) == 0:
+        return seasonal_naive(history, horizon, season)
+    with warnings.catch_warnings():
+        # statsmodels warns on convergence and frequency on nearly every short series.
+        warnings.simplefilter("ignore")
+        try:
+            if model == "SARIMAX" and exog_train is not None:
+                from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+                xt = exog_train[-MAX_FIT_LENGTH:]
+                res = SARIMAX(y, exog=xt, order=(1, 0, 0), trend="c").fit(disp=False, maxiter=50)
+                out = np.asarray(res.forecast(horizon, exog=exog_future), dtype=float)
+            else:
+                from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+                seasonal = "add" if 1 < season <= 24 and len(y) >= 2 * season + 2 else None
+                res = ExponentialSmoothing(y, trend="add", damped_trend=True, seasonal=seasonal,
+                                           seasonal_periods=season if seasonal else None).fit()
+                out = np.asarray(res.forecast(horizon), dtype=float)
+        except Exception:
+            return seasonal_naive(history, horizon, season)
+    return out if np.all(np.isfinite(out)) else seasonal_naive(history, horizon, season)
+
+
+def _per_entity(spec: TimeSeriesSpec, hist: pd.DataFrame, fut: pd.DataFrame, model: str,
+                exog: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Naive and fitted forecasts for the rows of `fut` (in its order), entity by entity."""
+    target = spec.target[0]
+    naive = pd.Series(np.nan, index=fut.index)
+    fitted = pd.Series(np.nan, index=fut.index)
+    h_keys, f_keys = _entity_keys(hist, spec), _entity_keys(fut, spec)
+    fallback = float(hist[target].mean()) if hist[target].notna().any() else 0.0
+    for n, key in enumerate(sorted(f_keys.unique())):
+        h = hist[h_keys == key].dropna(subset=[target])
+        f = fut[f_keys == key]
+        y = h[target].to_numpy(dtype=float)
+        naive[f.index] = seasonal_naive(y, len(f), spec.season_length) if len(y) else fallback
+        if n < MAX_FITTED_ENTITIES and len(y):
+            x_h = h[exog].to_numpy(dtype=float) if exog else None
+            x_f = f[exog].to_numpy(dtype=float) if exog else None
+            fitted[f.index] = _fit_forecast(y, len(f), spec.season_length, model, x_h, x_f)
+        else:
+            fitted[f.index] = naive[f.index]
+    return naive.fillna(fallback).to_numpy(), fitted.fillna(fallback).to_numpy()
+
+
+def _sorted_by_time(frame: pd.DataFrame, spec: TimeSeriesSpec) -> pd.DataFrame:
+    t = parse_times(frame[spec.time_column].astype(str), spec.time_format)
+    return frame.assign(_t=t.to_numpy()).sort_values("_t", kind="stable").drop(columns="_t")
+
+
+def compute_baselines(spec: TimeSeriesSpec, train: pd.DataFrame, future: pd.DataFrame,
+                      grid: pd.DataFrame) -> dict[str, float]:
+    """Seasonal-naive and the reference forecaster, scored with clipped R² on v1 (XF) and v2 (CF)."""
+    target, ids = spec.target[0], list(spec.identifiers)
+    exog = [c for c in spec.selected_features if train[c].notna().all() and future[c].notna().all()]
+    hist = _sorted_by_time(train, spec)
+    if spec.is_resampled:
+        hist_v2 = resampled_frame(hist.dropna(subset=[target]), ids, target, spec.time_column, spec.time_format,
+                                  spec.resample_rule, spec.resample_aggregation)
+    else:
+        hist_v2 = hist
+    grid_sorted = _sorted_by_time(grid, spec)
+    naive_v2, fitted_v2 = _per_entity(spec, hist_v2.reset_index(drop=True), grid_sorted, "ExponentialSmoothing", [])
+    naive_v1, fitted_v1 = _per_entity(spec, hist.reset_index(drop=True), future, spec.model_type, exog)
+    y1 = future[target].to_numpy(dtype=float)
+    y2 = grid_sorted[target].to_numpy(dtype=float)
+    return {
+        "v1/seasonal_naive": _r2(y1, naive_v1),
+        f"v1/{spec.model_type}": _r2(y1, fitted_v1),
+        "v2/seasonal_naive": _r2(y2, naive_v2),
+        "v2/ExponentialSmoothing": _r2(y2, fitted_v2),
+    }
+
+
+def resample_alias(rule: str) -> str:
+    return RESAMPLE_ALIASES[rule]
+
+
+__all__ = ["FRAME_STEMS", "TimeSeriesPackage", "build_ts_package", "compute_baselines", "format_times",
+           "reference_question", "resample_alias", "seasonal_naive", "series_rows", "split_time"]

@@ -1,0 +1,145 @@
+"""A time-series package is split by time per entity, its CF grid follows the stated resampling, and it is not
+trivial."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from finalize.ts_reference import ground_truth_v2, parse_times, resample_entity
+from pipeline import names
+from pipeline.records import DatasetRejected, TimeSeriesSpec
+from pipeline.seeding import rng_for
+from postprocess.timeseries import (GROUND_TRUTH_V1, GROUND_TRUTH_V2, TRAIN, build_ts_package, reference_question,
+                                    seasonal_naive)
+from sourcing.normalize import normalize_table
+from task_design.profile import profile_table
+from task_design.timeseries import design_ts
+from tests.builders import build_record
+
+
+def _package(table: pd.DataFrame, seed: int = 0, **spec_overrides):
+    table = normalize_table(table)
+    rec = build_record(kind_hint="time_series")
+    spec = design_ts(rec, profile_table(table), table, rng_for(seed, rec.ref, "design"))
+    if spec_overrides:
+        spec = TimeSeriesSpec(**{**spec.model_dump(), **spec_overrides})
+    return build_ts_package(rec, spec, table, rng_for(seed, rec.ref, "postprocess"))
+
+
+def _panel_ending_early() -> pd.DataFrame:
+    """Three firms, 1950-1989; firm `c` stops in 1960, long before the split."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for firm, last in (("a", 1989), ("b", 1989), ("c", 1960)):
+        for year in range(1950, last + 1):
+            rows.append({"firm": firm, "year": year, "output": rng.normal(50, 10) + (year - 1950) * rng.random()})
+    return pd.DataFrame(rows)
+
+
+def _entity_times(frame: pd.DataFrame, fmt: str, ents: list[str], time_col: str) -> pd.DataFrame:
+    return frame.assign(_t=parse_times(frame[time_col].astype(str), fmt), _e=frame[ents].astype(str).sum(axis=1))
+
+
+def test_panel_split_is_by_time_per_entity_and_an_early_entity_is_train_only():
+    pkg = _package(_panel_ending_early())
+    spec = pkg.spec
+    assert spec.entity_columns == ("firm",) and pkg.n_entities == 3
+    train = _entity_times(pkg.frames[TRAIN], spec.time_format, ["firm"], "year")
+    val = _entity_times(pkg.frames[names.VAL_V1], spec.time_format, ["firm"], "year")
+    start = pd.Timestamp(pkg.prediction_starting_time)
+    assert (train["_t"] < start).all() and (val["_t"] >= start).all()
+    assert set(val["_e"]) == {"a", "b"} and "c" in set(train["_e"])  # firm c ended before the split
+    for entity, part in val.groupby("_e"):
+        assert part["_t"].min() > train.loc[train["_e"] == entity, "_t"].max()
+
+
+def test_files_hold_what_the_format_says():
+    pkg = _package(_panel_ending_early())
+    f, target = pkg.frames, pkg.spec.target[0]
+    assert target not in f[names.VAL_V1].columns and list(f[names.VAL_V1].columns)[0] == names.ROW_ID
+    assert list(f[names.VAL_V2].columns) == ["year", "firm"]  # identifiers only
+    assert list(f[GROUND_TRUTH_V1].columns) == [names.ROW_ID, target]
+    assert f[GROUND_TRUTH_V1][names.ROW_ID].tolist() == f[names.VAL_V1][names.ROW_ID].tolist()
+    assert f[GROUND_TRUTH_V2][["year", "firm"]].values.tolist() == f[names.VAL_V2].values.tolist()
+    assert names.ROW_ID not in f[TRAIN].columns and target in f[TRAIN].columns  # the raw history
+    assert set(pkg.baselines) == {"v1/seasonal_naive", "v1/ExponentialSmoothing", "v2/seasonal_naive",
+                                  "v2/ExponentialSmoothing"}
+    assert all(0.0 <= v <= 1.0 for v in pkg.baselines.values())
+
+
+def test_val_v2_is_unsorted_and_non_contiguous():
+    pkg = _package(_panel_ending_early())
+    keys = pkg.frames[names.VAL_V2]
+    assert len(keys) < len(pkg.frames[names.VAL_V1])  # some grid points are held out
+    order = list(zip(keys["firm"], keys["year"]))
+    assert order != sorted(order)
+
+
+def test_duplicate_timestamps_are_resampled_with_the_stated_aggregation_and_fill():
+    # An event series with two events on some days and empty months in between.
+    days = (["2012-01-03", "2012-01-03", "2012-01-20", "2012-03-05"] +
+            [f"{y}-{m:02d}-{d:02d}" for y in (2012, 2013, 2014) for m in range(4, 13) for d in (2, 2, 17)])
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"date": days, "number_of_claims": rng.integers(1, 20, len(days))})
+    pkg = _package(table)
+    spec = pkg.spec
+    assert spec.is_resampled and spec.resample_rule == "1M" and spec.resample_aggregation == "sum"
+    gt = pkg.frames[GROUND_TRUTH_V2].sort_values("date")
+    assert all(d.endswith(("-30", "-31", "-28", "-29")) for d in gt["date"])  # labelled with the month's last day
+    # Recompute the CF truth by hand for one month: the sum of that month's raw val rows.
+    future = pkg.frames[names.VAL_V1].merge(pkg.frames[GROUND_TRUTH_V1], on=names.ROW_ID)
+    month = gt["date"].iloc[-1][:7]
+    assert gt[spec.target[0]].iloc[-1] == future.loc[future["date"].str.startswith(month), spec.target[0]].sum()
+
+
+def test_gaps_are_filled_backward_then_forward():
+    times = pd.Series(pd.to_datetime(["2020-01-10", "2020-03-10", "2020-06-10"]))
+    out = resample_entity(times, pd.Series([1.0, 3.0, 6.0]), "1M", "mean")
+    assert out.tolist() == [1.0, 3.0, 3.0, 6.0, 6.0, 6.0]  # Feb <- Mar (bfill); Apr, May <- Jun (bfill)
+    lone = resample_entity(pd.Series(pd.to_datetime(["2020-01-10", "2020-01-11"])), pd.Series([2.0, 4.0]), "1M", "sum")
+    assert lone.tolist() == [6.0]
+
+
+def test_reference_ground_truth_follows_val_v2_order():
+    pkg = _package(_panel_ending_early())
+    future = pkg.frames[names.VAL_V1].merge(pkg.frames[GROUND_TRUTH_V1], on=names.ROW_ID)
+    shuffled = pkg.frames[names.VAL_V2].iloc[::-1].reset_index(drop=True)
+    out = ground_truth_v2(reference_question(pkg.spec), future, shuffled)
+    assert out[["year", "firm"]].values.tolist() == shuffled.values.tolist()
+
+
+def test_dst_offsets_survive_the_split():
+    texts = ([f"2020-10-{d:02d} 00:00:00-04:00" for d in range(1, 32)] +
+             [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 31)])
+    rng = np.random.default_rng(2)
+    pkg = _package(pd.DataFrame({"stamp": texts, "load": rng.normal(10, 2, len(texts))}))
+    written = pd.concat([pkg.frames[TRAIN]["stamp"], pkg.frames[names.VAL_V1]["stamp"]])
+    assert sorted(written) == sorted(texts)  # the offsets are written back as the source had them
+
+
+def test_a_series_the_naive_forecast_solves_is_rejected():
+    dates = pd.date_range("2000-01-01", periods=96, freq="MS").strftime("%Y-%m-%d")
+    season = np.tile(np.arange(12.0) ** 2, 8)  # exactly periodic: seasonal naive is perfect
+    with pytest.raises(DatasetRejected, match="seasonal-naive baseline already solves"):
+        _package(pd.DataFrame({"date": dates, "level": season}))
+
+
+def test_constant_ground_truth_is_rejected():
+    dates = pd.date_range("2000-01-01", periods=40, freq="YS").strftime("%Y-%m-%d")
+    values = np.r_[np.arange(30.0), np.full(10, 7.0)]
+    with pytest.raises(DatasetRejected, match="constant"):
+        _package(pd.DataFrame({"date": dates, "level": values}))
+
+
+def test_seasonal_naive_repeats_the_last_season():
+    assert seasonal_naive(np.arange(8.0), 5, 4).tolist() == [4.0, 5.0, 6.0, 7.0, 4.0]
+    assert seasonal_naive(np.arange(2.0), 3, 12).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_package_is_deterministic():
+    a, b = _package(_panel_ending_early(), seed=3), _package(_panel_ending_early(), seed=3)
+    assert a.baselines == b.baselines
+    for stem in a.frames:
+        pd.testing.assert_frame_equal(a.frames[stem], b.frames[stem])

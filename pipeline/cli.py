@@ -2,8 +2,12 @@
 
     daregen build [--config FILE] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
+                  [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
+    daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
     daregen score PRED_DIR --tasks TREE [--summary FILE]
-    daregen verify TREE [--regenerate] [--jobs N] [--timeout S]
+    daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism]
+    daregen diff OLD NEW [--out DIR]
+    daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
 """
 
 from __future__ import annotations
@@ -85,7 +89,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from flows import build_tasks
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
-                         designer=args.designer, designer_settings=settings)
+                         designer=args.designer, designer_settings=settings, runner=args.runner,
+                         dask_address=args.dask_address, dask_workers=args.dask_workers)
     print(_summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
@@ -119,6 +124,19 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
     return given
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Blocks, running scheduled and triggered runs of build-tasks/nightly (PREFECT_API_URL: the server)."""
+    params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
+              if getattr(args, k) is not None}
+    if "out" in params:  # runs start in the serving process's folder; say which tree is meant
+        params["out"] = os.path.abspath(params["out"])
+    configure_prefect()
+    from flows import serve
+
+    serve(cron=args.cron, timezone=args.timezone, parameters=params)
+    return 0
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from finalize.scoring import run_score
 
@@ -130,9 +148,28 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from finalize.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
+                         determinism=args.determinism,
                          on_verdict=lambda v: print(v.line(), flush=True))
     print(report.summary())
     return 1 if report.failed else 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from pipeline.diff import diff_trees, render_summary, write_diff
+
+    diff = diff_trees(Path(args.old), Path(args.new))
+    md, page = write_diff(diff, Path(args.out))
+    print(render_summary(diff))
+    print(f"reports: {md}, {page}")
+    return 0
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    from sourcing.sources_file import preview_lines
+
+    for line in preview_lines(args.sources, args.sources_file, args.limit):
+        print(line, flush=True)
+    return 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -151,7 +188,17 @@ def parser() -> argparse.ArgumentParser:
                    help="environment variable holding the API key (default: the provider's usual variable)")
     b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
+    b.add_argument("--runner", choices=("local", "dask"), default="local",
+                   help="local threads (default) or dask (a LocalCluster, or --dask-address)")
+    b.add_argument("--dask-address", default=None, help="scheduler of an existing Dask cluster, e.g. tcp://h:8786")
+    b.add_argument("--dask-workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
     b.set_defaults(func=cmd_build)
+    sv = sub.add_parser("serve", help="serve the Prefect deployment build-tasks/nightly (cron schedule)")
+    sv.add_argument("--cron", default="0 2 * * *", help="schedule (default '0 2 * * *': 02:00 every day)")
+    sv.add_argument("--timezone", default="UTC", help="timezone of the schedule (default UTC)")
+    for flag, kind in (("--out", str), ("--limit", int), ("--seed", int), ("--sources", str), ("--designer", str)):
+        sv.add_argument(flag, type=kind, default=None, help="default flow parameter of the deployment")
+    sv.set_defaults(func=cmd_serve)
     s = sub.add_parser("score", help="score predictions against a task tree")
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")
     s.add_argument("--tasks", required=True, help="task tree built by daregen build")
@@ -163,7 +210,24 @@ def parser() -> argparse.ArgumentParser:
                    help="rewrite verify/simulated_pred_local.csv for this machine, with verify/environment.json")
     v.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="tasks verified at once (default: cores)")
     v.add_argument("--timeout", type=float, default=300.0, help="seconds per reference run (default 300)")
+    v.add_argument("--no-determinism", dest="determinism", action="store_false",
+                   help="skip the determinism check (on by default: every reference is re-run in two fresh "
+                        "interpreters with different PYTHONHASHSEED, which must agree with each other and, for "
+                        "daregen's tasks, with simulated_pred_local.csv; costs two interpreter start-ups)")
     v.set_defaults(func=cmd_verify)
+    d = sub.add_parser("diff", help="curator review: what changed between two task trees (Markdown + HTML)")
+    d.add_argument("old", help="the previous tree (may be missing: a first generation)")
+    d.add_argument("new", help="the new tree")
+    d.add_argument("--out", default=".", help="folder for diff.md and diff.html (default: current folder)")
+    d.set_defaults(func=cmd_diff)
+    so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")
+    so_sub = so.add_subparsers(dest="sources_command", required=True)
+    sl = so_sub.add_parser("list", help="list candidates with each filter's verdict")
+    sl_from = sl.add_mutually_exclusive_group()
+    sl_from.add_argument("--sources", default=None, help="sources spec, e.g. kaggle:search=titanic?quota=5")
+    sl_from.add_argument("--sources-file", default=None, help="sources.toml with [[source]] tables")
+    sl.add_argument("--limit", type=int, default=50, help="candidates shown per source (default 50)")
+    sl.set_defaults(func=cmd_sources)
     return p
 
 

@@ -1,30 +1,85 @@
-"""The edges of a build: the staging tree, the root files, and the swap into place.
+"""The edges of a build: generations, the root files, and the atomic switch of the published pointer.
 
-A build writes everything into a staging folder beside the output and only
-moves it into place once the root files are written, so a crash or a kill
-mid-build never leaves a half-written tree where the old one was.
+`--out` is a symlink to the published generation, so everything that reads a
+DARE tree at `--out` keeps working. Each build writes a new generation folder
+`.<out name>.generations/<id>.partial` beside it; only once the generation is
+complete and checked is it renamed to `<id>` and the pointer replaced in one
+`os.replace` of a fresh symlink (atomic on POSIX). A failed, killed or partial
+build therefore never changes what `--out` shows; its leftovers are removed by
+the next build. The generation id names folders only and never appears inside a
+task file, so two builds of the same inputs stay byte-identical.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline import names
+from pipeline.diff import DIFF_HTML, DIFF_MD
+from pipeline.reports import TREE_REPORT_FILES
 from pipeline.hashing import content_hash
 from pipeline.jsonio import read_json, write_json, write_text
 
-# Written at the root by a build but outside the manifest: they hold timings.
+# Written at the root by a build but outside the manifest: they hold timings, or compare this
+# generation with another one (the diff), or summarise the tree rather than being part of it.
 REPORT_FILES = (names.RUN_REPORT_JSON, names.RUN_REPORT_MD)
+DIFF_FILES = (DIFF_MD, DIFF_HTML)
+UNHASHED = frozenset((*REPORT_FILES, *DIFF_FILES, *TREE_REPORT_FILES, names.MANIFEST))
+PARTIAL = ".partial"
+KEEP_GENERATIONS = 3
+# Test hook: `DAREGEN_CRASH_POINT=<name>` makes the build touch `DAREGEN_CRASH_MARKER` and sleep
+# at that point, so a test can `kill -9` it at a known place instead of racing it.
+CRASH_POINT_ENV, CRASH_MARKER_ENV = "DAREGEN_CRASH_POINT", "DAREGEN_CRASH_MARKER"
 
 
-def staging_dir(out: Path) -> Path:
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    path = out.parent / f".{out.name}.staging-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
+def crash_point(name: str) -> None:
+    if os.environ.get(CRASH_POINT_ENV) == name:
+        Path(os.environ[CRASH_MARKER_ENV]).write_text(name, encoding="utf-8")
+        time.sleep(3600)
+
+
+def generations_dir(out: Path) -> Path:
+    out = Path(os.path.abspath(out))
+    return out.parent / f".{out.name}.generations"
+
+
+def published_generation(out: Path) -> Path | None:
+    """The generation `out` points at (None if nothing is published or `out` is a plain folder)."""
+    out = Path(os.path.abspath(out))
+    return out.resolve() if out.is_symlink() and out.resolve().is_dir() else None
+
+
+@contextmanager
+def build_lock(out: Path):
+    """One build at a time per output: a second one fails at once with a clear reason. The lock is
+    an flock, so a killed build releases it; its partial generation is removed here."""
+    gens = generations_dir(out)
+    gens.mkdir(parents=True, exist_ok=True)
+    with open(gens / ".lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"another build is writing {out} (lock {gens / '.lock'})") from None
+        for leftover in gens.glob(f"*{PARTIAL}"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        for leftover in gens.glob(".current-*"):
+            leftover.unlink(missing_ok=True)
+        yield gens
+
+
+def new_generation(out: Path) -> Path:
+    """An empty partial generation; its id is its UTC start time to the microsecond, so ids sort
+    in build order (builds of one output are serialised by `build_lock`)."""
+    now = time.time_ns() // 1000
+    gid = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 1_000_000)) + f".{now % 1_000_000:06d}Z"
+    path = generations_dir(out) / f"{gid}{PARTIAL}"
+    path.mkdir(parents=True)
     return path
 
 
@@ -33,39 +88,86 @@ def write_question_list(root: Path, entries: list[dict]) -> None:
 
 
 def build_manifest(root: Path, meta: dict) -> dict:
-    """Content hash of every task file and the question list (not the run report)."""
+    """Content hash of every task file and the question list (not the reports)."""
     files = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
-        if rel in REPORT_FILES or rel == names.MANIFEST:
+        if rel in UNHASHED:
             continue
         files[rel] = content_hash(path)
     return {**meta, "files": files}
 
 
-def _managed_names(out: Path) -> set[str]:
-    """Top-level entries a previous build wrote (everything else in `out` is the user's)."""
-    managed = {names.QUESTION_LIST, names.MANIFEST, *REPORT_FILES}
-    manifest = out / names.MANIFEST
+def check_generation(root: Path) -> list[str]:
+    """Problems that forbid publishing a generation: a listed task without its files, a file the
+    manifest names that is missing. (Content checks ran per task in finalize.)"""
+    problems = []
+    manifest = read_json(root / names.MANIFEST)
+    for rel in manifest["files"]:
+        if not (root / rel).is_file():
+            problems.append(f"{rel}: in the manifest but missing")
+    for entry in read_json(root / names.QUESTION_LIST):
+        if not (root / entry["file_path"] / names.VERIFY_DIR / names.ALL_METADATA).is_file():
+            problems.append(f"{entry['file_path']}: listed but has no {names.ALL_METADATA}")
+    return problems
+
+
+def _managed_names(tree: Path) -> set[str]:
+    """Top-level entries a build wrote (everything else in a generation is the user's)."""
+    managed = set(UNHASHED) | {names.QUESTION_LIST}
+    manifest = tree / names.MANIFEST
     if manifest.exists():
         managed |= {rel.split("/", 1)[0] for rel in read_json(manifest).get("files", {})}
     return managed
 
 
-def publish(staging: Path, out: Path) -> None:
-    """Swap the staging tree into `out`, carrying over files the user keeps there (e.g. a README)."""
-    out = out.resolve()
-    if out.exists():
-        managed = _managed_names(out)
-        for entry in out.iterdir():
-            if entry.name not in managed and not (staging / entry.name).exists():
-                os.replace(entry, staging / entry.name)
-        trash = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
-        os.replace(out, trash)
-        os.replace(staging, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+def carry_user_files(old: Path, new: Path) -> None:
+    """Copy files the user keeps in the published tree (e.g. a README) into the new generation;
+    copied, not moved, so the old generation stays whole."""
+    managed = _managed_names(old)
+    for entry in sorted(old.iterdir()):
+        if entry.name in managed or (new / entry.name).exists():
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, new / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry, new / entry.name)
+
+
+def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:
+    """Seal `partial` as a generation and point `out` at it atomically; returns the generation.
+
+    A plain-folder `out` from an older daregen is first moved into the generations as
+    `legacy-<id>` (the one moment `out` is briefly absent)."""
+    out = Path(os.path.abspath(out))
+    gens = partial.parent
+    previous = published_generation(out)
+    if previous is not None:
+        carry_user_files(previous, partial)
+    elif out.is_dir() and not out.is_symlink():
+        carry_user_files(out, partial)
+        legacy = gens / f"legacy-{uuid.uuid4().hex[:6]}"
+        os.replace(out, legacy)
+    final = partial.with_name(partial.name.removesuffix(PARTIAL))
+    os.replace(partial, final)
+    crash_point("switch")
+    link = gens / f".current-{uuid.uuid4().hex[:8]}"
+    os.symlink(os.path.relpath(final, out.parent), link)  # relative: the tree can be moved whole
+    os.replace(link, out)
+    prune_generations(out, keep)
+    return final
+
+
+def prune_generations(out: Path, keep: int) -> None:
+    """Keep the newest `keep` sealed generations (never the published one)."""
+    gens = generations_dir(out)
+    current = published_generation(out)
+    sealed = sorted((p for p in gens.iterdir() if p.is_dir() and not p.name.endswith(PARTIAL)
+                     and not p.name.startswith(".")),
+                    key=lambda p: (not p.name.startswith("legacy-"), p.name))  # a legacy tree is the oldest
+    for old in sealed[: max(0, len(sealed) - max(1, keep))]:
+        if old != current:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def write_report_md(root: Path, report: dict) -> None:
@@ -73,6 +175,7 @@ def write_report_md(root: Path, report: dict) -> None:
              f"({report['by_type'].get('classification', 0)} classification, "
              f"{report['by_type'].get('regression', 0)} regression)",
              f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
+             f"- reused from the build cache: {report.get('cached', 0)}",
              f"- wall time: {report['seconds']:.1f} s"]
     if "llm" in report:
         from task_design.llm_schema import usage_line

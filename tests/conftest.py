@@ -32,6 +32,11 @@ if "PREFECT_HOME" not in os.environ:
     os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="daregen-test-prefect-")
     atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], True)
 configure_prefect()
+# The per-dataset build cache (pipeline.build_cache) of the suite is its own, so a test never
+# reuses a developer's cached tasks; the CLI build gets another one (it must build, not copy).
+if "DAREGEN_CACHE_DIR" not in os.environ:
+    os.environ["DAREGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="daregen-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["DAREGEN_CACHE_DIR"], True)
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +52,8 @@ def built_tree(tmp_path_factory) -> Path:
 def cli_tree(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tree_b") / "elsewhere" / "tasks"
     env = {**os.environ, "PYTHONHASHSEED": "12345",
-           "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect_home_cli"))}
+           "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect_home_cli")),
+           "DAREGEN_CACHE_DIR": str(tmp_path_factory.mktemp("build_cache_cli"))}
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "build", "--limit", str(TREE_LIMIT), "--seed", str(TREE_SEED),
          "--out", str(out)],
@@ -55,3 +61,12 @@ def cli_tree(tmp_path_factory) -> Path:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="session")
+def prefect_api_url(tmp_path_factory) -> str:
+    """A real `prefect server start` on 127.0.0.1 (own home, free port), for the orchestration tests."""
+    from tests.orchestration_helpers import prefect_server
+
+    with prefect_server(tmp_path_factory.mktemp("prefect_server_home")) as url:
+        yield url

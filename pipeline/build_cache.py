@@ -1,0 +1,146 @@
+"""The per-dataset build cache: a finished task folder, or a rejection, keyed by everything that decides its bytes.
+
+A nightly rebuild where nothing upstream changed must not redo the expensive
+stages (design, postprocess, the reference runs of finalize). After the source
+step a dataset's key is known: the content of its normalised table and of its
+record (the record's title, description and licence go into metadata.txt), its
+ref (task names derive from it), the design configuration, the seed, the
+designer and its settings, the code that builds tasks and the library versions
+ground truth is computed with. A hit copies the cached task folder into the new
+generation; a miss builds it and stores it right after finalize, so a killed
+build resumes from every dataset it had finished.
+
+Entries are content-addressed folders `<cache>/tasks/<key>/` written to a temp
+folder and renamed into place, so a kill never leaves half an entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from pipeline.environment import code_version, fingerprint_digest
+from pipeline.hashing import sha256_file
+from pipeline.jsonio import read_json, write_json
+from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
+
+CACHE_ENV = "DAREGEN_CACHE_DIR"
+DEFAULT_CACHE = Path(".cache/daregen")
+RESULT_JSON, TASK_DIR, VERIFIED = "result.json", "task", "verified"
+# Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
+# only failed checks (`check failed: ...`, e.g. MM infeasible): a reference run that timed out on
+# a loaded machine must be retried. Build-level ones (a duplicate table, a task folder taken by
+# another dataset) are never cached: they depend on the other datasets.
+CACHED_REJECTION_STAGES = ("profile", "design", "postprocess")
+CACHED_FINALIZE_REASON = "check failed:"
+
+
+def cacheable_rejection(stage: str, reason: str) -> bool:
+    return stage in CACHED_REJECTION_STAGES or (stage == "finalize" and reason.startswith(CACHED_FINALIZE_REASON))
+# The packages whose code decides a task's bytes; flows.py and the CLI only orchestrate.
+_CODE_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
+
+
+def cache_root(cache_dir: str | None = None) -> Path:
+    return Path(cache_dir or os.environ.get(CACHE_ENV) or DEFAULT_CACHE).resolve() / "tasks"
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The package version plus a hash of the task-building source files: the version alone would
+    serve stale tasks after an edit in a development checkout."""
+    here = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(code_version().encode())
+    for pkg in _CODE_PACKAGES:
+        for path in sorted((here / pkg).rglob("*")):
+            if path.suffix in (".py", ".md") and "__pycache__" not in path.parts:
+                h.update(path.relative_to(here).as_posix().encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str) -> str:
+    """Cache key of a dataset whose source step succeeded (prev.digest is its table's content hash)."""
+    payload = {
+        "ref": prev.ref,
+        "table": prev.digest,
+        "record": sha256_file(Path(prev.work_dir) / RECORD_JSON),
+        "seed": seed,
+        "designer": designer,
+        "designer_settings": settings_json,
+        "design_config": design_digest,
+        "code": code_digest(),
+        "environment": fingerprint_digest(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def lookup(root: Path, key: str) -> dict | None:
+    """The cached result ({"ok", "stage", "reason", "task_dir", "entry"}) or None."""
+    path = root / key / RESULT_JSON
+    return read_json(path) if path.is_file() else None
+
+
+def _commit(root: Path, key: str, fill) -> None:
+    """Write an entry in a temp folder, then rename it into place (the first writer wins)."""
+    final = root / key
+    if final.exists():
+        return
+    tmp = root / f".{key}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    try:
+        fill(tmp)
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
+    def fill(tmp: Path) -> None:
+        shutil.copytree(task_folder, tmp / TASK_DIR)
+        write_json(tmp / RESULT_JSON, {"ok": True, "stage": "finalize", "reason": "",
+                                       "task_dir": task_folder.name, "entry": entry})
+    _commit(root, key, fill)
+
+
+def store_rejection(root: Path, key: str, stage: str, reason: str) -> None:
+    _commit(root, key, lambda tmp: write_json(tmp / RESULT_JSON, {
+        "ok": False, "stage": stage, "reason": reason, "task_dir": "", "entry": None}))
+
+
+def is_verified(root: Path, key: str) -> bool:
+    return (root / key / VERIFIED).is_file()
+
+
+def mark_verified(root: Path, key: str) -> None:
+    """The task passed the build's last gate (the fresh-interpreter determinism check) once; a
+    later hit need not pay for it again. A marker beside the entry, since entries are immutable."""
+    if (root / key).is_dir() and not is_verified(root, key):
+        (root / key / VERIFIED).touch()
+
+
+def restore(root: Path, key: str, task_dir: str, tasks_root: Path) -> None:
+    dest = tasks_root / task_dir
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(root / key / TASK_DIR, dest)
+
+
+def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
+                       key: str) -> Outcome:
+    """The finalize step, then the finished task into the cache at once (so a kill loses no finished work)."""
+    done = finalize_step(prev, tasks_root, seed, design_digest)
+    if not done.ok and cacheable_rejection(done.stage, done.reason):
+        store_rejection(Path(cache_dir), key, done.stage, done.reason)
+    if done.ok:
+        entry = read_json(Path(done.work_dir) / ENTRY_JSON)
+        store_task(Path(cache_dir), key, Path(tasks_root) / entry["file_path"], entry)
+    return done

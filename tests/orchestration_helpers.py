@@ -1,0 +1,100 @@
+"""Helpers for the orchestration tests: small local datasets, a real Prefect server on loopback, builds in
+a child process that can be killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def write_datasets(folder: Path, n: int = 4, seed: int = 0) -> list[str]:
+    """`n` small datasets (alternately regression and classification, with a target hint) plus
+    `d0_copy`, the same table as d0 under another name (sorted after it). Returns the refs written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    refs = []
+    for i in range(n):
+        rng = np.random.default_rng(seed * 100 + i)
+        x = rng.normal(size=150)
+        frame = pd.DataFrame({"x": x, "z": rng.integers(0, 40, size=150),
+                              "colour": rng.choice(["red", "green", "blue"], size=150)})
+        frame["y"] = 2 * x + rng.normal(size=150) if i % 2 == 0 else np.where(x > 0, "high", "low")
+        frame.to_csv(folder / f"d{i}.csv", index=False)
+        (folder / f"d{i}.json").write_text(json.dumps({"title": f"Data {i}", "target_hint": "y"}), encoding="utf-8")
+        refs.append(f"local/d{i}")
+    (folder / "d0_copy.csv").write_bytes((folder / "d0.csv").read_bytes())
+    return refs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def child_env(home: Path, cache: Path, api_url: str | None = None, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API_", "DAREGEN_CRASH"))}
+    env.update({"PREFECT_HOME": str(home), "DAREGEN_CACHE_DIR": str(cache),
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"})
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def prefect_server(home: Path):
+    """`prefect server start` on 127.0.0.1 with its own home; yields the API URL."""
+    port = free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    env = child_env(home, home / "unused-cache", PREFECT_UI_ENABLED="false")
+    log = open(home / "server.log", "w")
+    proc = subprocess.Popen([str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
+                             str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"prefect server did not start: {(home / 'server.log').read_text()[-2000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        kill_group(proc, signal.SIGTERM)
+        log.close()
+
+
+def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    """Signal the child's own process group (it was started in a new session), then reap it."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def daregen_build(args: list[str], env: dict, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "build", *args], env=env,
+                            start_new_session=True, **popen)

@@ -1,0 +1,27 @@
+"""Build progress reaches stderr either way: a live bar with done, failed and ETA on a terminal, one plain line
+per stage otherwise."""
+
+from __future__ import annotations
+
+from pipeline.progress import WaveProgress
+
+
+def _run(progress: WaveProgress) -> None:
+    progress.start("finalize", 3)
+    for ok in (True, False, True):
+        progress.advance(ok)
+    progress.finish(2, 5)
+
+
+def test_plain_lines_when_not_a_terminal(capsys):
+    _run(WaveProgress(live=False))
+    err = capsys.readouterr().err
+    assert err.strip() == "finalize         2 of 5 datasets still in"
+
+
+def test_live_bar_counts_done_and_failed(capsys):
+    progress = WaveProgress(live=True)
+    _run(progress)
+    err = capsys.readouterr().err
+    assert "3/3" in err and "failed 1" in err and "ETA" in err
+    assert (progress.done, progress.failed) == (3, 1)

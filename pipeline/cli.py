@@ -80,12 +80,14 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     file_llm = _apply_config(args)
     # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
-    for key, arg in parse_sources(args.sources):
+    configure_prefect()  # before flows imports Prefect, which reads its settings at import
+    from flows import resolve_sources
+
+    for key, arg in parse_sources(resolve_sources(args.sources)):  # a spec or a sources.toml path
         open_source(key, arg)
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
     settings = _designer_settings(args, file_llm)
-    configure_prefect()
     from flows import build_tasks
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
@@ -180,7 +182,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, default=None, help="output tree (default: generated/)")
     b.add_argument("--limit", type=int, default=None, help="number of candidate datasets to consider")
     b.add_argument("--seed", type=int, default=None, help="global seed (default 0)")
-    b.add_argument("--sources", default=None, help="sources spec, e.g. builtin or local:PATH (default builtin)")
+    b.add_argument("--sources", default=None, help="sources spec (builtin, local:PATH, sqlite:PATH, kaggle:..., openml:...) or a sources.toml path (default builtin)")
     b.add_argument("--designer", default=None, help="task designer: heuristic (default) or llm")
     b.add_argument("--llm-model", default=None, help="litellm model for --designer llm, e.g. openai/gpt-4o-mini")
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")

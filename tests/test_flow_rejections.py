@@ -15,8 +15,10 @@ def _good(n: int = 120, seed: int = 0) -> pd.DataFrame:
     x = rng.normal(size=n)
     return pd.DataFrame({
         "x": x,
-        "z": rng.integers(0, 50, size=n),
-        "colour": rng.choice(["red", "green", "blue"], size=n),
+        # every column is learnable from x, so whichever target the seeded designer draws passes
+        # the MM-feasibility check (a pure-noise target is rightly rejected there)
+        "z": np.clip(np.round(25 + 10 * x + rng.normal(size=n)), 0, 50).astype(int),
+        "colour": np.where(x > 0.5, "red", np.where(x < -0.5, "blue", "green")),
         "y": 3 * x + rng.normal(size=n),
     })
 

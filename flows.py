@@ -160,7 +160,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     configures a designer that has settings (e.g. the LLM designer's model, api_base and cache
     folder); it never holds an API key. `runner` is `local` (threads) or `dask` (`dask_address`
     of a scheduler, or a LocalCluster of `dask_workers` processes). `cache_dir` holds the
-    per-dataset build cache (default `$DAREGEN_CACHE_DIR` or `.cache/daregen`).
+    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`).
     """
     started = time.monotonic()
     sources = resolve_sources(sources)

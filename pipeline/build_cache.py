@@ -29,7 +29,7 @@ from pipeline.hashing import sha256_file
 from pipeline.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
 
-CACHE_ENV = "DAREGEN_CACHE_DIR"
+CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")
 RESULT_JSON, TASK_DIR, VERIFIED = "result.json", "task", "verified"
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,

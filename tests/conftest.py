@@ -34,9 +34,9 @@ if "PREFECT_HOME" not in os.environ:
 configure_prefect()
 # The per-dataset build cache (pipeline.build_cache) of the suite is its own, so a test never
 # reuses a developer's cached tasks; the CLI build gets another one (it must build, not copy).
-if "DAREGEN_CACHE_DIR" not in os.environ:
-    os.environ["DAREGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="daregen-test-cache-")
-    atexit.register(shutil.rmtree, os.environ["DAREGEN_CACHE_DIR"], True)
+if "DAREGEN_CACHE" not in os.environ:
+    os.environ["DAREGEN_CACHE"] = tempfile.mkdtemp(prefix="daregen-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["DAREGEN_CACHE"], True)
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +53,7 @@ def cli_tree(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tree_b") / "elsewhere" / "tasks"
     env = {**os.environ, "PYTHONHASHSEED": "12345",
            "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect_home_cli")),
-           "DAREGEN_CACHE_DIR": str(tmp_path_factory.mktemp("build_cache_cli"))}
+           "DAREGEN_CACHE": str(tmp_path_factory.mktemp("build_cache_cli"))}
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "build", "--limit", str(TREE_LIMIT), "--seed", str(TREE_SEED),
          "--out", str(out)],

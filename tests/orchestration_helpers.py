@@ -46,7 +46,7 @@ def free_port() -> int:
 
 def child_env(home: Path, cache: Path, api_url: str | None = None, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API_", "DAREGEN_CRASH"))}
-    env.update({"PREFECT_HOME": str(home), "DAREGEN_CACHE_DIR": str(cache),
+    env.update({"PREFECT_HOME": str(home), "DAREGEN_CACHE": str(cache),
                 "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"})
     if api_url:
         env["PREFECT_API_URL"] = api_url

@@ -3,11 +3,11 @@
     report = write_dsagent(tree, seed, DesktopSettings())
 
 Reads only the tree on disk (each task folder's source/ and verify/, and
-question_list.json). For every tabular DARE task it makes the IF and MM desktop
-variants and two tasks of other capability categories (chosen by the task's own
-seeded generator, so adding a dataset never changes another's tasks). Each task's
-oracle and evaluator are then run in the sandbox, one job per DARE task, and a
-task is published only when the evaluator accepts the oracle's output and
+question_list.json). For every DARE task it makes the IF and MM desktop variants
+(XF and CF for a time-series task) and two tasks of other capability categories
+(chosen by the task's own seeded generator, so adding a dataset never changes
+another's tasks). Each task's oracle and evaluator are then run in the sandbox,
+one job per DARE task, and a task is published only when the evaluator accepts the oracle's output and
 rejects every perturbation of it. Layout:
 
     dsagentbench/
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import jsonschema
 
-from finalize.dsagent import categories, config, dare_variants, evaluator_template, validate_job
+from finalize.dsagent import categories, config, dare_variants, evaluator_template, ts_variants, validate_job
 from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
@@ -40,7 +40,7 @@ TASKS_DIR = "tasks"
 SCHEMA_FILE = "dsagent_config.schema.json"
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
 CATEGORY_TASKS_PER_DATASET = 2
-TS_TRAIN = "train.csv"  # a time-series task's raw history (DARE-bench's name, not in pipeline.names yet)
+TS_TRAIN = ts_variants.TS_TRAIN
 _STAGE = "dsagent"
 
 
@@ -85,9 +85,11 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
     if entry is None:
         raise DatasetRejected("no question_list.json entry")
     src = task_dir / names.SOURCE_DIR
-    if "prediction_starting_time" in question:  # time series: category tasks from train.csv and val_v1.csv
-        tasks, rejected = [], {f"{task_dir.name}/{v}": "time-series desktop variants (XF/CF) have no oracle "
-                               "forecaster yet" for v in ("xf", "cf")}
+    if "prediction_starting_time" in question:  # time series: XF/CF, category tasks from train.csv and val_v1.csv
+        try:
+            tasks, rejected = ts_variants.ts_variants(task_dir, question, entry)
+        except DatasetRejected as exc:
+            tasks, rejected = [], {f"{task_dir.name}/{v}": str(exc) for v in ("xf", "cf")}
         files, v1_tables = {names.TRAIN_V2: TS_TRAIN, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}, None
     else:
         tasks, rejected = dare_variants.dare_variants(task_dir, question, entry)
@@ -129,7 +131,8 @@ def _tree_paths(task: DesktopTask) -> dict[str, str]:
 
 
 def _validate(tree: Path, tasks: list[DesktopTask], evaluator_source: str, settings: DesktopSettings) -> dict:
-    files = {f"{t.name}/{name}": tree / rel for t in tasks for name, rel in _tree_paths(t).items()}
+    files = {f"{t.name}/{name}": tree / rel for t in tasks
+             for name, rel in {**_tree_paths(t), **t.oracle_inputs}.items()}
     payload = [{"name": t.name, "oracle": t.oracle, "output": t.output, "expected": t.expected,
                 "reference_csv": t.reference_csv, "perturbations": list(t.perturbations)} for t in tasks]
     res = run_in_sandbox(validate_job.validate_batch, (evaluator_source, payload), files,

@@ -1,4 +1,5 @@
-"""Desktop variants of a built DARE task: IF (v1) and MM (v2), same instruction and metric.
+"""Desktop variants of a built tabular DARE task: IF (v1) and MM (v2), same instruction and metric.
+(Time-series XF/CF variants: ts_variants.py.)
 
 The instruction is the task's own question text with a preamble saying where the
 files are and where prediction.csv goes; the evaluator scores prediction.csv
@@ -88,7 +89,7 @@ _PIPELINE_KEYS = ("target", "numerical_features", "categorical_features", "imput
                   "random_state", "expected_ranges", "column_type_inference")
 
 
-def _preamble(files: list[str]) -> str:
+def preamble(files: list[str]) -> str:
     listed = ", ".join(f"`{f}`" for f in files)
     return (f"You are working in a desktop with VS Code, Jupyter and a terminal. The task folder "
             f"`{TASK_FOLDER}` is open and holds {listed}. Work in that folder and save the result as "
@@ -100,7 +101,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
     variants that cannot be made (raises DatasetRejected when the task has none)."""
     if "prediction_starting_time" in question or question.get("problem_type") not in ("classification",
                                                                                         "regression"):
-        raise DatasetRejected("time-series desktop variants (XF/CF) have no oracle forecaster yet")
+        raise DatasetRejected("not a tabular task: time-series variants are made by ts_variants")
     name, ftype = task_dir.name, question["save_file_type"]
     classification = question["problem_type"] == "classification"
     src = f"{name}/{names.SOURCE_DIR}"
@@ -114,8 +115,12 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
         train_f, val_f = names.data_file(stem_train, ftype), names.data_file(stem_val, ftype)
         files = [train_f, val_f, names.METADATA_TXT]
         if kind == "if":
-            metric, bar = "exact_match" if classification else "allclose", None
-            reference_csv, origin = instruction_reference(task_dir, question, metric)
+            # DARE's own reference predictions. Noise rows are interleaved into train_v1 with the clean rows
+            # kept in order, so filtering train_v1 as instructed gives train_v1_no_err row for row and even
+            # order-sensitive models (MLP mini-batches, liblinear) refit to the same predictions; the
+            # oracle, which follows the instruction literally, proves it at build time or the task is dropped.
+            metric, bar, origin = "exact_match" if classification else "allclose", None, "simulated_pred_local"
+            reference_csv = (verify / names.SIMULATED_PRED).read_text(encoding="utf-8")
             body, steps = _IF_BODY + _FIT_BODY, ("load and join the training data", "filter by expected ranges",
                                                   "drop missing targets", "select features", "impute",
                                                   "scale and one-hot encode", "fit the model",
@@ -138,7 +143,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             check["reference_metric"] = bar
         out.append(DesktopTask(
             key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
-            steps=steps, stages=stages, instruction=_preamble(files) + entry[qkey],
+            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey],
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": 0.95, "reference_origin": origin},
             reference_csv=reference_csv,
@@ -146,55 +151,6 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
                            pipeline=True),
             perturbations=PREDICTION_PERTURBATIONS))
     return out, rejected
-
-
-def instruction_reference(task_dir: Path, question: dict, metric: str) -> tuple[str, str]:
-    """The IF reference predictions for the desktop variant, and where they come from.
-
-    DARE's reference trains on train_v1_no_err, whose rows are in the clean order;
-    an agent that follows the instruction filters train_v1, whose clean rows are
-    shuffled among the noise rows. For an order-sensitive model (MLP's mini-batches,
-    liblinear's coordinate descent) the two fits differ, and the DARE reference is
-    out of reach by following the instruction. Then the desktop variant is judged
-    against the instruction followed literally (train_v1's order, same metric);
-    otherwise DARE's own simulated_pred_local.csv is the reference.
-    """
-    import io
-    import tempfile
-    import warnings
-
-    import pandas as pd
-    from threadpoolctl import threadpool_limits
-
-    from finalize.reference_solution import build_pipeline
-    from postprocess.formats import read_frame
-    from postprocess.noise import filter_by_expected_ranges
-
-    verify, src, ftype = task_dir / names.VERIFY_DIR, task_dir / names.SOURCE_DIR, question["save_file_type"]
-    dare = (verify / names.SIMULATED_PRED).read_text(encoding="utf-8")
-    train = read_frame(src / names.data_file(names.TRAIN_V1, ftype), ftype)
-    val = read_frame(src / names.data_file(names.VAL_V1, ftype), ftype)
-    train = train.drop(columns=[names.ROW_ID], errors="ignore")
-    kept = filter_by_expected_ranges(train, question["expected_ranges"], question["column_type_inference"])
-    # As the oracle does: the filtered rows re-read as a fresh table, so noise-made text columns get their type back.
-    kept = pd.read_csv(io.StringIO(kept.to_csv(index=False)))
-    for col in kept.columns:
-        if col in val.columns and val[col].dtype.kind in "iufb" and kept[col].dtype.kind not in "iufb":
-            kept[col] = pd.to_numeric(kept[col], errors="coerce")
-    target = question["target"][0]
-    kept = kept.dropna(subset=[target])
-    features = list(question["numerical_features"]) + list(question["categorical_features"])
-    with warnings.catch_warnings(), threadpool_limits(limits=1):
-        warnings.simplefilter("ignore")
-        model = build_pipeline(question).fit(kept[features], kept[target])
-        out = pd.DataFrame({names.ROW_ID: val[names.ROW_ID].to_numpy(), target: model.predict(val[features])})
-    literal = out.to_csv(index=False, lineterminator="\n")
-    spec = {"file": "literal.csv", "metric": metric, "id_columns": [names.ROW_ID], "targets": [target]}
-    with tempfile.TemporaryDirectory(prefix="daregen-dsagent-") as tmp:
-        (Path(tmp) / "literal.csv").write_text(literal, encoding="utf-8")
-        (Path(tmp) / "dare.csv").write_text(dare, encoding="utf-8")
-        same = evaluator_template.check_prediction(Path(tmp), {**spec, "reference_path": str(Path(tmp) / "dare.csv")})
-    return (dare, "simulated_pred_local") if same >= 1.0 else (literal, "instruction_order")
 
 
 def _reference_metric(verify: Path, targets: list[str], metric: str) -> float:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -158,8 +160,35 @@ def _labels(values: pd.Series) -> list[str]:
     return out
 
 
+def parse_time(text: str, fmt: str) -> datetime:
+    """`text` read with the task's `time_format` (a strftime pattern; `%:z` is a `+HH:MM` offset and `%q`
+    a quarter digit, as in daregen's finalize/ts_reference.py). Raises ValueError when it does not match."""
+    text = str(text).strip()
+    if "%q" in fmt:
+        pattern = re.escape(fmt).replace(re.escape("%q"), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
+        m = re.fullmatch(pattern, text)
+        if m is None:
+            raise ValueError(f"{text!r} does not match {fmt!r}")
+        return datetime(int(m["y"]), 3 * (int(m["q"]) - 1) + 1, 1)
+    return datetime.strptime(text, fmt.replace("%:z", "%z"))
+
+
+def _instants(values: pd.Series, fmt: str) -> list[str]:
+    """One canonical text per time point (UTC when the pattern carries an offset), so the same instant
+    matches however the offset is spelled; ValueError when a value does not parse with `fmt`."""
+    out = []
+    for v in values:
+        t = parse_time(v, fmt)
+        out.append((t.astimezone(timezone.utc) if t.tzinfo is not None else t).isoformat())
+    return out
+
+
 def check_prediction(result_dir: Path, spec: dict) -> float:
-    """DARE-bench scoring of prediction.csv, aligned on the id columns (extra rows ignored)."""
+    """DARE-bench scoring of prediction.csv, aligned on the id columns (extra rows ignored).
+
+    With `time_column`/`time_format` (time-series CF) that id column is compared as parsed time points:
+    a prediction whose times do not parse with the task's own format scores 0, as DARE's CF does not
+    guess other spellings here (the instruction names the format)."""
     from sklearn.metrics import f1_score, r2_score
 
     try:
@@ -168,7 +197,20 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
     except (OSError, ValueError, pd.errors.EmptyDataError):
         return 0.0
     ids, targets = spec["id_columns"], spec["targets"]
-    if any(c not in pred.columns for c in ids + targets) or pred.duplicated(subset=ids).any():
+    if any(c not in pred.columns for c in ids + targets):
+        return 0.0
+    for col in ids:  # ids as the file spells them, minus surrounding blanks
+        pred[col], ref[col] = pred[col].str.strip(), ref[col].str.strip()
+    time_column = spec.get("time_column")
+    if time_column:
+        ref[time_column] = _instants(ref[time_column], spec["time_format"])
+        try:
+            pred[time_column] = _instants(pred[time_column], spec["time_format"])
+        except ValueError:
+            return 0.0
+    if spec.get("ignore_extra_rows"):  # CF: rows for keys the ground truth does not hold are ignored
+        pred = pred.merge(ref[ids], on=ids, how="inner")
+    if pred.duplicated(subset=ids).any():
         return 0.0
     merged = ref[ids + targets].merge(pred[ids + targets], on=ids, how="left", suffixes=("", "__pred"),
                                       indicator=True)

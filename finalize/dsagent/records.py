@@ -65,6 +65,9 @@ class DesktopTask(BaseModel):
     reference_csv: str | None = None
     oracle: str  # a Python program that solves the task from the VM folder
     perturbations: tuple[str, ...]
+    # Files only the oracle sees (name in its folder -> path in the tree), never placed in the VM: a
+    # time-series oracle's held-out future rows, since no program forecasts them exactly.
+    oracle_inputs: dict[str, str] = Field(default_factory=dict)
 
     @property
     def difficulty(self) -> Difficulty:
@@ -80,6 +83,8 @@ class DesktopTask(BaseModel):
             raise ValueError("a task's category must be one of its stages")
         if self.output in self.inputs:
             raise ValueError("the output must not overwrite an input")
+        if set(self.oracle_inputs) & (set(self.inputs) | {self.output}):
+            raise ValueError("an oracle-only input must not share a name with a VM file")
         if not self.perturbations:
             raise ValueError("every evaluator must be checked against at least one wrong output")
         return self

@@ -4,7 +4,9 @@ perturbed copies of it. Standard library and pandas only (forked from the warm p
 The working directory holds one folder per task, laid out like the task folder in
 the VM (its input files only). An oracle runs with its own folder as the working
 directory; the expected answers are written only after it has finished, outside
-every task folder, so no oracle can read them.
+every task folder, so no oracle can read them. The one exception is declared per
+task: a time-series oracle's hidden inputs (the held-out future rows, under
+`_hidden/` in its folder), which no config places in the VM.
 """
 
 from __future__ import annotations
@@ -45,15 +47,42 @@ def _changed(value):
     return f"{value}_wrong"
 
 
-def _perturb_table(path: Path, how: str, key: str, targets: list[str] | None) -> None:
+def _other_time_format(texts: pd.Series, fmt: str) -> list[str]:
+    """The same time points written in another text format (ISO 8601 with a `T`, or day-first)."""
+    from finalize.dsagent.evaluator_template import parse_time
+
+    times = [parse_time(t, fmt) for t in texts]
+    other = "%Y-%m-%dT%H:%M:%S" if fmt.replace("%:z", "%z") != "%Y-%m-%dT%H:%M:%S" else "%d/%m/%Y %H:%M"
+    return [t.strftime(other + ("%z" if t.tzinfo is not None else "")) for t in times]
+
+
+def _perturb_table(path: Path, how: str, key: str, targets: list[str] | None, check: dict | None = None) -> None:
     frame = _read_table(path)
+    check = check or {}
     cols = targets or [c for c in frame.columns if c != key]
     col = cols[0]
     if how == "wrong_column":
         frame = frame.rename(columns={col: f"{col}_renamed"})
+    elif how == "missing_id_column":
+        frame = frame.drop(columns=[key])
+    elif how == "time_format":
+        column = check["time_column"]
+        before = frame[column].tolist()
+        frame[column] = _other_time_format(frame[column], check["time_format"])
+        if frame[column].tolist() == before:
+            raise _NoOp
     elif how == "shuffled_ids":
         before = sorted(map(tuple, frame[[key, *cols]].to_numpy().tolist()))
-        frame[key] = frame[key].to_numpy()[[*range(1, len(frame)), 0]] if len(frame) > 1 else frame[key]
+        if check.get("time_ordered"):
+            # Rows of a forecast are in time (or entity) order: a series shifted by one step still tracks
+            # itself, and a panel shifted by a block can land on the same entity a few steps on (high R²
+            # either way). A fixed-seed permutation is what "rows in the wrong order" means there.
+            import numpy as np
+
+            order = np.random.default_rng(0).permutation(len(frame))
+        else:
+            order = [*range(1, len(frame)), 0]
+        frame[key] = frame[key].to_numpy()[order] if len(frame) > 1 else frame[key]
         if sorted(map(tuple, frame[[key, *cols]].to_numpy().tolist())) == before:
             raise _NoOp
     elif how == "wrong_value":
@@ -108,7 +137,7 @@ def perturb(result_dir: Path, output: str, how: str, check: dict) -> None:
         path.unlink(missing_ok=True)
     elif check["kind"] in ("table", "prediction"):
         key = check["id_columns"][0] if check["kind"] == "prediction" else check["key"]
-        _perturb_table(path, how, key, check.get("targets"))
+        _perturb_table(path, how, key, check.get("targets"), check)
     else:
         _perturb_json(path, how, check["kind"])
 

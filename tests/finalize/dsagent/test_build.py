@@ -124,7 +124,8 @@ def test_verdict_names_why_a_task_is_dropped() -> None:
 
 def test_published_dare_bench_tasks_time_series_included(tmp_path) -> None:
     """Foreign trees work too: DARE-bench's own tabular task gets IF and MM variants; a time-series task gets
-    category tasks from train.csv / val_v1.csv and its XF/CF variants are listed as dropped, with the reason."""
+    category tasks from train.csv / val_v1.csv, and as DARE-bench records no forecasting baselines (the bar of
+    an XF/CF desktop task, see test_ts_variants.py) its XF/CF variants are listed as dropped, with the reason."""
     import pytest
 
     examples = Path("/work/shared/dare-examples")
@@ -141,5 +142,35 @@ def test_published_dare_bench_tasks_time_series_included(tmp_path) -> None:
     ts_configs = [c for c in configs.values() if c["daregen"]["source_task"] == ts]
     assert ts_configs and all(c["category"] != "modelling" for c in ts_configs)
     reasons = {r["task"]: r["reason"] for r in report["rejections"]}
-    assert "forecaster" in reasons[f"{ts}/xf"] and "forecaster" in reasons[f"{ts}/cf"]
+    assert "no v1 baseline" in reasons[f"{ts}/xf"] and "no v2 baseline" in reasons[f"{ts}/cf"]
     assert report["dare_tasks_with_config"] == 2
+
+
+def test_an_order_sensitive_if_reference_is_reached_by_following_the_instruction(small_tree, tmp_path) -> None:
+    """An MLP's mini-batches depend on row order. Filtering train_v1 as instructed gives train_v1_no_err row for
+    row (noise rows are interleaved, clean rows keep their order), so the oracle, which follows the instruction
+    literally, reproduces DARE's own simulated_pred_local.csv and the IF variant is judged against it."""
+    from finalize.reference_solution import read_table
+    from finalize.runner import run_reference
+    from pipeline.jsonio import write_json
+
+    name = next(p.name for p in sorted(small_tree.iterdir()) if (p / "source" / "train_v1.csv").is_file())
+    tree = tmp_path / "tasks"
+    shutil.copytree(small_tree / name, tree / name)
+    entries = [e for e in read_json(small_tree / "question_list.json") if e["file_path"] == name]
+    write_json(tree / "question_list.json", entries)
+    rows = lambda stem: len(read_table(tree / name / "source" / f"{stem}.csv"))  # noqa: E731
+    assert rows("train_v1") > rows("train_v1_no_err")  # there is noise to filter out
+    meta_path = tree / name / "verify" / "all_metadata.json"
+    meta = read_json(meta_path)
+    q = meta["question"]
+    q["model_type"] = "MLPClassifier" if q["problem_type"] == "classification" else "MLPRegressor"
+    write_json(meta_path, meta)
+    run_reference(tree / name, tree / name / "verify" / "simulated_pred_local.csv")
+    write_dsagent(tree, SEED)
+    record = read_json(tree / OUT_DIR / "validation.json")[f"{name}__if"]
+    assert record["published"], record["reason"]
+    expected = read_json(tree / OUT_DIR / TASKS_DIR / f"{name}__if" / "expected.json")
+    assert expected["reference_origin"] == "simulated_pred_local"
+    assert (tree / OUT_DIR / TASKS_DIR / f"{name}__if" / "reference.csv").read_bytes() == \
+        (tree / name / "verify" / "simulated_pred_local.csv").read_bytes()

@@ -145,10 +145,13 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 base = _clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
                 metric, probe = _clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
-            if x_fit.shape[1] == 0:
+            # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
+            # all-missing column, which the MM files keep as the source has it): fit on the rest.
+            usable = np.isfinite(x_fit).any(axis=0)
+            if not usable.any():
                 ref = base
             else:
-                ref = metric(y_val, model.fit(x_fit, y_fit).predict(x_val))
+                ref = metric(y_val, model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable]))
             baseline.append(base)
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.

@@ -30,7 +30,9 @@ def write_datasets(folder: Path, n: int = 4, seed: int = 0) -> list[str]:
         x = rng.normal(size=150)
         frame = pd.DataFrame({"x": x, "z": rng.integers(0, 40, size=150),
                               "colour": rng.choice(["red", "green", "blue"], size=150)})
-        frame["y"] = 2 * x + rng.normal(size=150) if i % 2 == 0 else np.where(x > 0, "high", "low")
+        # learnable but not a one-column lookup: the MM check rejects both pure noise and a leak
+        noisy = x + 0.3 * (frame["colour"] == "red") + 0.5 * rng.normal(size=150)
+        frame["y"] = 2 * x + rng.normal(size=150) if i % 2 == 0 else np.where(noisy > 0, "high", "low")
         frame.to_csv(folder / f"d{i}.csv", index=False)
         (folder / f"d{i}.json").write_text(json.dumps({"title": f"Data {i}", "target_hint": "y"}), encoding="utf-8")
         refs.append(f"local/d{i}")

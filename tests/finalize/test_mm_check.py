@@ -50,6 +50,15 @@ def test_a_learnable_task_passes_with_stable_scores(problem_type: str) -> None:
 
 
 @pytest.mark.parametrize("problem_type", ["classification", "regression"])
+def test_an_all_missing_column_is_assessed_not_crashed_on(problem_type: str) -> None:
+    """The MM files keep an all-missing source column; boosting cannot bin it, so it is left out of the fit."""
+    train, val, truth = _mm(problem_type)
+    result = assess_frames(train.assign(nothing=np.nan), val.assign(nothing=np.nan), truth, ["y"], problem_type, "t")
+    assert result.problems == ()
+    assert result.scores == assess_frames(train, val, truth, ["y"], problem_type, "t").scores
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
 def test_a_target_of_pure_noise_is_infeasible(problem_type: str) -> None:
     train, val, truth = _mm(problem_type, n=2000, signal=0.0)  # 400 val rows: little split noise
     result = assess_frames(train, val, truth, ["y"], problem_type, "noise_task")

@@ -50,9 +50,10 @@ def test_llm_build_records_designer_and_rebuilds_identically_offline(tmp_path):
     assert other_meta["daregen"]["designer"].startswith("heuristic (llm fallback: invalid answer after a retry")
     assert "key " in other_meta["daregen"]["designer"]
 
-    # the server is gone: every answer must come from the cache
+    # the server is gone: every answer must come from the LLM cache (a fresh build cache, so the
+    # designer really runs instead of the finished tasks being restored)
     report_b = build_tasks(out=str(tmp_path / "b"), seed=2, sources=f"local:{src}", designer="llm",
-                           designer_settings=settings)
+                           designer_settings=settings, cache_dir=str(tmp_path / "build-cache-b"))
     assert report_b["llm"]["calls"] == 0 and report_b["llm"]["cache_hits"] == 3
     assert "- llm: 0 calls, 3 cache hits" in (tmp_path / "b" / "run_report.md").read_text()
     assert (tmp_path / "b" / names.MANIFEST).read_bytes() == (tmp_path / "a" / names.MANIFEST).read_bytes()

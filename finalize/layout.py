@@ -142,15 +142,21 @@ def write_data_files(pkg: TaskPackage, src: Path) -> None:
             write_frame(frame, path, ftype, SQLITE_TABLE.get(stem))
 
 
-def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
-    """Write, run the reference, check. Returns the question_list entry; raises DatasetRejected."""
-    spec = pkg.spec
-    task_dir = root / spec.task_dir
+def fresh_task_dir(root: Path, name: str) -> tuple[Path, Path, Path]:
+    """An empty task folder with its source/ and verify/ (a rerun replaces what a killed one left)."""
+    task_dir = root / name
     if task_dir.exists():
         shutil.rmtree(task_dir)
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
     src.mkdir(parents=True)
     verify.mkdir()
+    return task_dir, src, verify
+
+
+def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
+    """Write, run the reference, check. Returns the question_list entry; raises DatasetRejected."""
+    spec = pkg.spec
+    task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:
         columns = list(pkg.frames[names.TRAIN_V2].columns)
         metadata_txt = render_metadata_txt(pkg.record, columns)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem, errors
-from finalize.layout import BuildContext, data_info, meta_data
+from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
 from finalize.metadata_txt import render_metadata_txt
 from finalize.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
 from pipeline import names
@@ -171,12 +171,7 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
 def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict:
     """Write, run the reference for ground_truth_v2, check. Returns the question_list entry."""
     spec = pkg.spec
-    task_dir = root / spec.task_dir
-    if task_dir.exists():
-        shutil.rmtree(task_dir)
-    src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
-    src.mkdir(parents=True)
-    verify.mkdir()
+    task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:
         train = pkg.frames[TRAIN]
         metadata_txt = render_metadata_txt(pkg.record, [str(c) for c in train.columns])

@@ -24,16 +24,6 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # keep pytest output clean
         pass
 
-    def handle_one_request(self):
-        # Count requests in flight, so a test can check the client's concurrency limit.
-        with self.server.lock:
-            self.server.inflight += 1
-            self.server.max_inflight = max(self.server.max_inflight, self.server.inflight)
-        try:
-            super().handle_one_request()
-        finally:
-            with self.server.lock:
-                self.server.inflight -= 1
 
     def fault(self, key: str) -> str | None:
         """Serve the next scripted fault for `key`: "handled" when answered, "truncate" for the route to do."""
@@ -44,7 +34,15 @@ class Handler(BaseHTTPRequestHandler):
         if fault is None or fault == "truncate":
             return fault
         if fault == "slow":  # answer normally, but late
+            # Calls in flight are counted over the stall, and released before the answer is
+            # written: a client that got its answer (and let the next call go) is never still
+            # counted, and an idle keep-alive connection never is. The concurrency test uses it.
+            with self.server.lock:
+                self.server.inflight += 1
+                self.server.max_inflight = max(self.server.max_inflight, self.server.inflight)
             time.sleep(self.server.stall_s)
+            with self.server.lock:
+                self.server.inflight -= 1
             return None
         if fault == "timeout":
             time.sleep(self.server.stall_s)

@@ -111,11 +111,24 @@ def predictions_digest(csv_text: str) -> str:
     return hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
 
 
+CODE_DIR = "_daregen_code"
+_CODE_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
+
+
+def _code_files() -> dict[str, Path]:
+    """daregen's Python sources, to be copied into the job folder for the fresh interpreter."""
+    root = Path(__file__).resolve().parent.parent
+    return {f"{CODE_DIR}/{py.relative_to(root).as_posix()}": py
+            for pkg in _CODE_PACKAGES for py in sorted((root / pkg).rglob("*.py"))}
+
+
 def fresh_batch_job(batch: dict[str, dict], hash_seed: int, timeout_s: float) -> dict[str, dict]:
     """In the sandbox: write the batch, run it in a new interpreter with PYTHONHASHSEED=hash_seed
     (it inherits the namespaces, uid and rlimits), return its per-key report."""
     Path(BATCH_FILE).write_text(json.dumps(batch), encoding="utf-8")
-    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    # The copy of daregen's code run_fresh_batch put beside the data: the checkout itself may sit
+    # under a folder the sandbox hides (a clone in /tmp), where the new interpreter cannot import it.
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed), "PYTHONPATH": str(Path(CODE_DIR).resolve())}
     proc = subprocess.run([sys.executable, "-m", "finalize.runner", BATCH_FILE], env=env, capture_output=True,
                           text=True, timeout=timeout_s)
     if proc.returncode != 0:
@@ -128,7 +141,7 @@ def run_fresh_batch(tasks: dict[str, tuple[Path, dict]], hash_seed: int,
                     per_task_s: float = 60.0, hide: tuple[Path, ...] = ()) -> SandboxResult:
     """The reference of every task (key -> (task_dir, question)) in one fresh sandboxed interpreter;
     value when ok: {key: {"ok": True, "digest": sha256 of the predictions csv} | {"ok": False, "error": ...}}."""
-    files: dict[str, Path] = {}
+    files: dict[str, Path] = dict(_code_files())
     for key, (task_dir, q) in tasks.items():
         files.update({f"{key}/{rel}": path for rel, path in reference_files(task_dir, q).items()})
     wall = 120.0 + per_task_s * len(tasks)  # one interpreter start-up, then the fits in sequence

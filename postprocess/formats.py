@@ -25,7 +25,7 @@ SQLITE_TABLE = {
 }
 
 
-def _write_sqlite(path: Path, tables: dict[str, pd.DataFrame]) -> None:
+def write_sqlite_tables(path: Path, tables: dict[str, pd.DataFrame]) -> None:
     path.unlink(missing_ok=True)
     con = sqlite3.connect(path)
     try:
@@ -45,13 +45,13 @@ def write_frame(df: pd.DataFrame, path: Path, file_type: str, table_name: str | 
     elif file_type == "sqlite":
         if not table_name:
             raise ValueError("sqlite needs a table name")
-        _write_sqlite(path, {table_name: df})
+        write_sqlite_tables(path, {table_name: df})
     else:
         raise ValueError(f"unknown file type {file_type!r}")
 
 
 def write_split_tables(tables: tuple[pd.DataFrame, ...], path: Path) -> None:
-    _write_sqlite(path, {f"{names.SPLIT_TABLE_PREFIX}{i}": t for i, t in enumerate(tables, start=1)})
+    write_sqlite_tables(path, {f"{names.SPLIT_TABLE_PREFIX}{i}": t for i, t in enumerate(tables, start=1)})
 
 
 def quote_identifier(name: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from finalize.dsagent.records import DesktopTask
 from pipeline import names
 from pipeline.jsonio import to_jsonable
 from pipeline.records import DatasetRejected
+from postprocess.formats import write_sqlite_tables
 
 GENERATED_DIR = "files"  # generated inputs live in dsagentbench/tasks/<name>/files/
 TABLE_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")
@@ -285,13 +285,7 @@ def _sqlite_bytes(tables: dict[str, pd.DataFrame]) -> bytes:
     """A sqlite file holding `tables`, written the same way every time (so its bytes are stable)."""
     with tempfile.TemporaryDirectory(prefix="daregen-dsagent-") as tmp:
         path = Path(tmp) / "db.sqlite"
-        con = sqlite3.connect(path)
-        try:
-            for name, frame in tables.items():
-                frame.to_sql(name, con, index=False)
-            con.commit()
-        finally:
-            con.close()
+        write_sqlite_tables(path, tables)
         return path.read_bytes()
 
 

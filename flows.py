@@ -28,9 +28,10 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from finalize.timeseries import ts_counts
 from finalize.verify import guard_staging_tree
-from pipeline import build_cache, names, steps
-from pipeline.environment import code_version, fingerprint
-from pipeline.jsonio import read_json, write_json
+from pipeline import build_cache, steps
+from pipeline.core import names
+from pipeline.core.environment import code_version, fingerprint
+from pipeline.core.jsonio import read_json, write_json
 from pipeline.progress import WaveProgress
 from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, new_generation, publish,
                               published_generation, write_question_list, write_report_md)

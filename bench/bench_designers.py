@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline import steps  # noqa: E402
 from pipeline.cli import _reason_kind  # noqa: E402
-from pipeline.records import DatasetProfile, DatasetRejected  # noqa: E402
-from pipeline.jsonio import read_json  # noqa: E402
-from pipeline.seeding import rng_for  # noqa: E402
+from pipeline.core.records import DatasetProfile, DatasetRejected  # noqa: E402
+from pipeline.core.jsonio import read_json  # noqa: E402
+from pipeline.core.seeding import rng_for  # noqa: E402
 from sourcing.registry import open_source, parse_sources  # noqa: E402
 from task_design.config import DesignConfig  # noqa: E402
 from task_design.llm_schema import LLMSettings, LLMUsage  # noqa: E402

@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from pipeline import names
-from pipeline.jsonio import read_json
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
 from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
 

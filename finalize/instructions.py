@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import re
 
-from pipeline import names
-from pipeline.records import DatasetRecord, JoinStep, TaskSpec
+from pipeline.core import names
+from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from postprocess.relational import task_join_path
 
 PREAMBLE = (

@@ -17,10 +17,10 @@ from finalize.metadata_txt import render_metadata_txt
 from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
-from pipeline import names
-from pipeline.environment import code_version, fingerprint, fingerprint_digest
-from pipeline.jsonio import read_json, write_json, write_text
-from pipeline.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.core import names
+from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
+from pipeline.core.jsonio import read_json, write_json, write_text
+from pipeline.core.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
 from postprocess.relational import split_relational, task_join_path
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 
 ABOUT_HEADER = "=== About this file ==="
 ABOUT_TITLE = "About this file"

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem
-from pipeline import names
+from pipeline.core import names
 from postprocess.formats import read_frame
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the

@@ -30,9 +30,9 @@ import sys
 from pathlib import Path
 
 from finalize.sandbox import DETERMINISTIC_ENV, Limits, SandboxResult, run_in_sandbox, scrubbed_environment
-from pipeline import names
-from pipeline.jsonio import read_json
-from pipeline.records import DatasetRejected
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
+from pipeline.core.records import DatasetRejected
 
 REFERENCE_TIMEOUT_S = 300
 _ERR_CHARS = 300

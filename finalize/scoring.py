@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import f1_score, r2_score
 
-from pipeline.jsonio import read_json, write_json
-from pipeline.names import (
+from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.names import (
     ALL_METADATA,
     GROUND_TRUTH,
     PREDICTION,
@@ -402,7 +402,7 @@ def _parsed_time_keys(task_dir: Path, reference: pd.DataFrame,
     `1990-03-31` and `1990-03-31 00:00:00` name the same time point; a prediction
     time that does not parse as a time at all scores 0 with the reason.
     """
-    from finalize.ts_reference import parse_times
+    from pipeline.core.ts_reference import parse_times
 
     question = read_json(task_dir / VERIFY_DIR / ALL_METADATA)["question"]
     column, fmt = question.get("time_column"), question.get("time_format")

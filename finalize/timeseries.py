@@ -3,7 +3,7 @@
     <slug>_ts/source/  metadata.txt, train.csv, val_v1.csv, val_v2.csv
     <slug>_ts/verify/  all_metadata.json, ground_truth_v1.csv, ground_truth_v2.csv
 
-ground_truth_v2.csv is the output of the reference (finalize.ts_reference), run on
+ground_truth_v2.csv is the output of the reference (pipeline.core.ts_reference), run on
 the written files (val_v1 joined with ground_truth_v1 on row_id, keys from val_v2),
 and must equal what postprocess derived; `check_ts_task` re-reads a task and
 returns its problems, so `daregen verify` runs the same reference and checks.
@@ -20,11 +20,11 @@ import pandas as pd
 from finalize.checks import Problem, errors
 from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
 from finalize.metadata_txt import render_metadata_txt
-from finalize.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
-from pipeline import names
-from pipeline.environment import code_version
-from pipeline.jsonio import read_json, write_json, write_text
-from pipeline.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
+from pipeline.core import names
+from pipeline.core.environment import code_version
+from pipeline.core.jsonio import read_json, write_json, write_text
+from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from postprocess.timeseries import GROUND_TRUTH_V1, GROUND_TRUTH_V2, TRAIN, TimeSeriesPackage, reference_question
 
 TRAIN_CSV = names.data_file(TRAIN, "csv")

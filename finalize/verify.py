@@ -23,7 +23,7 @@ already published.
 With `regenerate`, step 2 instead rewrites simulated_pred_local.csv for this
 machine and records verify/environment.json next to it: IF ground truth is the
 output of floating-point code, which DARE-bench documents as environment-specific.
-Time-series tasks re-run finalize.ts_reference (ground_truth_v2 from val_v1, ground_truth_v1
+Time-series tasks re-run pipeline.core.ts_reference (ground_truth_v2 from val_v1, ground_truth_v1
 and val_v2) and finalize.timeseries.check_ts_task.
 """
 
@@ -45,9 +45,9 @@ from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_
                              run_reference_sandboxed)
 from finalize.schema import check_metadata_schema
 from finalize.scoring import _canonical_labels
-from pipeline import names
-from pipeline.environment import runtime_fingerprint
-from pipeline.jsonio import read_json, write_json
+from pipeline.core import names
+from pipeline.core.environment import runtime_fingerprint
+from pipeline.core.jsonio import read_json, write_json
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message

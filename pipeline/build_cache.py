@@ -24,9 +24,9 @@ import shutil
 import uuid
 from pathlib import Path
 
-from pipeline.environment import code_version, fingerprint_digest
-from pipeline.hashing import sha256_file
-from pipeline.jsonio import read_json, write_json
+from pipeline.core.environment import code_version, fingerprint_digest
+from pipeline.core.hashing import sha256_file
+from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
 
 CACHE_ENV = "DAREGEN_CACHE"

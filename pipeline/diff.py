@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline import names
-from pipeline.hashing import content_hash, sha256_file
-from pipeline.jsonio import write_text
+from pipeline.core import names
+from pipeline.core.hashing import content_hash, sha256_file
+from pipeline.core.jsonio import write_text
 from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries, read_json_or_none,
                               task_dirs)
 

@@ -20,11 +20,11 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.diff import DIFF_HTML, DIFF_MD
 from pipeline.reports import TREE_REPORT_FILES
-from pipeline.hashing import content_hash
-from pipeline.jsonio import read_json, write_json, write_text
+from pipeline.core.hashing import content_hash
+from pipeline.core.jsonio import read_json, write_json, write_text
 
 # Written at the root by a build but outside the manifest: they hold timings, or compare this
 # generation with another one (the diff), or summarise the tree rather than being part of it.

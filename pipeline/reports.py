@@ -21,8 +21,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline import names
-from pipeline.jsonio import write_text
+from pipeline.core import names
+from pipeline.core.jsonio import write_text
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"

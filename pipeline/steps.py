@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from pipeline import names
-from pipeline.hashing import frame_digest, sha256_file
-from pipeline.jsonio import read_json, write_json
-from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec, TimeSeriesSpec
-from pipeline.seeding import rng_for
+from pipeline.core import names
+from pipeline.core.hashing import frame_digest, sha256_file
+from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec, TimeSeriesSpec
+from pipeline.core.seeding import rng_for
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline import names
+from pipeline.core import names
 
 # The sqlite table each single-table file uses, by stem.
 SQLITE_TABLE = {
@@ -131,7 +131,7 @@ def read_frame(path: Path, file_type: str) -> pd.DataFrame:
         finally:
             con.close()
         if declared:  # a relational task's tables: LEFT JOIN along the declared keys
-            from pipeline.records import JoinStep
+            from pipeline.core.records import JoinStep
             from postprocess.relational import join_tables
 
             steps = [JoinStep(left=lt, left_on=lc, right=rt, right_on=rc) for lt, lc, rt, rc in declared]

@@ -14,7 +14,7 @@ import string
 import numpy as np
 import pandas as pd
 
-from pipeline.records import TaskSpec
+from pipeline.core.records import TaskSpec
 from sourcing.normalize import CSV_NA_STRINGS
 
 _ALPHABET = np.array(list(string.ascii_lowercase + string.digits))

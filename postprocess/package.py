@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline import names
-from pipeline.records import DatasetRecord, TaskPackage, TaskSpec
+from pipeline.core import names
+from pipeline.core.records import DatasetRecord, TaskPackage, TaskSpec
 from postprocess.noise import inject_out_of_range_rows
 from postprocess.relational import noisy_columns, relational_columns, task_join_path
 from postprocess.split import analysis_rows, split_train_val

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.records import DatasetRecord, DatasetRejected, JoinStep, TaskSpec
+from pipeline.core.records import DatasetRecord, DatasetRejected, JoinStep, TaskSpec
 
 
 def if_columns(spec: TaskSpec) -> list[str]:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from pipeline.records import DatasetRejected, TaskSpec
+from pipeline.core.records import DatasetRejected, TaskSpec
 
 
 def _seed(rng: np.random.Generator) -> int:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from finalize.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
+from pipeline.core.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
                                    round_trips)
-from pipeline import names
-from pipeline.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
+from pipeline.core import names
+from pipeline.core.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.timeseries import time_text
 
 TRAIN = "train"

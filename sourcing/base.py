@@ -21,7 +21,7 @@ from typing import Iterable, Protocol
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 
 
 class Source(Protocol):

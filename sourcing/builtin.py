@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 from sourcing.rdoc import collapse_whitespace, markdown_to_text, match_column_descriptions, parse_rdoc
 
 SOURCE_KEY = "builtin"

@@ -32,7 +32,7 @@ from typing import Any, Callable, TypeVar
 
 import pandas as pd
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
 from sourcing.download import CachedFile, cache_root, fetch_to_cache, materialize, read_table_file, table_files
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.jsonio import read_json
-from pipeline.records import DatasetRecord
+from pipeline.core.jsonio import read_json
+from pipeline.core.records import DatasetRecord
 
 _SUFFIXES = (".csv", ".parquet")
 _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from pipeline.names import ROW_ID
+from pipeline.core.names import ROW_ID
 
 # pandas.read_csv's default NA spellings (pandas/_libs/parsers.pyx STR_NA_VALUES).
 CSV_NA_STRINGS = frozenset(

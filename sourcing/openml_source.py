@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
 from sourcing.download import cache_root
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.jsonio import read_json
-from pipeline.records import DatasetRecord, JoinStep
+from pipeline.core.jsonio import read_json
+from pipeline.core.records import DatasetRecord, JoinStep
 from sourcing.normalize import unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

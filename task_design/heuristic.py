@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipeline.records import (
+from pipeline.core.records import (
     MODELS_BY_PROBLEM,
     ColumnProfile,
     DatasetProfile,

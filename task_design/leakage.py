@@ -13,7 +13,7 @@ import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from pipeline.records import DatasetProfile, ProblemType
+from pipeline.core.records import DatasetProfile, ProblemType
 from task_design.config import DesignConfig
 
 _CV_SEED = 0  # fixed: leak detection must not depend on the dataset's design seed

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, ProblemType, TaskSpec
+from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, ProblemType, TaskSpec
 from task_design import heuristic
 from task_design.config import DesignConfig
 from task_design.leakage import screen_leaks

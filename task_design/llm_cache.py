@@ -1,7 +1,7 @@
 """Content-addressed cache of LLM exchanges, one JSON file per key.
 
 key = sha256(model id, prompt file hash, answer schema hash, input hash). The
-files are canonical JSON (pipeline.jsonio), so a cache folder can be shared or
+files are canonical JSON (pipeline.core.jsonio), so a cache folder can be shared or
 committed and diffs cleanly. Only real model answers are stored (malformed ones
 included, since the validation retry is derived from them); transport failures
 (timeouts, 429, 5xx) are not, so a transient outage never freezes a fallback.
@@ -13,7 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from pipeline.jsonio import dumps, write_text
+from pipeline.core.jsonio import dumps, write_text
 
 
 def cache_key(model_id: str, prompt_sha256: str, schema_sha256: str, input_sha256: str) -> str:

@@ -20,7 +20,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
-from pipeline.records import ColumnProfile, DatasetProfile
+from pipeline.core.records import ColumnProfile, DatasetProfile
 
 # A string column with at most this many levels records its category set.
 MAX_RECORDED_CATEGORIES = 200

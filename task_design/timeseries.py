@@ -19,8 +19,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from finalize.ts_reference import COLON_OFFSET, parse_times, round_trips
-from pipeline.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
+from pipeline.core.ts_reference import COLON_OFFSET, parse_times, round_trips
+from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
 
 DESIGNER_NAME = "heuristic-ts"
 TIME_NAMES = re.compile(r"^(date|time|year|yr|years|datetime|timestamp|period|month|day|week|ds|dt)$|date|time",

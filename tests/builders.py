@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import names
-from pipeline.jsonio import write_json
-from pipeline.records import DatasetRecord, TaskPackage, TaskSpec
-from pipeline.seeding import rng_for
+from pipeline.core import names
+from pipeline.core.jsonio import write_json
+from pipeline.core.records import DatasetRecord, TaskPackage, TaskSpec
+from pipeline.core.seeding import rng_for
 from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
 from task_design.heuristic import design

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.jsonio import write_json
+from pipeline.core.jsonio import write_json
 
 HOSTILE_TABLE = 'x"; DROP TABLE t; --'
 HOSTILE_COLUMN = 'floor "area"; DROP TABLE t; --'

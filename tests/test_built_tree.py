@@ -18,7 +18,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from pipeline import names
+from pipeline.core import names
 
 
 TS = "time_series_analysis"

@@ -8,7 +8,7 @@ import os
 import subprocess
 import time
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.publish import CRASH_MARKER_ENV, CRASH_POINT_ENV
 from tests.orchestration_helpers import child_env, daregen_build, kill_group, write_datasets
 

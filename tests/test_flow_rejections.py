@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from pipeline import names
+from pipeline.core import names
 
 
 def _good(n: int = 120, seed: int = 0) -> pd.DataFrame:

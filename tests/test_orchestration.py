@@ -9,7 +9,7 @@ import os
 import pandas as pd
 import pytest
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.publish import published_generation
 from tests.orchestration_helpers import write_datasets
 

@@ -8,7 +8,7 @@ import subprocess
 import time
 import urllib.request
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.publish import published_generation
 from tests.orchestration_helpers import VENV_BIN, child_env, kill_group, write_datasets
 

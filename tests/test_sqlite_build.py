@@ -12,9 +12,9 @@ import pytest
 
 from finalize.checks import check_tabular_task, errors
 from finalize.runner import run_reference
-from pipeline import names
-from pipeline.jsonio import read_json
-from pipeline.records import JoinStep
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
+from pipeline.core.records import JoinStep
 from postprocess.formats import read_frame, write_relational_tables
 from postprocess.relational import join_tables, split_relational
 from tests.fixtures_sqlite import FACT, HOSTILE_TABLE, build_shop_db, file_sha256, q
@@ -134,7 +134,7 @@ def test_split_then_join_gives_back_the_flat_rows():
 
 
 def test_an_inconsistent_dimension_is_rejected():
-    from pipeline.records import DatasetRejected
+    from pipeline.core.records import DatasetRejected
 
     flat = _flat()
     flat.loc[2, "colour"] = "purple"  # key 2 now has two colours

@@ -30,10 +30,10 @@ from finalize.dsagent import categories, config, dare_variants, evaluator_templa
 from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
-from pipeline import names
-from pipeline.jsonio import dumps, read_json, write_json, write_text
-from pipeline.records import DatasetRejected
-from pipeline.seeding import rng_for
+from pipeline.core import names
+from pipeline.core.jsonio import dumps, read_json, write_json, write_text
+from pipeline.core.records import DatasetRejected
+from pipeline.core.seeding import rng_for
 
 OUT_DIR = "dsagentbench"
 TASKS_DIR = "tasks"

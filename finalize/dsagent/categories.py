@@ -22,9 +22,9 @@ import pandas as pd
 from finalize.dsagent.dare_variants import TASK_FOLDER
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
-from pipeline import names
-from pipeline.jsonio import to_jsonable
-from pipeline.records import DatasetRejected
+from pipeline.core import names
+from pipeline.core.jsonio import to_jsonable
+from pipeline.core.records import DatasetRejected
 from postprocess.formats import write_sqlite_tables
 
 GENERATED_DIR = "files"  # generated inputs live in dsagentbench/tasks/<name>/files/

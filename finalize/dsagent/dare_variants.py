@@ -16,8 +16,8 @@ from pathlib import Path
 from finalize.dsagent import evaluator_template
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
-from pipeline import names
-from pipeline.records import DatasetRejected
+from pipeline.core import names
+from pipeline.core.records import DatasetRejected
 
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
 PREDICTION_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")

@@ -19,7 +19,7 @@ The oracles are honest about what they know. No program reproduces the held-out
 future from the agent-visible files, so both read the held-out rows as hidden
 inputs (under `_hidden/`, copied only into the validation folder, never into the
 VM): XF writes ground_truth_v1's values at val_v1's row_ids; CF executes the CF
-instruction's aggregation (finalize/ts_reference.py, embedded verbatim) on the
+instruction's aggregation (pipeline/core/ts_reference.py, embedded verbatim) on the
 future rows, as the build does to write ground_truth_v2. Validation thus proves
 the evaluator's alignment, parsing and rejection of wrong outputs, not that the
 bar is reachable by forecasting (the recorded baselines show that it is).
@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finalize import ts_reference
+from pipeline.core import ts_reference
 from finalize.dsagent.dare_variants import preamble
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from finalize.timeseries import GT_V1_CSV, GT_V2_CSV, TRAIN_CSV
-from pipeline import names
-from pipeline.records import DatasetRejected
+from pipeline.core import names
+from pipeline.core.records import DatasetRejected
 
 TS_TRAIN, GROUND_TRUTH_V1, GROUND_TRUTH_V2 = TRAIN_CSV, GT_V1_CSV, GT_V2_CSV
 HIDDEN_DIR = "_hidden"  # oracle-only inputs in the validation folder
@@ -79,7 +79,7 @@ def best_baseline(question: dict, variant: str) -> float:
 
 
 def _reference_source() -> str:
-    """finalize/ts_reference.py as oracle code (its __future__ import must lead a file, so it goes)."""
+    """pipeline/core/ts_reference.py as oracle code (its __future__ import must lead a file, so it goes)."""
     text = Path(ts_reference.__file__).read_text(encoding="utf-8")
     return text.replace("from __future__ import annotations\n", "")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from finalize.instructions import column_phrase, question_v1, question_v2
-from pipeline import names
+from pipeline.core import names
 from tests.builders import build_record, build_table, spec_where
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from finalize.metadata_txt import NO_DESCRIPTION, render_metadata_txt
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 
 EXAMPLES = Path("/work/shared/dare-examples")
 ABOUT_SPLIT = "\n\n=== About this file ===\n\nAbout this file\n"

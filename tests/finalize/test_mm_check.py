@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from finalize.mm_check import LEAK_MIN_ROWS, LEAK_SCORE, MIN_MARGIN, assess_frames, assess_task, check_mm_feasibility
-from pipeline import names
-from pipeline.jsonio import read_json
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame
 from tests.finalize.test_sandbox import DARE_EXAMPLES, TABULAR_EXAMPLES
 

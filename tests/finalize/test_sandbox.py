@@ -20,8 +20,8 @@ from finalize import sandbox
 from finalize.reference_solution import predict
 from finalize.runner import run_reference, run_reference_sandboxed
 from finalize.sandbox import Limits, run_in_sandbox
-from pipeline import names
-from pipeline.records import DatasetRejected
+from pipeline.core import names
+from pipeline.core.records import DatasetRejected
 from tests.finalize import hostile_jobs as jobs
 
 DARE_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "dare-examples"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR, check_metadata_schema, copy_schema_into, schema_path
-from pipeline import names
-from pipeline.jsonio import read_json
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
 from tests.finalize.test_checks import _build
 from tests.finalize.test_sandbox import DARE_EXAMPLES
 

@@ -23,8 +23,8 @@ from finalize.scoring import (
     score_tree,
     write_reference_predictions,
 )
-from pipeline.jsonio import dumps, read_json, write_json
-from pipeline.names import (
+from pipeline.core.jsonio import dumps, read_json, write_json
+from pipeline.core.names import (
     ALL_METADATA,
     GROUND_TRUTH,
     PREDICTION,

@@ -12,7 +12,7 @@ import pytest
 from finalize.layout import BuildContext
 from finalize.scoring import score_prediction
 from finalize.timeseries import check_ts_task, verify_ts_task, write_ts_task
-from pipeline.seeding import rng_for
+from pipeline.core.seeding import rng_for
 from postprocess.timeseries import build_ts_package
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table

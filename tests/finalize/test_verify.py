@@ -14,9 +14,9 @@ from finalize import sandbox
 from finalize.checks import errors
 from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR
 from finalize.verify import discover_tasks, guard_staging_tree, verify_task, verify_tree
-from pipeline import names
+from pipeline.core import names
 from pipeline.cli import main
-from pipeline.jsonio import read_json, write_json
+from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, Outcome
 from postprocess.formats import read_frame, write_frame
 from postprocess.noise import filter_by_expected_ranges

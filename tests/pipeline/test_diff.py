@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.cli import main
 from pipeline.diff import (diff_trees, json_changes, render_html, render_markdown, word_diff, word_diff_markdown,
                            write_diff_reports)
-from pipeline.hashing import sha256_file
+from pipeline.core.hashing import sha256_file
 from tests.pipeline.test_reports import QUESTION_V1, write_question_list, write_task_folder
 
 

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from pipeline import names
-from pipeline.jsonio import write_json
+from pipeline.core import names
+from pipeline.core.jsonio import write_json
 from pipeline.publish import (PARTIAL, build_lock, build_manifest, check_generation, generations_dir,
                               new_generation, publish, published_generation)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import names
+from pipeline.core import names
 from pipeline.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
                               read_tree_facts, reason_kind, write_tree_reports)
 

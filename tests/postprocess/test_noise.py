@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from finalize.checks import canonical_rows, check_tabular_task, errors
-from pipeline import names
-from pipeline.records import TaskSpec
-from pipeline.seeding import rng_for
+from pipeline.core import names
+from pipeline.core.records import TaskSpec
+from pipeline.core.seeding import rng_for
 from postprocess.formats import read_frame, write_frame
 from postprocess.noise import filter_by_expected_ranges, inject_out_of_range_rows
 from postprocess.package import build_package, split_columns_into_tables

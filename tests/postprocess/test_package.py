@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from finalize.checks import canonical_rows
-from pipeline import names
-from pipeline.records import TaskPackage, TaskSpec
-from pipeline.seeding import rng_for
+from pipeline.core import names
+from pipeline.core.records import TaskPackage, TaskSpec
+from pipeline.core.seeding import rng_for
 from finalize.layout import write_data_files
 from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finalize.ts_reference import ground_truth_v2, parse_times, resample_entity
-from pipeline import names
-from pipeline.records import DatasetRejected, TimeSeriesSpec
-from pipeline.seeding import rng_for
+from pipeline.core.ts_reference import ground_truth_v2, parse_times, resample_entity
+from pipeline.core import names
+from pipeline.core.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.seeding import rng_for
 from postprocess.timeseries import (GROUND_TRUTH_V1, GROUND_TRUTH_V2, TRAIN, build_ts_package, reference_question,
                                     seasonal_naive)
 from sourcing.normalize import normalize_table

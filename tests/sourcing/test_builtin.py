@@ -13,7 +13,7 @@ from typing import Iterator
 import pandas as pd
 import pytest
 
-from pipeline.records import DatasetRecord
+from pipeline.core.records import DatasetRecord
 from sourcing.builtin import (
     TS_EVERY,
     BuiltinSource,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from finalize.checks import canonical_rows
-from pipeline.names import ROW_ID
+from pipeline.core.names import ROW_ID
 from postprocess.formats import read_frame, write_frame
 from postprocess.package import _with_row_id
 from sourcing.normalize import normalize_table, unique_column_names

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.jsonio import write_json
+from pipeline.core.jsonio import write_json
 from sourcing.registry import parse_sources
 from sourcing.sqlite_source import SQLiteSource, connect_read_only, quote_identifier
 from tests.fixtures_sqlite import FACT, HOSTILE_COLUMN, HOSTILE_TABLE, build_shop_db, file_sha256, q

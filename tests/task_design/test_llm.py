@@ -12,9 +12,9 @@ import logging
 import numpy as np
 import pytest
 
-from pipeline.jsonio import dumps
-from pipeline.records import DatasetRejected, TaskSpec
-from pipeline.seeding import rng_for
+from pipeline.core.jsonio import dumps
+from pipeline.core.records import DatasetRejected, TaskSpec
+from pipeline.core.seeding import rng_for
 from task_design import heuristic, llm
 from task_design.config import DesignConfig
 from task_design.llm_schema import LLMSettings, LLMUsage

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from pipeline import names
+from pipeline.core import names
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.test_flow_rejections import _good
 

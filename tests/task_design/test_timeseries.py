@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finalize.ts_reference import format_time, parse_time, parse_times, round_trips
-from pipeline.records import DatasetRejected, TimeSeriesSpec
-from pipeline.seeding import rng_for
+from pipeline.core.ts_reference import format_time, parse_time, parse_times, round_trips
+from pipeline.core.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.seeding import rng_for
 from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table

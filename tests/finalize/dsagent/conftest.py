@@ -11,7 +11,7 @@ import pytest
 from finalize import sandbox
 from finalize.dsagent.build import write_dsagent
 from pipeline import steps
-from pipeline.jsonio import read_json, write_json
+from pipeline.core.jsonio import read_json, write_json
 from pipeline.publish import write_question_list
 from task_design.config import DesignConfig
 from tests.builders import build_table

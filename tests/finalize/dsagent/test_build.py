@@ -13,7 +13,7 @@ import jsonschema
 
 from finalize.dsagent import config as dsconfig
 from finalize.dsagent.build import OUT_DIR, SCHEMA_FILE, SCHEMA_PATH, TASKS_DIR, schema_problems, verdict, write_dsagent
-from pipeline.jsonio import read_json
+from pipeline.core.jsonio import read_json
 from tests.finalize.dsagent.conftest import SEED, needs_sandbox
 
 pytestmark = needs_sandbox
@@ -152,7 +152,7 @@ def test_an_order_sensitive_if_reference_is_reached_by_following_the_instruction
     literally, reproduces DARE's own simulated_pred_local.csv and the IF variant is judged against it."""
     from finalize.reference_solution import read_table
     from finalize.runner import run_reference
-    from pipeline.jsonio import write_json
+    from pipeline.core.jsonio import write_json
 
     name = next(p.name for p in sorted(small_tree.iterdir()) if (p / "source" / "train_v1.csv").is_file())
     tree = tmp_path / "tasks"

@@ -10,8 +10,8 @@ import jsonschema
 
 from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR
 from finalize.dsagent.records import CATEGORIES
-from pipeline import names
-from pipeline.jsonio import read_json
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
 
 
 def test_built_tree_has_validated_desktop_configs(built_tree: Path) -> None:

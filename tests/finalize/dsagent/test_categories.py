@@ -14,8 +14,8 @@ from finalize.dsagent import categories, evaluator_template, validate_job
 from finalize.dsagent.build import _tree_paths, _validate, _write_task_files, tasks_for, verdict
 from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
-from pipeline.jsonio import read_json
-from pipeline.seeding import rng_for
+from pipeline.core.jsonio import read_json
+from pipeline.core.seeding import rng_for
 from tests.finalize.dsagent.conftest import SEED, needs_sandbox
 
 SEEDS_PER_CATEGORY = 4  # each generator draws its variant and size by seed: several seeds cover them
@@ -47,7 +47,7 @@ def validated(small_tree: Path, tmp_path_factory) -> tuple[list, dict]:
 def _context(tree: Path, task_dir: Path) -> categories.DataContext:
     from finalize.dsagent.build import _train_v1_tables
     from finalize.reference_solution import read_table
-    from pipeline import names
+    from pipeline.core import names
 
     q = read_json(task_dir / "verify" / "all_metadata.json")["question"]
     src, ftype = task_dir / "source", q["save_file_type"]

@@ -18,8 +18,8 @@ import pytest
 
 from finalize.dsagent import evaluator_template, ts_variants, validate_job
 from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR, write_dsagent
-from pipeline.jsonio import read_json, write_json
-from pipeline.records import DatasetRejected
+from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.records import DatasetRejected
 from tests.finalize.dsagent.conftest import SEED, needs_sandbox
 
 EXAMPLES = Path("/work/shared/dare-examples")
@@ -206,7 +206,7 @@ def test_a_daregen_built_resampled_task_gets_validated_xf_and_cf(tmp_path) -> No
     ends. The baselines are set here, because what is under test is the oracle and the evaluator."""
     from finalize.layout import BuildContext
     from finalize.timeseries import write_ts_task
-    from pipeline.seeding import rng_for
+    from pipeline.core.seeding import rng_for
     from postprocess.timeseries import build_ts_package
     from sourcing.normalize import normalize_table
     from task_design.profile import profile_table

@@ -171,7 +171,7 @@ class TaskSpec(_Frozen):
 
     @property
     def task_dir(self) -> str:
-        from pipeline.names import TASK_SUFFIX
+        from pipeline.core.names import TASK_SUFFIX
 
         return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
 
@@ -232,7 +232,7 @@ class DatasetRejected(Exception):
 class TaskPackage:
     """What finalize writes for one task: the spec plus every table, in memory.
 
-    Frames are keyed by file stem (pipeline.names.TRAIN_V1, ...). `train_v1_tables`
+    Frames are keyed by file stem (pipeline.core.names.TRAIN_V1, ...). `train_v1_tables`
     is the column-wise split of the noisy IF training data used for sqlite.
     """
 
@@ -292,7 +292,7 @@ class TimeSeriesSpec(_Frozen):
 
     @property
     def task_dir(self) -> str:
-        from pipeline.names import TASK_SUFFIX
+        from pipeline.core.names import TASK_SUFFIX
 
         return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
 

@@ -71,8 +71,10 @@ def test_expected_ranges_cover_every_value_of_the_feature(seed: int) -> None:
 
 
 def test_model_types_come_from_the_dare_lists_for_both_problem_types() -> None:
+    # The target's type follows from the best-ranked outcome (the label, or a numeric `price` last).
     table = build_table()
-    specs = [build_spec(table, seed=seed) for seed in range(6)]
+    priced = build_table(label=None, price=lambda n: np.arange(n) * 1.5 + np.random.default_rng(1).normal(size=n))
+    specs = [build_spec(t, seed=seed) for seed in range(3) for t in (table, priced)]
     seen = {spec.problem_type for spec in specs}
     assert seen == {"classification", "regression"}
     for spec in specs:

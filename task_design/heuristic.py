@@ -183,7 +183,9 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     kinds: dict[str, ProblemType] = {}
     for col in profile.columns:
         kind, why = target_problem(col, profile, table, config)
-        if kind is None:
+        if col.name in exclusions:  # e.g. numeric-looking labels: unusable as a target as well
+            excluded.setdefault(col.name, exclusions[col.name])
+        elif kind is None:
             excluded.setdefault(col.name, why)
         else:
             kinds[col.name] = kind

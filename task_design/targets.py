@@ -98,11 +98,21 @@ def fallback_score(name: str, record: DatasetRecord, position: int, n_columns: i
     return score
 
 
+def targetable(record: DatasetRecord, profile: DatasetProfile, roles: dict[str, ColumnRole],
+               eligible: list[str]) -> list[str]:
+    """The eligible columns that may be a target at all: outcomes, and soft-role columns that the
+    source's hint or the documentation names (any designer, the LLM's included, keeps to these)."""
+    named = {c for c, _ in _documented(record, profile.names, roles)}
+    if record.target_hint and (col := resolve_column(record.target_hint, profile.names)):
+        named.add(col)
+    return [c for c in eligible if roles[c].role == "outcome" or (roles[c].role in SOFT_ROLES and c in named)]
+
+
 def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str, ColumnRole],
                  eligible: list[str], rng: np.random.Generator) -> list[RankedTarget]:
     """The eligible columns (already feasible by type) that may be a target, best first."""
     names = profile.names
-    allowed = [c for c in eligible if roles[c].role == "outcome" or roles[c].role in SOFT_ROLES]
+    allowed = targetable(record, profile, roles, eligible)
     ranked: list[RankedTarget] = []
     seen: set[str] = set()
 

@@ -10,7 +10,7 @@ import pandas as pd
 from pipeline.core import names
 
 
-def _good(n: int = 120, seed: int = 0) -> pd.DataFrame:
+def _good(n: int = 200, seed: int = 0) -> pd.DataFrame:  # 200: above the 40-row MM validation floor
     rng = np.random.default_rng(seed)
     x = rng.normal(size=n)
     return pd.DataFrame({

@@ -300,6 +300,8 @@ class TimeSeriesSpec(_Frozen):
     max_rows: int | None = None  # the most recent rows are kept when the series is longer
     v2_hidden_fraction: float = 0.1  # val_v2 time points left out, so they are non-contiguous
     excluded_features: dict[str, str] = Field(default_factory=dict)
+    # Left out of every task file: exogenous columns that alone give the target away (bounds, transforms).
+    dropped_columns: tuple[str, ...] = ()
     target_evidence: str = ""
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     size_floors: dict[str, int] = Field(default_factory=dict)
@@ -326,6 +328,8 @@ class TimeSeriesSpec(_Frozen):
             raise ValueError("exogenous features must not be identifiers or the target")
         if not set(self.selected_features) <= set(self.related_features):
             raise ValueError("selected features must be related features")
+        if set(self.dropped_columns) & ({self.target[0], *self.identifiers} | set(self.related_features)):
+            raise ValueError("dropped columns must be neither identifiers, the target nor features")
         if "%" not in self.time_format:
             raise ValueError(f"time_format {self.time_format!r} is not a strftime pattern")
         if (self.time_source == "ts_index") != (self.ts_index_frequency is not None):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ from pipeline.core.records import (
 from task_design.config import DesignConfig
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
-from task_design.targets import RankedTarget, rank_targets, role_exclusions
+from task_design.targets import RankedTarget, is_natural, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic"
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -247,6 +248,35 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
     frame = design_frame(record, profile, table, config)
     ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
     return try_targets(record, profile, table, rng, config, frame, ranked)
+
+
+def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                rngs: Mapping[ProblemType, np.random.Generator], config: DesignConfig) -> list[TaskSpec]:
+    """Up to two tasks for one dataset, as DARE-bench sets them (issue 12, item 4): the best
+    classification target and a different best regression target, each with its own seeded
+    choices (`rngs[problem_type]`, e.g. rng_for(seed, ref, "design", problem_type)), so adding
+    one never changes the other. The better-evidenced task comes first; the second is kept only
+    when its target is natural too (targets.is_natural). Their task_dir are `<slug>_class` and
+    `<slug>_reg`. DatasetRejected (with both reasons) when neither type yields a task."""
+    frame = design_frame(record, profile, table, config)
+    found: list[tuple[RankedTarget, TaskSpec]] = []
+    reasons: list[str] = []
+    for kind in ("classification", "regression"):
+        eligible = [c for c, k in frame.problem_types.items() if k == kind]
+        ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
+        if not ranked:
+            reasons.append(f"{kind}: no outcome candidate")
+            continue
+        try:
+            spec = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)
+        except DatasetRejected as exc:
+            reasons.append(f"{kind}: {exc.reason}")
+            continue
+        found.append((next(r for r in ranked if r.column == spec.target[0]), spec))
+    if not found:
+        raise DatasetRejected("; ".join(reasons))
+    found.sort(key=lambda pair: (pair[0].tier, -pair[0].score))
+    return [spec for choice, spec in found if choice is found[0][0] or is_natural(choice)]
 
 
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,

@@ -50,6 +50,7 @@ class RankedTarget:
     column: str
     evidence: str
     tier: int  # 0 source hint, 1 documentation, 2 LLM, 3 fallback
+    score: float = 0.0  # the fallback's name/documentation score (tier 3 only)
 
     def __post_init__(self) -> None:
         if not self.column or not self.evidence:
@@ -116,10 +117,10 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     ranked: list[RankedTarget] = []
     seen: set[str] = set()
 
-    def push(col: str, evidence: str, tier: int) -> None:
+    def push(col: str, evidence: str, tier: int, score: float = 0.0) -> None:
         if col in allowed and col not in seen:
             seen.add(col)
-            ranked.append(RankedTarget(col, evidence, tier))
+            ranked.append(RankedTarget(col, evidence, tier, score))
 
     if record.target_hint and (col := resolve_column(record.target_hint, names)):
         push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0)
@@ -131,8 +132,14 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     scores = {c: fallback_score(c, record, position[c], len(names)) for c in outcomes}
     for col in sorted(outcomes, key=lambda c: (-scores[c], tie[c])):
         push(col, f"ranked fallback among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
-                  f"{roles[col].evidence[:80]})", 3)
+                  f"{roles[col].evidence[:80]})", 3, scores[col])
     return ranked
+
+
+def is_natural(choice: RankedTarget, min_fallback_score: float = 1.0) -> bool:
+    """Evidence strong enough for a second task on the same dataset: a hint, the documentation, or a
+    fallback whose name or documentation reads as an outcome (not merely the last column)."""
+    return choice.tier < 3 or choice.score >= min_fallback_score
 
 
 def role_exclusions(roles: dict[str, ColumnRole]) -> dict[str, str]:

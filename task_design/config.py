@@ -23,7 +23,8 @@ class DesignConfig(BaseModel):
     max_target_missing: float = 0.3
     max_feature_missing: float = 0.5
     max_feature_categories: int = 30  # a categorical feature with more levels is not used
-    max_top_share: float = 0.95  # a target whose top value covers more than this is degenerate
+    max_top_share: float = 0.95  # a target whose top value covers more than this is degenerate ...
+    min_minority_rows: int = 100  # ... unless the other values still fill this many rows
     max_related_features: int = 15
     # Single-feature CV score at or above which a feature is a leak. 0.95, not 0.99: a feature that
     # alone reaches 0.95 (BS for MedGPA, year for y77) leaves nothing for an agent to model (issue 12).

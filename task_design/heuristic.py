@@ -89,7 +89,9 @@ def target_problem(col: ColumnProfile, profile: DatasetProfile, table: pd.DataFr
         return None, f"{col.kind} column"
     if profile.missing_frac(col.name) > config.max_target_missing:
         return None, f"{profile.missing_frac(col.name):.0%} missing"
-    if col.top_share > config.max_top_share:
+    minority_rows = (profile.n_rows - col.n_missing) * (1 - col.top_share)
+    if col.top_share > config.max_top_share and minority_rows < config.min_minority_rows:
+        # ISLR/Default (3% defaults in 10,000 rows) is imbalanced, not degenerate: 333 rows are a class.
         return None, f"degenerate: its most common value covers {col.top_share:.0%} of rows"
     why_class = class_target_problem(col, table, config)
     if why_class is None:

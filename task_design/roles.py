@@ -104,8 +104,9 @@ _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttim
                             r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival)$|time$", re.I)
 _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
                            r"duration|censor)", re.I)
-_LOG_PREFIX = re.compile(r"^(l|ln|log|lg|log10|log2|rank|r|sq|sqrt|std|z|cent|c)[._]?(?P<base>.+)$", re.I)
-_LOG_SUFFIX = re.compile(r"^(?P<base>.+?)[._]?(log|ln|sq|sqrt|rank|std|z|2)$", re.I)
+# Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
+_COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
+_COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
 _DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
                           r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
                           r" (of )?", re.I)
@@ -319,9 +320,11 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
     out: dict[str, ColumnRole] = {}
     by_fold = {n.casefold(): n for n in profile.names}
     for n in names:  # by name: lwage beside wage, log_price beside price
-        for pattern in (_LOG_PREFIX, _LOG_SUFFIX):
-            m = pattern.match(n)
-            base = by_fold.get(m.group("base").casefold()) if m else None
+        low = n.casefold()
+        bases = [low[len(p):].lstrip("._") for p in _COPY_PREFIXES if low.startswith(p)] + [
+            low[:-len(x)].rstrip("._") for x in _COPY_SUFFIXES if low.endswith(x)]
+        for b in bases:
+            base = by_fold.get(b)
             if base and base != n and _numeric(table[base]):
                 out[n] = ColumnRole("derived_copy", f"a transform of {base!r} (by name)", base)
                 break

@@ -41,6 +41,10 @@ class DesignConfig(BaseModel):
     ts_min_horizon: int = 8  # forecast steps per series after it
     ts_leak_r2: float = 0.95  # an exogenous column reaching this R² on the target alone is a leak
     max_target_attempts: int = 4  # ranked targets tried before the dataset is rejected
+    # Design-time estimate of the MM check (task_design.learnable), so a target with nothing to learn
+    # is replaced by the next-ranked one rather than dropped at finalize.
+    learnable_margin: float | None = 0.03  # None: leave learnability to the MM check alone
+    learnable_sample_rows: int = 5_000
     noise_fraction: float = 0.2
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
 

@@ -26,6 +26,7 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
+from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.targets import RankedTarget, is_natural, rank_targets, role_exclusions
@@ -175,6 +176,8 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     """Roles and candidates, or DatasetRejected when no task can exist (too small, a contingency table)."""
     if profile.n_rows < config.min_rows:
         raise DatasetRejected(f"too few rows ({profile.n_rows} < {config.min_rows})")
+    if (floor := size_floor_problem(profile.n_rows, config)) is not None:
+        raise DatasetRejected(floor)  # no target can do better than every row
     roles = column_roles(record, profile, table)
     if (count := is_contingency_table(roles)) is not None:
         raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations")
@@ -222,6 +225,9 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             if not features:
                 problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                            else f"no usable feature besides the target {target!r}")
+            elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
+                mm_columns = [c for c in profile.names if c != target and c not in leaks]
+                problem = learnability_problem(target, mm_columns, table, problem_type, config)
         if problem is not None:
             attempts.append(f"{target} ({problem_type}, {choice.evidence[:60]}): {problem}")
             excluded[target] = f"tried: {problem}"

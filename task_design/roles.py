@@ -64,7 +64,7 @@ class ColumnRole:
 # `Ketchup.id`, `hhid`, `person_id`, `ID`, `icpsr`, FIPS and ZIP codes, `district` numbers.
 _ID_NAME = re.compile(r"(^|[._\s-])(id|ids|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
                       r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
-                      r"ccode|cow|iso|iso2|iso3|isocode|case|caseno|idno|idnum)\d*$", re.I)
+                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid)\d*$", re.I)
 _ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipCode (case-sensitive)
 _ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
                      r"serial number|case number|row number|observation number|code (for|of) "

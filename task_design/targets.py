@@ -37,10 +37,14 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
                            r"yield|score|grade|quality|rating|species|status|success|died|death|mortality|"
                            r"disease|cancer|diabetes|fraud|spam|win|won|approved|admit|admitted|passed|"
                            r"performance|strength|weight|bwght|mpg|crime|rate|sales|demand|cost|expenditure|"
-                           r"tip|count|counts|length|len|response_time|time_to_event)$|"
+                           r"tip|count|counts|length|len|response_time|time_to_event|takings|revenue|profit|"
+                           r"visitors|arrivals|passengers|production|consumption|employment|unemployment|gdp|"
+                           r"output|births|deaths|value)$|"
                            r"(^|[._])(target|label|class|outcome|response|price|yield|score)($|[._])", re.I)
 _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
-                          r"classification|whether the|indicator of (success|death|disease)|survived)", re.I)
+                          r"classification|whether the|indicator of (success|death|disease)|survived|income|wage|"
+                          r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
+                          r"survival time|test score|exam score|grade)", re.I)
 # Econometrics' 0/1 regressors ("=1 if male") describe the unit; they are rarely the studied outcome.
 _REGRESSOR_DUMMY = re.compile(r"(^|\s)=\s*1\s+if\b", re.I)
 

@@ -150,7 +150,7 @@ def test_single_class_column_with_no_other_target_is_rejected_with_a_target_reas
 
 
 def test_no_usable_feature_is_rejected() -> None:
-    n = 100
+    n = 200
     table = build_table(n=n, x=None, visits=None, colour=None, sparse=None, label=None,
                         serial=lambda n: np.arange(1, n + 1), empty=[None] * n)
     with pytest.raises(DatasetRejected, match="usable features"):
@@ -368,7 +368,7 @@ def test_a_dataset_below_the_mm_validation_floor_is_rejected_with_that_reason() 
 
 
 def test_a_contingency_table_is_rejected() -> None:
-    cells = pd.MultiIndex.from_product([[f"c{i}" for i in range(10)], ["m", "f"], ["no", "yes"], list("abc")])
+    cells = pd.MultiIndex.from_product([[f"c{i}" for i in range(20)], ["m", "f"], ["no", "yes"], list("abc")])
     table = build_table(n=len(cells), x=None, visits=None, sparse=None, colour=cells.get_level_values(0),
                         sex=cells.get_level_values(1), label=cells.get_level_values(2),
                         age=cells.get_level_values(3), Freq=lambda n: np.arange(n) % 17 + 1)

@@ -251,10 +251,23 @@ def _roles_summary(frame: DesignFrame) -> str:
     return "a " + " or ".join(found) if found else "excluded"
 
 
+def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | None:
+    """A survival study's outcome is its censored duration: with nothing but the fallback to go on,
+    any other column (survival/veteran's `prior`) is a guess, so the designer says so instead."""
+    durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
+    if durations and ranked and all(r.tier == 3 for r in ranked):
+        d = durations[0]
+        return (f"a survival study: its outcome is the censored duration {d!r} (status "
+                f"{frame.roles[d].related!r}), and no other column is documented as an outcome")
+    return None
+
+
 def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
            rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
     frame = design_frame(record, profile, table, config)
     ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
+    if (why := survival_problem(frame, ranked)) is not None:
+        raise DatasetRejected(why)
     return try_targets(record, profile, table, rng, config, frame, ranked)
 
 
@@ -272,8 +285,8 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     for kind in ("classification", "regression"):
         eligible = [c for c, k in frame.problem_types.items() if k == kind]
         ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
-        if not ranked:
-            reasons.append(f"{kind}: no outcome candidate")
+        if not ranked or (why := survival_problem(frame, ranked)):
+            reasons.append(f"{kind}: " + (why if ranked else "no outcome candidate"))
             continue
         try:
             spec = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)

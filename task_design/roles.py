@@ -97,11 +97,12 @@ _EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot
                              r"randomi[sz]ed|block design|field trial)\b", re.I)
 _COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
 _STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
-                          r"dead|relapse|recur|d|fstat|vstatus|surv)$", re.I)
+                          r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
 _STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(0|1) ?= ?(alive|censored|dead|"
                          r"death|event)|(alive|censored|dead|death) ?= ?(0|1))\b", re.I)
 _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
-                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival)$|time$", re.I)
+                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival)(?P<k>_?\d*)$|"
+                            r"time$", re.I)
 _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
                            r"duration|censor)", re.I)
 # Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
@@ -251,19 +252,27 @@ def _table_count(col: ColumnProfile, s: pd.Series, profile: DatasetProfile, tabl
 
 
 def _censoring(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord) -> dict[str, ColumnRole]:
-    """A duration paired with a 0/1 (or two-level) status: a censored survival outcome, no plain target."""
+    """Durations paired with a 0/1 (or two-level) status: censored survival outcomes, no plain targets.
+    Numbered pairs go together (KMsurv/burn: T1 with D1, ..., T3 with D3)."""
+    def key(pattern: re.Pattern, name: str) -> str | None:
+        m = pattern.match(name)
+        return None if m is None else (m.groupdict().get("k") or "").lstrip("_")
+
     status = [c.name for c in profile.columns if c.n_unique == 2
-              and (_STATUS_NAME.match(c.name) or _STATUS_DOC.search(_doc(record, c.name)))]
-    if not status:
-        return {}
+              and (key(_STATUS_NAME, c.name) is not None or _STATUS_DOC.search(_doc(record, c.name)))]
     durations = [c.name for c in profile.columns if c.kind == "numerical" and c.name not in status
                  and (table[c.name].dropna() >= 0).all() and c.n_unique > 5
-                 and (_DURATION_NAME.match(c.name) or _DURATION_DOC.search(_doc(record, c.name)))]
-    if not durations:
-        return {}
-    out = {status[0]: ColumnRole("censoring_status", f"the censoring status of the duration {durations[0]!r}",
-                                 durations[0])}
-    out[durations[0]] = ColumnRole("censored_duration", f"a duration censored by the status {status[0]!r}", status[0])
+                 and (key(_DURATION_NAME, c.name) is not None or _DURATION_DOC.search(_doc(record, c.name)))]
+    out: dict[str, ColumnRole] = {}
+    for s_name in status:
+        k = key(_STATUS_NAME, s_name) or ""
+        match = [d for d in durations if (key(_DURATION_NAME, d) or "") == k and d not in out] or (
+            [d for d in durations if d not in out] if not k else [])
+        if not match:
+            continue
+        d_name = match[0]
+        out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d_name!r}", d_name)
+        out[d_name] = ColumnRole("censored_duration", f"a duration censored by the status {s_name!r}", s_name)
     return out
 
 

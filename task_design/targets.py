@@ -44,7 +44,8 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
 _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
                           r"classification|whether the|indicator of (success|death|disease)|survived|income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
-                          r"survival time|test score|exam score|grade)", re.I)
+                          r"survival time|test score|exam score|grade|median value|house value|home value|market value|"
+                          r"value of (owner|the house|the home)|sale price|selling price)", re.I)
 # Econometrics' 0/1 regressors ("=1 if male") describe the unit; they are rarely the studied outcome.
 _REGRESSOR_DUMMY = re.compile(r"(^|\s)=\s*1\s+if\b", re.I)
 
@@ -96,6 +97,9 @@ def fallback_score(name: str, record: DatasetRecord, position: int, n_columns: i
         score += 1.5
     if _REGRESSOR_DUMMY.search(doc):
         score -= 1.0
+    squashed = re.sub(r"[^a-z0-9]", "", record.title.lower())
+    if len(name) >= 3 and re.sub(r"[^a-z0-9]", "", name.lower()) in squashed:
+        score += 1.5  # the dataset is named after it: "Metabolic Rate of Caterpillars" and Mrate
     if position == n_columns - 1:
         score += 1.0  # UCI, Kaggle and OpenML tables put the label last
     if doc:

@@ -374,3 +374,10 @@ def test_a_contingency_table_is_rejected() -> None:
                         age=cells.get_level_values(3), Freq=lambda n: np.arange(n) % 17 + 1)
     with pytest.raises(DatasetRejected, match="contingency table"):
         build_spec(table)
+
+
+def test_a_survival_study_with_no_documented_outcome_is_rejected_not_guessed() -> None:
+    rng = np.random.default_rng(9)
+    table = build_table(n=200, label=None, time=lambda n: rng.integers(1, 900, n), status=lambda n: rng.integers(0, 2, n))
+    with pytest.raises(DatasetRejected, match="survival study"):
+        build_spec(table)

@@ -134,3 +134,13 @@ def test_roles_are_pure() -> None:
     record: DatasetRecord = build_record()
     assert column_roles(record, profile_table(table), table) == column_roles(record, profile_table(table), table)
     pd.testing.assert_frame_equal(table, before)
+
+
+def test_numbered_durations_pair_with_their_own_status() -> None:
+    # KMsurv/burn: T1..T3 are times to three events, D1..D3 their censoring indicators
+    rng = np.random.default_rng(4)
+    cols = {f"{p}{k}": (rng.integers(1, 90, 30) if p == "T" else rng.integers(0, 2, 30)) for k in (1, 2, 3)
+            for p in ("T", "D")}
+    roles = _roles(cols)
+    assert all(roles[f"D{k}"].role == "censoring_status" and roles[f"D{k}"].related == f"T{k}" for k in (1, 2, 3))
+    assert all(roles[f"T{k}"].role == "censored_duration" for k in (1, 2, 3))

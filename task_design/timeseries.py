@@ -219,9 +219,36 @@ def exogenous_leaks(table: pd.DataFrame, target: str, columns: list[str], thresh
     rows = table[table[target].notna()]
     out: dict[str, str] = {}
     for c in columns:
-        score = leak_score(rows[c], rows[target], "regression")
+        # A linear fit as well as the tree: on arcticseaice's 115 years a depth-8 tree's CV R² of `ub`
+        # stays below 0.95, while the straight line through it (what SARIMAX fits) reaches 0.99.
+        both = rows[[c, target]].astype(float).dropna()
+        linear = float(both[c].corr(both[target]) ** 2) if len(both) > 2 and both[c].std() > 0 else 0.0
+        score = max(leak_score(rows[c], rows[target], "regression"), 0.0 if linear != linear else linear)
         if score >= threshold:
             out[c] = f"leaks the target (alone R² {score:.3f})"
+    return out
+
+
+def _linear_r2(frame: pd.DataFrame, target: str, columns: list[str]) -> float:
+    both = frame[[*columns, target]].astype(float).dropna()
+    if len(both) <= len(columns) + 2 or both[target].std() == 0:
+        return 0.0
+    x = np.column_stack([np.ones(len(both)), both[columns].to_numpy()])
+    y = both[target].to_numpy()
+    resid = y - x @ np.linalg.lstsq(x, y, rcond=None)[0]
+    return float(1 - resid @ resid / ((y - y.mean()) @ (y - y.mean())))
+
+
+def joint_leaks(table: pd.DataFrame, target: str, columns: list[str], threshold: float) -> dict[str, str]:
+    """Columns that give the target away together: arcticseaice's `ub` and `lb` each reach R² 0.83,
+    but the target is their midpoint, so a regression on both (SARIMAX's) reaches 1.0. Drops the
+    column that explains most, until the rest stay below the threshold."""
+    out: dict[str, str] = {}
+    rest = list(columns)
+    while rest and (joint := _linear_r2(table, target, rest)) >= threshold:
+        worst = max(rest, key=lambda c: (_linear_r2(table, target, [c]), c))
+        out[worst] = f"leaks the target together with {sorted(set(rest) - {worst})} (joint linear R² {joint:.3f})"
+        rest.remove(worst)
     return out
 
 
@@ -316,6 +343,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         numeric_others = [c for c in table.columns if c not in reserved | {target} and _numeric(table[c])
                           and table[c].nunique() > 1]
         leaks = exogenous_leaks(table, target, numeric_others, config.ts_leak_r2)
+        leaks.update(joint_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
         numeric_others = [c for c in numeric_others if c not in leaks]
         complete = [c for c in numeric_others if table[c].notna().all()]
         chosen = sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []

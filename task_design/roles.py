@@ -341,7 +341,7 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
         if n not in out and (m := _DERIVED_DOC.search(doc)):
             after = doc[m.end():]
             for other in profile.names:
-                if other != n and re.match(rf"\W*{re.escape(other)}\b", after):
+                if other != n and re.match(rf"\W*(the\s+)?{re.escape(other)}\b", after, re.I):
                     out[n] = ColumnRole("derived_copy", f"documented as {m.group(0).strip()!r} {other!r}", other)
                     break
     rest = [n for n in names if n not in out]

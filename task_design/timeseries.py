@@ -342,7 +342,9 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             continue
         numeric_others = [c for c in table.columns if c not in reserved | {target} and _numeric(table[c])
                           and table[c].nunique() > 1]
-        leaks = exogenous_leaks(table, target, numeric_others, config.ts_leak_r2)
+        leaks = {c: f"derived from the target ({roles[c].evidence})" for c in numeric_others
+                 if roles[c].role == "derived_copy" and roles[c].related == target}
+        leaks.update(exogenous_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
         leaks.update(joint_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
         numeric_others = [c for c in numeric_others if c not in leaks]
         complete = [c for c in numeric_others if table[c].notna().all()]

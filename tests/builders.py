@@ -12,7 +12,7 @@ import pandas as pd
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_json
-from pipeline.core.records import DatasetRecord, TaskPackage, TaskSpec
+from pipeline.core.records import DatasetRejected, DatasetRecord, TaskPackage, TaskSpec
 from pipeline.core.seeding import rng_for
 from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
@@ -65,11 +65,18 @@ def build_spec(table: pd.DataFrame, ref: str = REF, seed: int = 0, config: Desig
 
 def spec_where(table: pd.DataFrame, accept, ref: str = REF, config: DesignConfig | None = None,
                 seeds=range(60), **record_overrides) -> TaskSpec:
-    """The first seeded spec satisfying `accept(spec)` (the designer picks target and type by seed)."""
-    for seed in seeds:
-        spec = build_spec(table, ref=ref, seed=seed, config=config, **record_overrides)
-        if accept(spec):
-            return spec
+    """The first seeded spec satisfying `accept(spec)`. The target follows the evidence, not the seed,
+    so when no seed gives the wanted target, each column is then offered as the source's target hint."""
+    hints = [record_overrides.pop("target_hint", None)] + (
+        [] if "target_hint" in record_overrides else [str(c) for c in table.columns])
+    for hint in hints:
+        for seed in seeds:
+            try:
+                spec = build_spec(table, ref=ref, seed=seed, config=config, target_hint=hint, **record_overrides)
+            except DatasetRejected:
+                break
+            if accept(spec):
+                return spec
     raise AssertionError("no seed gave a spec with the wanted shape")
 
 

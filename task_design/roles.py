@@ -80,6 +80,8 @@ _CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
 _CALENDAR_DOC = re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
                            r"time period|survey year|dummy for (the )?(year|period|month|quarter)|"
                            r"(=|equals?) ?1 if (the )?(year|period)|year dummy|period dummy)\b", re.I)
+_PERIOD_DOC = re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
+                         r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I)
 _COORD_NAME = re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northing|utm_?[xyen]|[xy]_?coord\w*|"
                          r"coord_?[xy]|[xy]c|[xy]cen|[xy]centroid|[xy]loc|loc_?[xy]|[xy]_?pos|pos_?[xy]|"
                          r"geo_?(lat|lon|long))$", re.I)
@@ -194,6 +196,9 @@ def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | 
             return f"calendar labels in {name!r}"
     if _binary(s) and re.search(r"\b(dummy|=\s*1 if)\b", doc, re.I) and _CALENDAR_DOC.search(doc):
         return "documented as a period dummy"
+    if _binary(s) and _PERIOD_DOC.search(doc):
+        # Seatbelts' `law`: "was the law in effect that month?" marks a period, not a measured outcome.
+        return f"documented as a period indicator ({_PERIOD_DOC.search(doc).group(0)!r})"
     return None
 
 

@@ -144,3 +144,9 @@ def test_numbered_durations_pair_with_their_own_status() -> None:
     roles = _roles(cols)
     assert all(roles[f"D{k}"].role == "censoring_status" and roles[f"D{k}"].related == f"T{k}" for k in (1, 2, 3))
     assert all(roles[f"T{k}"].role == "censored_duration" for k in (1, 2, 3))
+
+
+def test_a_documented_period_indicator_is_calendar() -> None:
+    roles = _roles({"law": [0, 0, 1, 1], "drivers": [1687.0, 1508.0, 1507.0, 1385.0]},
+                   column_descriptions={"law": "0/1: was the law in effect that month?"})
+    assert roles["law"].role == "calendar" and roles["drivers"].role == "outcome"

@@ -69,6 +69,10 @@ _ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipC
 _ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
                      r"serial number|case number|row number|observation number|code (for|of) "
                      r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I)
+_UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
+                            r"school|district|zip|postal|product|customer|store|household|person|patient|"
+                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed) (code|id|number)\b",
+                            re.I)
 _ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
                              r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)
 _CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
@@ -156,6 +160,9 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
             return f"name {col.name!r} reads as an identifier or code"
     if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or _integral(s)):
         return f"documented as an identifier or code ({_ID_DOC.search(doc).group(0)!r})"
+    if (m := _UNIT_CODE_DOC.search(doc)) is not None:
+        # COUNT/azprocedure's `hospital`, "encrypted facility code", is stored as 0.1 .. 9.1.
+        return f"documented as a code of a unit ({m.group(0)!r})"
     non_missing = n_rows - col.n_missing
     if non_missing >= 20 and col.n_unique >= NEAR_UNIQUE * non_missing and col.kind in ("categorical", "text"):
         return f"{col.n_unique} distinct labels in {non_missing} rows"

@@ -150,3 +150,9 @@ def test_a_documented_period_indicator_is_calendar() -> None:
     roles = _roles({"law": [0, 0, 1, 1], "drivers": [1687.0, 1508.0, 1507.0, 1385.0]},
                    column_descriptions={"law": "0/1: was the law in effect that month?"})
     assert roles["law"].role == "calendar" and roles["drivers"].role == "outcome"
+
+
+def test_a_documented_unit_code_is_an_identifier_even_stored_as_decimals() -> None:
+    roles = _roles({"hospital": [0.1, 1.1, 2.1, 0.1], "los": [3.0, 8.0, 5.0, 11.0]},
+                   column_descriptions={"hospital": "encrypted facility code (string)"})
+    assert roles["hospital"].role == "identifier" and not roles["hospital"].may_be_feature

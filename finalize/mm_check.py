@@ -9,8 +9,9 @@ caught here from the files an agent and the grader see:
   lands in the same noise band around the baseline;
 - **leakage**: one feature alone reaches LEAK_SCORE, so the task is a lookup.
 
-Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) and are
-rounded, so the `daregen.mm_baselines` block they feed is byte-stable.
+Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) through the very
+functions `daregen score` uses (pipeline/core/metrics.py), and are rounded, so the
+`daregen.mm_baselines` block they feed is byte-stable and agrees with a later score.
 Cost is bounded for the build: rows are capped at MAX_ROWS (a seeded sample),
 the reference is one fit, and each single-feature probe is one depth-limited tree.
 """
@@ -25,6 +26,7 @@ import pandas as pd
 
 from finalize.checks import Problem
 from pipeline.core import names
+from pipeline.core.metrics import clipped_r2, macro_f1
 from postprocess.formats import read_frame
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -49,20 +51,6 @@ class MMAssessment:
     problems: tuple[Problem, ...] = ()
 
 
-def _macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    from sklearn.metrics import f1_score
-
-    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
-
-
-def _clipped_r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    from sklearn.metrics import r2_score
-
-    if len(y_true) < 2:
-        return 0.0
-    return float(np.clip(r2_score(y_true, y_pred), 0.0, 1.0))
-
-
 def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
     """The better of two answers that ignore the features: always the majority class, and guessing
     each class at its training frequency. Macro-F1 punishes the majority answer (every other class
@@ -70,7 +58,7 @@ def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
     the guess is scored by its expectation, F1_c = 2 p_c q_c / (p_c + q_c), so no RNG is involved."""
     train_freq = pd.Series(y_fit).value_counts(normalize=True)
     majority = train_freq.sort_index(kind="stable").idxmax()
-    always = _macro_f1(y_val, np.full(len(y_val), majority, dtype=object))
+    always = macro_f1(y_val, np.full(len(y_val), majority, dtype=object))
     val_freq = pd.Series(y_val).value_counts(normalize=True)
     classes = sorted(set(train_freq.index) | set(val_freq.index))
     f1 = [2 * p * q / (p + q) if p + q > 0 else 0.0
@@ -133,7 +121,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 y_fit, y_val = fit[t].astype(str).to_numpy(), scored[t].astype(str).to_numpy()
                 base = _trivial_macro_f1(y_fit, y_val)
                 model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
-                metric, probe = _macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
+                metric, probe = macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
             else:
                 y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
                 y_val = pd.to_numeric(scored[t], errors="coerce").to_numpy(float)
@@ -142,9 +130,12 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 if len(y_fit) < 2 or len(y_val) == 0:
                     problems.append(Problem(where, f"MM target {t!r} is not numeric"))
                     continue
-                base = _clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
+                if len(y_val) < 2:  # R² is undefined on one row (pipeline/core/metrics.py)
+                    problems.append(Problem(where, f"MM data too small to assess {t!r} (1 scored row)"))
+                    continue
+                base = clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
-                metric, probe = _clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
+                metric, probe = clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
             # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
             # all-missing column, which the MM files keep as the source has it): fit on the rest.
             usable = np.isfinite(x_fit).any(axis=0)

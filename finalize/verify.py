@@ -44,7 +44,7 @@ from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
                              run_reference_sandboxed)
 from finalize.schema import check_metadata_schema
-from finalize.scoring import _canonical_labels
+from pipeline.core.metrics import canonical_labels
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import read_json, write_json
@@ -129,7 +129,7 @@ def compare_predictions(reference: pd.DataFrame, recorded: pd.DataFrame, questio
             bad = ~np.isclose(x, y)
             rule = "numpy.allclose fails"
         else:
-            ca, cb = _canonical_labels(a.astype(str), b.astype(str))
+            ca, cb = canonical_labels(a.astype(str), b.astype(str))
             bad = ca.to_numpy() != cb.to_numpy()
             if not bad.any():
                 continue

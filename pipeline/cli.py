@@ -140,7 +140,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from finalize.scoring import run_score
+    from pipeline.review.score import run_score
 
     run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None)
     return 0
@@ -188,7 +188,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,
                    help="environment variable holding the API key (default: the provider's usual variable)")
-    b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default .cache/daregen/llm)")
+    b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.add_argument("--runner", choices=("local", "dask"), default="local",
                    help="local threads (default) or dask (a LocalCluster, or --dask-address)")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import pandas as pd
 
 from pipeline.core.jsonio import read_json
 from pipeline.core.records import DatasetRecord, JoinStep
+from pipeline.core.sqlite import connect_read_only, quote_identifier
 from sourcing.normalize import unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -36,11 +36,6 @@ _SUFFIXES = (".sqlite", ".sqlite3", ".db")
 # column as `table.column` or by its analysis-table name.
 _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",
                "version", "tags", "usability_rating", "last_updated", "target_hint"}
-
-
-def quote_identifier(name: str) -> str:
-    """Double quotes with inner quotes doubled: `x"; DROP TABLE t; --` stays one identifier."""
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _slug(text: str) -> str:
@@ -53,29 +48,6 @@ def is_sqlite_file(path: Path) -> bool:
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
-
-
-_WRITES = frozenset(getattr(sqlite3, n) for n in dir(sqlite3) if n.startswith((
-    "SQLITE_CREATE_", "SQLITE_DROP_")) or n in (
-    "SQLITE_INSERT", "SQLITE_DELETE", "SQLITE_ALTER_TABLE", "SQLITE_ATTACH", "SQLITE_DETACH", "SQLITE_REINDEX",
-    "SQLITE_ANALYZE"))
-
-
-def _read_only_authorizer(action: int, arg1, *_args) -> int:
-    """Defence in depth beside mode=ro and query_only: deny anything that writes. UPDATE is
-    allowed on sqlite_master alone, because SQLite reports its own schema load that way when a
-    statement first uses a pragma table function (pragma_table_info etc.)."""
-    if action in _WRITES or (action == sqlite3.SQLITE_UPDATE and arg1 != "sqlite_master"):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    con = sqlite3.connect(uri, uri=True)
-    con.execute("PRAGMA query_only = ON")
-    con.set_authorizer(_read_only_authorizer)
-    return con
 
 
 def _type_class(declared: str) -> str:

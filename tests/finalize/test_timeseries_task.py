@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from finalize.layout import BuildContext
-from finalize.scoring import score_prediction
+from pipeline.review.score import score_prediction
 from finalize.timeseries import check_ts_task, verify_ts_task, write_ts_task
 from pipeline.core.seeding import rng_for
 from postprocess.timeseries import build_ts_package

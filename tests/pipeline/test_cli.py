@@ -10,7 +10,7 @@ from pipeline.cli import _reason_kind, main
 
 
 def test_score_cli_on_reference_and_broken_predictions(built_tree, tmp_path, capsys):
-    from finalize.scoring import write_reference_predictions
+    from pipeline.review.score import write_reference_predictions
 
     preds = tmp_path / "preds"
     write_reference_predictions(built_tree, preds)

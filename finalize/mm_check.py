@@ -49,6 +49,9 @@ class MMAssessment:
     """Scores for all_metadata.json's daregen.mm_baselines, and the problems they imply."""
     scores: dict[str, float] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
+    # Per target: the scored rows' row_id (as text) and the predictions behind reference_<metric>, so
+    # anyone can score them as `daregen score` would (tests/pipeline/review/test_score_matches_mm_baseline.py).
+    reference_predictions: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
@@ -104,6 +107,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     merged = truth.assign(_id=truth[names.ROW_ID].astype(str))[["_id", *target]].merge(
         val_ids, on="_id", how="inner")
     baseline, reference, best_single = [], [], []
+    reference_predictions: dict[str, pd.DataFrame] = {}
     leaks: list[str] = []
     # Multi-threaded histogram sums may round differently on another core count: one thread.
     with threadpool_limits(limits=1):
@@ -140,18 +144,22 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
             # all-missing column, which the MM files keep as the source has it): fit on the rest.
             usable = np.isfinite(x_fit).any(axis=0)
             if not usable.any():
-                ref = base
+                ref, ref_pred = base, None
             else:
-                ref = metric(y_val, model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable]))
+                ref_pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
+                ref = metric(y_val, ref_pred)
             baseline.append(base)
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.
-            single = []
+            single, single_pred = [], None
             for j, col in enumerate(features):
                 col_fit, col_val = x_fit[:, j:j + 1], x_val[:, j:j + 1]
                 fill = (np.nanmin(col_fit) - 1.0) if np.isfinite(col_fit).any() else 0.0
                 col_fit, col_val = np.nan_to_num(col_fit, nan=fill), np.nan_to_num(col_val, nan=fill)
-                score = metric(y_val, probe().fit(col_fit, y_fit).predict(col_val))
+                pred = probe().fit(col_fit, y_fit).predict(col_val)
+                score = metric(y_val, pred)
+                if not single or score > max(single):
+                    single_pred = pred
                 single.append(score)
                 if score >= LEAK_SCORE and len(y_val) >= LEAK_MIN_ROWS:
                     leaks.append(f"{col!r} ({score:.3f})")
@@ -159,6 +167,10 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
             # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
             # does better: the reference is the better of the two, both fixed-seed fits.
             reference.append(max(ref, best_single[-1]))
+            chosen = ref_pred if ref >= best_single[-1] else single_pred
+            if chosen is not None:
+                ids = scored["_id"] if classification else scored["_id"][keep_val]
+                reference_predictions[t] = pd.DataFrame({names.ROW_ID: ids.to_numpy(), t: chosen})
     if not reference:
         return MMAssessment(problems=tuple(problems))
     metric_name = "macro_f1" if classification else "r2"
@@ -173,7 +185,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     if leaks:
         problems.append(Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
                                        + ", ".join(sorted(leaks)[:5])))
-    return MMAssessment(scores, tuple(problems))
+    return MMAssessment(scores, tuple(problems), reference_predictions)
 
 
 def assess_task(task_dir: Path, question: dict) -> MMAssessment:

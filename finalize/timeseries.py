@@ -63,8 +63,8 @@ def question_v1(spec: TimeSeriesSpec) -> str:
 def question_v2(spec: TimeSeriesSpec) -> str:
     t = spec.target[0]
     parts = [
-        _PREAMBLE, _METADATA, f"Load the file `{names.TS_TRAIN_CSV}` as your complete training data. This file contains "
-        "the raw, non-resampled time series data.",
+        _PREAMBLE, _METADATA, f"Load the file `{names.TS_TRAIN_CSV}` as your complete training data. "
+        "This file contains the raw, non-resampled time series data.",
     ]
     if spec.entity_columns:
         parts.append(f"Each series is identified by {', '.join(f'`{c}`' for c in spec.entity_columns)} and "
@@ -303,5 +303,6 @@ def verify_ts_task(task_dir: Path, question: dict) -> list[Problem]:
     ids = [c for c in recorded.columns if c != t]
     same_keys = executed[ids].astype(str).to_dict("records") == recorded[ids].to_dict("records")
     if not same_keys or not np.allclose(executed[t].to_numpy(float), pd.to_numeric(recorded[t]).to_numpy(float)):
-        problems.append(Problem(where, f"{names.GROUND_TRUTH_V2} disagrees with the re-run time-series reference", severity))
+        problems.append(Problem(where, f"{names.GROUND_TRUTH_V2} disagrees with the re-run time-series reference",
+                                severity))
     return problems

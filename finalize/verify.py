@@ -44,10 +44,11 @@ from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
                              run_reference_sandboxed)
 from finalize.schema import check_metadata_schema
-from pipeline.core.metrics import canonical_labels
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.metrics import canonical_labels
+from pipeline.core.records import is_time_series
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message
@@ -156,7 +157,7 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
         return done("fail", [Problem(where, f"unreadable {names.ALL_METADATA}: {exc}")])
     schema_problems = check_metadata_schema(where, meta)
     kind = question.get("problem_type")
-    if kind == "time_series_analysis":
+    if is_time_series(question):
         from finalize.timeseries import verify_ts_task
 
         problems = schema_problems + verify_ts_task(task_dir, question) + list(extra)

@@ -188,7 +188,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,
                    help="environment variable holding the API key (default: the provider's usual variable)")
-    b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
+    b.add_argument("--llm-cache-dir", default=None,
+                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.add_argument("--runner", choices=("local", "dask"), default="local",
                    help="local threads (default) or dask (a LocalCluster, or --dask-address)")

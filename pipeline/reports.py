@@ -32,7 +32,7 @@ CORPUS_REPORT_HTML = "corpus_report.html"
 # Files this module writes at a tree's root (a publish step may want to keep them out of the manifest).
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
-TIME_SERIES = "time_series_analysis"
+TIME_SERIES = names.TIME_SERIES_PROBLEM
 # The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
 VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
 DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")

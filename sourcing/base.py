@@ -13,7 +13,6 @@ hashable, serialisable string.
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from datetime import date
 from typing import Iterable, Protocol

@@ -26,7 +26,6 @@ import io
 import json
 import os
 import re
-import sqlite3
 import tarfile
 import tempfile
 import time

@@ -20,7 +20,6 @@ rejects every perturbation of it. Layout:
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -90,7 +89,8 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
             tasks, rejected = ts_variants.ts_variants(task_dir, question, entry)
         except DatasetRejected as exc:
             tasks, rejected = [], {f"{task_dir.name}/{v}": str(exc) for v in ("xf", "cf")}
-        files, v1_tables = {names.TRAIN_V2: names.TS_TRAIN_CSV, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}, None
+        files = {names.TRAIN_V2: names.TS_TRAIN_CSV, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}
+        v1_tables = None
     else:
         tasks, rejected = dare_variants.dare_variants(task_dir, question, entry)
         ftype = question["save_file_type"]

@@ -79,7 +79,7 @@ MetricFn = Callable[[pd.Series, pd.Series], float]
 
 # --------------------------------------------------------------------------- registry
 
-TaskKind = Literal["classification", "regression", "time_series_analysis"]  # names.TASK_SUFFIX's keys
+TaskKind = Literal["classification", "regression", "time_series_analysis"]
 
 
 @dataclass(frozen=True)

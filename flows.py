@@ -27,7 +27,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from finalize.timeseries import ts_counts
-from finalize.verify import guard_staging_tree
+from pipeline.guard import guard_staging_tree
 from pipeline import build_cache, steps
 from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint
@@ -286,13 +286,13 @@ def _build_generation(pool, staging: Path, out_path: Path, limit, seed, sources,
 
 
 def _write_tree_reports(tree: Path) -> None:
-    from pipeline.reports import write_tree_reports
+    from pipeline.review.reports import write_tree_reports
 
     write_tree_reports(tree)
 
 
 def _write_diff_reports(old: Path, new: Path) -> None:
-    from pipeline.diff import write_diff_reports
+    from pipeline.review.diff import write_diff_reports
 
     write_diff_reports(old, new, new)
 

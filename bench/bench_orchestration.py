@@ -54,7 +54,7 @@ def direct_build(limit: int, seed: int, out: Path) -> int:
         outcomes = wave(lambda o: steps.finalize_step(o, str(out), seed, config.digest()))
     # The flow's whole-tree steps after the waves, so (a) - (b) is orchestration alone.
     from finalize.dsagent.build import write_dsagent
-    from finalize.verify import guard_staging_tree
+    from pipeline.guard import guard_staging_tree
 
     outcomes = guard_staging_tree(out, outcomes)
     if any(o.ok for o in outcomes):

@@ -147,7 +147,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from finalize.verify import verify_tree
+    from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
                          determinism=args.determinism,
@@ -157,7 +157,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from pipeline.diff import diff_trees, render_summary, write_diff
+    from pipeline.review.diff import diff_trees, render_summary, write_diff
 
     diff = diff_trees(Path(args.old), Path(args.new))
     md, page = write_diff(diff, Path(args.out))

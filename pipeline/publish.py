@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.core import names
-from pipeline.diff import DIFF_HTML, DIFF_MD
-from pipeline.reports import TREE_REPORT_FILES
+from pipeline.review.diff import DIFF_HTML, DIFF_MD
+from pipeline.review.reports import TREE_REPORT_FILES
 from pipeline.core.hashing import content_hash
 from pipeline.core.jsonio import read_json, write_json, write_text
 

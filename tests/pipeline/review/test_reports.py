@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import names
-from pipeline.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
-                              read_tree_facts, reason_kind, write_tree_reports)
+from pipeline.review.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
+                                     read_tree_facts, reason_kind, write_tree_reports)
 
 CC0 = "CC0: Public Domain"
 QUESTION_V1 = "Load `train_v1.csv`. Fit a LogisticRegression model with random_state 0 and predict `label`."
@@ -235,8 +235,8 @@ def test_published_dare_examples_tree(tmp_path):
 
 def test_reports_of_the_session_built_tree(built_tree):
     """On a real build: every task is counted once, with rows and features read from its files."""
-    from pipeline.diff import diff_trees
-    from pipeline.reports import render_corpus_report, render_licence_distribution, render_licences_csv
+    from pipeline.review.diff import diff_trees
+    from pipeline.review.reports import render_corpus_report, render_licence_distribution, render_licences_csv
 
     facts = read_tree_facts(built_tree)
     entries = json.loads((built_tree / names.QUESTION_LIST).read_text(encoding="utf-8"))

@@ -13,7 +13,8 @@ import pytest
 from finalize import sandbox
 from finalize.checks import errors
 from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR
-from finalize.verify import discover_tasks, guard_staging_tree, verify_task, verify_tree
+from pipeline.guard import guard_staging_tree
+from pipeline.review.verify import discover_tasks, verify_task, verify_tree
 from pipeline.core import names
 from pipeline.cli import main
 from pipeline.core.jsonio import read_json, write_json

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline import steps  # noqa: E402
-from pipeline.cli import _reason_kind  # noqa: E402
+from pipeline.run_report import reason_kind  # noqa: E402
 from pipeline.core.records import DatasetProfile, DatasetRejected  # noqa: E402
 from pipeline.core.jsonio import read_json  # noqa: E402
 from pipeline.core.seeding import rng_for  # noqa: E402
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                     spec = DESIGNERS[name](hidden, profile, table, rng_for(args.seed, record.ref, "design"),
                                            config, **kwargs)
                 except DatasetRejected as exc:
-                    s["reasons"][_reason_kind(exc.reason)] += 1
+                    s["reasons"][reason_kind(exc.reason)] += 1
                     continue
                 finally:
                     s["seconds"] += time.perf_counter() - started

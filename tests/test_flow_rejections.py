@@ -86,7 +86,7 @@ def test_failed_build_leaves_published_tree_untouched(tmp_path, monkeypatch):
         raise RuntimeError("killed mid-publish")
 
     monkeypatch.setattr(publish, "build_manifest", boom)
-    monkeypatch.setattr("flows.build_manifest", boom)
+    monkeypatch.setattr("pipeline.build.build_manifest", boom)
     try:
         build_tasks(out=str(out), limit=None, seed=2, sources=f"local:{src}")
     except RuntimeError:

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.core import names
 from pipeline.review.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
-                                     read_tree_facts, reason_kind, write_tree_reports)
+                                     read_tree_facts, write_tree_reports)
 
 CC0 = "CC0: Public Domain"
 QUESTION_V1 = "Load `train_v1.csv`. Fit a LogisticRegression model with random_state 0 and predict `label`."
@@ -202,13 +202,6 @@ def test_empty_tree_gets_reports_and_a_missing_one_is_refused(tmp_path):
     assert "This tree holds no task." in (empty / CORPUS_REPORT_HTML).read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="not a directory"):
         write_tree_reports(tmp_path / "missing")
-
-
-def test_reason_kind_buckets_reasons_without_their_particulars():
-    assert reason_kind("too few rows (24 < 30)") == "too few rows"
-    assert reason_kind("no usable features for target 'value' once leaks are removed") == \
-        "no usable features for target once leaks are removed"
-    assert reason_kind("") == "(no reason given)"
 
 
 DARE_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "dare-examples"

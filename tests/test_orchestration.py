@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.core import names
 from pipeline.publish import published_generation
-from tests.orchestration_helpers import write_datasets
+from tests.factories import write_datasets
 
 
 def _manifest(out) -> dict:

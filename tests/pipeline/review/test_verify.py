@@ -21,8 +21,7 @@ from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, Outcome
 from postprocess.formats import read_frame, write_frame
 from postprocess.noise import filter_by_expected_ranges
-from tests.finalize.test_checks import _build
-from tests.finalize.test_sandbox import DARE_EXAMPLES
+from tests.factories import DARE_EXAMPLES, build_checked_task
 
 REG, CLASS = "jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class"
 TS = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
@@ -37,7 +36,7 @@ def honest_tree(tmp_path_factory) -> Path:
     """One task of ours (csv, built through the steps API) beside a copy of three published tasks."""
     root = tmp_path_factory.mktemp("verify")
     (root / "build").mkdir()
-    ours = _build(root / "build", "csv")
+    ours = build_checked_task(root / "build", "csv")
     tree = root / "tree"
     tree.mkdir()
     shutil.copytree(ours, tree / ours.name)

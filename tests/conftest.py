@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.prefect_env import configure_prefect
+from tests.sourcing.loopback.kaggle_api import SECRET, kaggle_server
 
 # Enough candidates for >= 10 classification and >= 10 regression tasks in all
 # three formats; kept small because CI builds it twice.
@@ -69,6 +70,23 @@ def cli_tree(tmp_path_factory) -> Path:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+@pytest.fixture
+def kaggle_env(monkeypatch, tmp_path):
+    """A loopback Kaggle API (tests/sourcing/loopback), credentials in the environment as a user sets
+    them, a throwaway home and cache."""
+    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "TEST")  # kagglesdk -> http://localhost:7777
+    monkeypatch.setenv("KAGGLE_USERNAME", "daregen-test")
+    monkeypatch.setenv("KAGGLE_KEY", SECRET)
+    monkeypatch.delenv("KAGGLE_API_TOKEN", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.kaggle token of the developer's
+    monkeypatch.setenv("DAREGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DAREGEN_RETRY_BASE_S", "0.01")
+    monkeypatch.setenv("DAREGEN_KAGGLE_TIMEOUT_S", "3")  # generous: a busy CI box must not time out by itself
+    with kaggle_server() as server:
+        server.stall_s = 4.0
+        yield server
 
 
 @pytest.fixture(scope="session")

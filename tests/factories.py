@@ -34,7 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 # DARE-bench's published example tasks, beside the main checkout (/work/shared/dare-examples);
 # DARE_EXAMPLES in the environment points elsewhere (e.g. from a worktree).
 DARE_EXAMPLES = Path(os.environ.get("DARE_EXAMPLES") or REPO.parent / "shared" / "dare-examples")
-TABULAR_EXAMPLES = ("jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class")
+REG, CLASS = "jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class"
+TS = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
+TABULAR_EXAMPLES = (REG, CLASS)
 needs_sandbox = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
 
 
@@ -154,6 +156,11 @@ def build_checked_task(root: Path, file_type: str, seed: int = 3) -> Path:
                                license="CC0-1.0", target_hint="label",
                                column_descriptions={"x": "a standard normal score"})
     return task_folder(root, outcome)
+
+
+def our_task(tree: Path) -> Path:
+    """Our task in a tree that otherwise holds the published examples REG, CLASS and TS."""
+    return next(p for p in tree.iterdir() if p.name not in (REG, CLASS, TS))
 
 
 DSAGENT_SEED = 5

@@ -18,7 +18,7 @@
 Each entry becomes one `--sources` item, `key:arg?filters&quota=N`
 (sourcing.base.join_arg), so a file and a spec string reach the flow the same way.
 Filters and quotas apply to the sources that list candidates with metadata
-(kaggle, openml); the others take none.
+(those the registry marks `filtered`: kaggle, openml); the others take none.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline import steps  # noqa: E402
-from pipeline.cli import _reason_kind  # noqa: E402
+from pipeline.build import BuildJob, build_one  # noqa: E402
+from pipeline.run_report import reason_kind  # noqa: E402
 from pipeline.core.records import DatasetProfile, DatasetRejected  # noqa: E402
 from pipeline.core.jsonio import read_json  # noqa: E402
 from pipeline.core.seeding import rng_for  # noqa: E402
@@ -38,11 +39,12 @@ from task_design.registry import DESIGNERS  # noqa: E402
 
 def _prepared(sources: str, limit: int, work_root: Path):
     """(record with its hint, profile, table) for the first `limit` candidates that have a target hint."""
+    job = BuildJob.make(0)  # source and profile take no seed
     for key, arg in parse_sources(sources):
         for ref in open_source(key, arg).candidates():
             if limit <= 0:
                 return
-            o = steps.profile_step(steps.source_step(steps.start(ref, str(work_root)), key, arg))
+            o = build_one(ref, key, arg, job, work_root, work_root / "tasks", through="profile")
             if not o.ok:
                 continue
             work = Path(o.work_dir)
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                     spec = DESIGNERS[name](hidden, profile, table, rng_for(args.seed, record.ref, "design"),
                                            config, **kwargs)
                 except DatasetRejected as exc:
-                    s["reasons"][_reason_kind(exc.reason)] += 1
+                    s["reasons"][reason_kind(exc.reason)] += 1
                     continue
                 finally:
                     s["seconds"] += time.perf_counter() - started

@@ -12,7 +12,6 @@ this script prints into verify/simulated_pred_local.csv.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 

@@ -25,7 +25,7 @@ from pipeline.core import names
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
-from postprocess.timeseries import TimeSeriesPackage, reference_question
+from postprocess.timeseries import TimeSeriesPackage
 
 VAL_V1_CSV = names.data_file(names.VAL_V1, "csv")
 VAL_V2_CSV = names.data_file(names.VAL_V2, "csv")

@@ -14,48 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 from pipeline.prefect_env import configure_prefect
-
-
-def _reason_kind(reason: str) -> str:
-    """`no usable features for target 'x' once ...` -> `no usable features for target once ...`."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", reason.split(":")[0])
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _summary_table(report: dict, out: Path) -> str:
-    lines = [
-        f"built {report['built']} tasks from {report['considered']} candidate datasets "
-        f"in {report['seconds']:.0f} s -> {out}",
-        "",
-        f"  {'problem type':<16}{'tasks':>6}",
-    ]
-    for kind, n in report["by_type"].items():
-        lines.append(f"  {kind:<16}{n:>6}")
-    lines.append("")
-    lines.append(f"  {'file type':<16}{'tasks':>6}")
-    for ftype, n in report["by_format"].items():
-        lines.append(f"  {ftype:<16}{n:>6}")
-    lines.append("")
-    reasons: dict[str, int] = {}
-    for r in report["rejections"]:
-        key = _reason_kind(r["reason"])
-        reasons[key] = reasons.get(key, 0) + 1
-    if reasons:
-        lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
-        for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
-            lines.append(f"    {n:>4}  {reason}")
-        lines.append(f"  every skipped dataset and its reason: {out / 'run_report.md'}")
-    if "llm" in report:
-        from task_design.llm_schema import usage_line
-
-        lines.append(f"  {usage_line(report['llm'])}")
-    lines.append(f"  instructions: {out / 'question_list.json'}")
-    return "\n".join(lines)
+from pipeline.run_report import summary_table
+from sourcing.registry import open_source, parse_sources
+from sourcing.sources_file import resolve_spec
 
 
 BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic"}
@@ -76,24 +41,20 @@ def _apply_config(args: argparse.Namespace) -> dict:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from sourcing.registry import open_source, parse_sources
-
     file_llm = _apply_config(args)
     # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
-    configure_prefect()  # before flows imports Prefect, which reads its settings at import
-    from flows import resolve_sources
-
-    for key, arg in parse_sources(resolve_sources(args.sources)):  # a spec or a sources.toml path
+    for key, arg in parse_sources(resolve_spec(args.sources)):  # a spec or a sources.toml path
         open_source(key, arg)
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
     settings = _designer_settings(args, file_llm)
+    configure_prefect()  # before flows imports Prefect, which reads its settings at import
     from flows import build_tasks
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers)
-    print(_summary_table(report, Path(args.out)))
+    print(summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
         return 1
@@ -147,7 +108,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from finalize.verify import verify_tree
+    from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
                          determinism=args.determinism,
@@ -157,7 +118,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from pipeline.diff import diff_trees, render_summary, write_diff
+    from pipeline.review.diff import diff_trees, render_summary, write_diff
 
     diff = diff_trees(Path(args.old), Path(args.new))
     md, page = write_diff(diff, Path(args.out))

@@ -342,7 +342,7 @@ def test_time_series_scoring_properties(built_tree, tmp_path):
 
 
 def test_time_series_reference_reruns(built_tree):
-    from finalize.verify import verify_task
+    from pipeline.review.verify import verify_task
 
     for task_dir, _ in _ts_tasks(built_tree):
         verdict = verify_task(task_dir)

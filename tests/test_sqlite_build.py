@@ -17,7 +17,7 @@ from pipeline.core.jsonio import read_json
 from pipeline.core.records import JoinStep
 from postprocess.formats import read_frame, write_relational_tables
 from postprocess.relational import join_tables, split_relational
-from tests.fixtures_sqlite import FACT, HOSTILE_TABLE, build_shop_db, file_sha256, q
+from tests.factories import FACT, HOSTILE_TABLE, build_shop_db, file_sha256, q
 
 SEED = 2
 
@@ -153,18 +153,14 @@ def test_relational_file_is_deterministic_and_reads_back_joined(tmp_path):
 
 
 def test_rebuilding_gives_byte_identical_relational_files(built, tmp_path):
-    """Same database and seed, another process path (the steps without Prefect): the same bytes."""
+    """Same database and seed, another process path (pipeline.build.build_one without Prefect): the same bytes."""
     from finalize.layout import write_data_files
     from pipeline import steps
-    from task_design.config import DesignConfig
+    from pipeline.build import BuildJob, build_one
 
-    config = DesignConfig()
     task = built["out"] / "sqlite_shop_order_class"
-    o = steps.start(f"sqlite/shop/{FACT}", str(tmp_path / "work"))
-    o = steps.source_step(o, "sqlite", str(built["dbs"]))
-    o = steps.profile_step(o)
-    o = steps.design_step(o, SEED, "heuristic", config.model_dump_json())
-    o = steps.postprocess_step(o, SEED)
+    o = build_one(f"sqlite/shop/{FACT}", "sqlite", str(built["dbs"]), BuildJob.make(SEED), tmp_path / "work",
+                  tmp_path / "tasks", through="postprocess")
     assert o.ok, o.reason
     write_data_files(steps.load_package(Path(o.work_dir)), tmp_path / "src")
     for stem in (names.TRAIN_V1, names.TRAIN_V1_NO_ERR, names.VAL_V1):

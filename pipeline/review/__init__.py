@@ -1,1 +1,1 @@
-"""Tree review: the application commands that read a built tree (score, verify, diff, reports) rather than build it."""
+"""Tree review: score, verify, diff and the tree reports. They read built trees and never build them."""

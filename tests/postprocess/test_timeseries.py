@@ -16,7 +16,7 @@ from postprocess.timeseries import (build_ts_package, reference_question,
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.timeseries import design_ts
-from tests.builders import build_record
+from tests.factories import build_record
 
 
 def _package(table: pd.DataFrame, seed: int = 0, **spec_overrides):

@@ -13,7 +13,7 @@ from pipeline.core.jsonio import write_json
 from sourcing.registry import parse_sources
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 from sourcing.sqlite_source import SQLiteSource
-from tests.fixtures_sqlite import FACT, HOSTILE_COLUMN, HOSTILE_TABLE, build_shop_db, file_sha256, q
+from tests.factories import FACT, HOSTILE_COLUMN, HOSTILE_TABLE, build_shop_db, file_sha256, q
 
 REF = f"sqlite/shop/{FACT}"
 

@@ -16,7 +16,7 @@ from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
-from tests.finalize.dsagent.conftest import SEED, needs_sandbox
+from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
 
 SEEDS_PER_CATEGORY = 4  # each generator draws its variant and size by seed: several seeds cover them
 

@@ -14,7 +14,6 @@ import html
 import io
 import json
 import re
-import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any, Iterable
@@ -25,6 +24,7 @@ from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.run_report import reason_kind
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -260,13 +260,6 @@ def render_licences_csv(facts: list[TaskFacts]) -> str:
 
 
 # ------------------------------------------------------------------ rejections
-
-
-def reason_kind(reason: str) -> str:
-    """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
-    the same reason for different datasets falls into one bucket."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
-    return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
 
 
 def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:

@@ -30,7 +30,6 @@ and val_v2) and finalize.timeseries.check_ts_task.
 from __future__ import annotations
 
 import io
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -257,27 +256,6 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
                                                "warm-pool job) differs from a fresh interpreter's predictions"))
         if problems:
             out[where] = problems
-    return out
-
-
-def guard_staging_tree(staging: Path, outcomes: list) -> list:
-    """The build's last gate, on the staging tree before publishing: drop every task whose reference
-    is not deterministic across fresh interpreters (its folder removed, its Outcome failed with the
-    reason) and copy the all_metadata schema into the tree. Outcomes are pipeline.steps.Outcome."""
-    from finalize.schema import copy_schema_into
-    from pipeline.steps import ENTRY_JSON
-
-    # The entry, not the spec: a task restored from the build cache has an entry but no spec.
-    ok = {o.ref: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
-    found = check_determinism(list(ok.values())) if ok else {}
-    out = []
-    for o in outcomes:
-        bad = errors(found.get(ok[o.ref].name, [])) if o.ok else []
-        if bad:
-            shutil.rmtree(ok[o.ref], ignore_errors=True)
-            o = o.failed("verify", "; ".join(p.message for p in bad))
-        out.append(o)
-    copy_schema_into(staging)
     return out
 
 

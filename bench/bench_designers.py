@@ -164,7 +164,14 @@ def heldout(args: argparse.Namespace) -> int:
 
 def trees(args: argparse.Namespace) -> int:
     items = load_intended()
-    print(f"includes: the {len(items)} datasets of {INTENDED_CSV.name}, scored on each given tree as built "
+    scope = f"the {len(items)} datasets of {INTENDED_CSV.name}"
+    if args.within_limit is not None:
+        # Tasks are seeded per dataset, so a listed dataset gets the same task in a `--limit N` build
+        # as in the held-out build: this reproduces a --limit N build's figure without building it.
+        first = set(open_source("builtin", None).candidates()[: args.within_limit])
+        items = [i for i in items if i.ref in first]
+        scope = f"the {len(items)} datasets of {INTENDED_CSV.name} among the first {args.within_limit} builtin candidates"
+    print(f"includes: {scope}, scored on each given tree as built "
           "(a listed dataset the tree's build never considered counts as not in the tree)")
     _print_scores({Path(t).name or str(t): score_tree(items, read_tree(Path(t))) for t in args.trees})
     return 0
@@ -194,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     h.set_defaults(func=heldout)
     t = sub.add_parser("tree", help="score existing trees against the held-out list (reads files only)")
     t.add_argument("trees", nargs="+")
+    t.add_argument("--within-limit", type=int, default=None, metavar="N",
+                   help="score only the listed datasets among the first N candidates of `daregen build --limit N`")
     t.set_defaults(func=trees)
     k = sub.add_parser("hints", help="design-stage agreement with the sources' own target hints")
     k.add_argument("--limit", type=int, default=40, help="datasets with a known target to score (default 40)")

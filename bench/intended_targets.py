@@ -198,9 +198,14 @@ def summary_table(scores: dict[str, HeldoutScore]) -> str:
     return "\n".join(lines)
 
 
-def details(name: str, score: HeldoutScore, width: int = 110) -> str:
+def details(name: str, score: HeldoutScore, reason_chars: int = 200) -> str:
     """The misses (ref, chosen target, documented outcomes) and the datasets that yielded no task, with why."""
-    lines = []
+    hits = score.by_status("hit")
+    kinds = [f"{kind} {sum(v.item.kind == kind for v in hits)}/"
+             f"{sum(v.item.kind == kind and v.status in ('hit', 'miss') for v in score.verdicts)}" for kind in KINDS]
+    lines = [f"\n{name}: documented outcome / with task, by documented kind: " + ", ".join(kinds)]
+    lines += [f"\n{name}: {len(hits)} dataset(s) with a task predicting a documented outcome: "
+             + ", ".join(f"{v.item.ref} ({'|'.join(v.targets)})" for v in hits)]
     misses = score.by_status("miss")
     lines.append(f"\n{name}: {len(misses)} task(s) predicting something else than the documented outcome")
     for v in misses:
@@ -209,7 +214,7 @@ def details(name: str, score: HeldoutScore, width: int = 110) -> str:
     lines.append(f"\n{name}: {len(empty)} listed dataset(s) with no task")
     for v in empty:
         size = "large" if v.item.large else f"{v.item.rows} rows"
-        lines.append(f"  {v.item.ref:<40} {size:<9} {v.reason[:width - 52]}")
+        lines.append(f"  {v.item.ref:<40} {size:<9} {v.reason[:reason_chars]}")
     absent = score.by_status("not in tree")
     if absent:
         lines.append(f"\n{name}: {len(absent)} listed dataset(s) the build did not consider: "

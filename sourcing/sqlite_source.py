@@ -13,7 +13,10 @@ compatible declared types (`orders.customer_id` -> `customers.customer_id` or
 `customers.id`). A fact table (one that links out and that no table links to)
 plus every table reachable from it is one candidate, `sqlite/<db stem>/<fact>`;
 its analysis table is the fact table LEFT JOINed along that path, recorded in
-DatasetRecord.join_path. Every identifier is quoted, every value a parameter.
+DatasetRecord.join_path. Most databases people hold have one table, or several
+unrelated ones: each table that takes part in no relation is an ordinary tabular
+candidate, `sqlite/<db stem>/<table>`, with an empty join path. Every identifier
+is quoted, every value a parameter.
 """
 
 from __future__ import annotations
@@ -186,6 +189,12 @@ def join_plan(schema: Schema, fact: str) -> list[Relation]:
     return plan
 
 
+def standalone_tables(schema: Schema) -> list[str]:
+    """Tables that neither link out nor are linked to: each is a plain tabular candidate."""
+    related = {r.table for r in schema.relations} | {r.ref_table for r in schema.relations}
+    return [t for t in schema.tables if t not in related]
+
+
 def fact_tables(schema: Schema) -> list[str]:
     """Tables that link out and that nothing links to; if every linking table is also linked to
     (a cycle), every linking table."""
@@ -279,8 +288,9 @@ class SQLiteSource:
             except ValueError:
                 out.append(f"sqlite/{stem}")  # rejected at load, with the reason, in the run report
                 continue
-            # a database without relations still appears once, so its reason reaches the run report
-            out += [f"sqlite/{stem}/{fact}" for fact in facts] or [f"sqlite/{stem}"]
+            tables = sorted(facts + standalone_tables(self._schema(db)))
+            # a database without tables still appears once, so its reason reaches the run report
+            out += [f"sqlite/{stem}/{table}" for table in tables] or [f"sqlite/{stem}"]
         return out
 
     def _resolve(self, ref: str) -> tuple[Path, str]:
@@ -291,8 +301,7 @@ class SQLiteSource:
             raise ValueError(f"sqlite source: no database for {ref!r} in {self.path}")
         schema = self._schema(db)
         if not fact:
-            raise ValueError(f"{db.name}: no table links to another (no declared foreign key, no matching "
-                             "key name and type onto a unique key)")
+            raise ValueError(f"{db.name}: the database holds no table")
         if fact not in schema.tables:
             raise ValueError(f"sqlite source: {db.name} has no table {fact!r}")
         return db, fact
@@ -300,9 +309,7 @@ class SQLiteSource:
     def _layout(self, ref: str) -> tuple[Path, str, list[Relation], AnalysisLayout]:
         db, fact = self._resolve(ref)
         schema = self._schema(db)
-        plan = join_plan(schema, fact)
-        if not plan:
-            raise ValueError(f"table {fact!r} of {db.name} links to no other table")
+        plan = join_plan(schema, fact)  # empty for a standalone table: the table itself
         return db, fact, plan, analysis_layout(schema, fact, plan)
 
     def record(self, ref: str) -> DatasetRecord:
@@ -330,9 +337,14 @@ class SQLiteSource:
                           f" ({'declared foreign key' if r.declared else 'matched by name'})" for r in plan)
         schema_text = "\n".join(
             f"{t}: " + ", ".join(f"{c} {d}".strip() for c, d in schema.columns[t]) for t in tables)
-        description = (f"Table {fact} of the SQLite database {db.name}, left-joined many-to-one to "
-                       f"{', '.join(tables[1:])} ({joins}).\n\nSchema:\n{schema_text}")
-        fields = {"title": f"{db.stem}: {fact} joined with {', '.join(tables[1:])}", "description": description, **doc}
+        if plan:
+            description = (f"Table {fact} of the SQLite database {db.name}, left-joined many-to-one to "
+                           f"{', '.join(tables[1:])} ({joins}).\n\nSchema:\n{schema_text}")
+            title = f"{db.stem}: {fact} joined with {', '.join(tables[1:])}"
+        else:
+            description = f"Table {fact} of the SQLite database {db.name}.\n\nSchema:\n{schema_text}"
+            title = f"{db.stem}: {fact}"
+        fields = {"title": title, "description": description, **doc}
         if doc.get("description"):
             fields["description"] = doc["description"] + "\n\n" + description
         if "tags" in fields:

@@ -319,5 +319,27 @@ def build_shop_db(path: Path, n_orders: int = 240, seed: int = 0, sidecar: dict 
     return path
 
 
+def build_patients_db(path: Path, n: int = 220, seed: int = 0) -> Path:
+    """A single-table database, as most SQLite files people hold are: `patients`, with a learnable
+    `readmitted` outcome and a `patient_id` primary key (a key, never a feature or a target)."""
+    rng = np.random.default_rng(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    try:
+        con.execute("CREATE TABLE patients (patient_id INTEGER PRIMARY KEY, age INTEGER, bmi REAL, "
+                    "smoker TEXT, ward TEXT, stay_days INTEGER, readmitted TEXT)")
+        rows = []
+        for i in range(1, n + 1):
+            age, bmi, smoker = int(rng.integers(20, 90)), round(float(rng.normal(27, 4)), 1), str(rng.choice(["yes", "no"]))
+            stay = int(rng.integers(1, 15))
+            score = (age - 55) / 12 + (bmi - 27) / 4 + (smoker == "yes") + (stay - 7) / 4 + rng.normal(scale=0.5)
+            rows.append((i, age, bmi, smoker, str(rng.choice(["a", "b", "c"])), stay, "yes" if score > 0.5 else "no"))
+        con.executemany("INSERT INTO patients VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        con.commit()
+    finally:
+        con.close()
+    return path
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

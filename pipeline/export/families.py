@@ -218,12 +218,12 @@ def near_duplicate(a: TaskIdentity, b: TaskIdentity) -> int:
 
 def find_links(identities: Sequence[TaskIdentity]) -> list[Link]:
     """Every pair of tasks in one family, with why (inverted indexes keep it near-linear)."""
-    links: dict[tuple[str, str], str] = {}
+    links: dict[tuple[str, str], list[str]] = defaultdict(list)
 
     def add(a: TaskIdentity, b: TaskIdentity, reason: str) -> None:
         pair = tuple(sorted((a.key, b.key)))
-        if pair[0] != pair[1]:
-            links.setdefault(pair, reason)
+        if pair[0] != pair[1] and reason not in links[pair]:
+            links[pair].append(reason)
 
     by_source, by_table, by_column = defaultdict(list), defaultdict(list), defaultdict(set)
     for i, ident in enumerate(identities):
@@ -244,7 +244,7 @@ def find_links(identities: Sequence[TaskIdentity]) -> list[Link]:
             shared = near_duplicate(ident, identities[j])
             if shared:
                 add(ident, identities[j], f"near-duplicate: {shared} shared columns")
-    return [Link(a, b, reason) for (a, b), reason in sorted(links.items())]
+    return [Link(a, b, "; ".join(reasons)) for (a, b), reasons in sorted(links.items())]
 
 
 def group_families(identities: Sequence[TaskIdentity], links: Iterable[Link]) -> list[Family]:

@@ -14,6 +14,7 @@ from finalize.scoring import score_prediction as score_file
 from pipeline.core.jsonio import write_json
 from pipeline.core.names import ALL_METADATA, GROUND_TRUTH, ROW_ID, SIMULATED_PRED, VERIFY_DIR
 from pipeline.reward import compute_score, make_trl_reward, reward_spec, score_prediction
+from tests.pipeline.export.builders import perturbations
 
 N = 12
 
@@ -45,19 +46,6 @@ def task(request, tmp_path: Path) -> Path:
 def _truth(task: Path, variant: str) -> pd.DataFrame:
     name = SIMULATED_PRED if variant == "IF" else GROUND_TRUTH
     return pd.read_csv(task / VERIFY_DIR / name)
-
-
-def perturbations(truth: pd.DataFrame, target: str) -> dict[str, pd.DataFrame]:
-    """One flipped label or shifted value, a dropped row, a shuffled row_id column."""
-    changed = truth.copy()
-    if changed[target].dtype.kind in "iuf":
-        changed.loc[0, target] = changed.loc[0, target] + 1000.0
-    else:
-        values = sorted(set(changed[target]))
-        changed.loc[0, target] = next(v for v in values if v != changed.loc[0, target]) if len(values) > 1 else "zz"
-    shuffled = truth.copy()
-    shuffled[ROW_ID] = np.roll(truth[ROW_ID].to_numpy(), 1)
-    return {"changed value": changed, "dropped row": truth.iloc[1:], "shuffled row_id": shuffled}
 
 
 @pytest.mark.parametrize("variant", ["IF", "MM"])

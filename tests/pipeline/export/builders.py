@@ -1,4 +1,4 @@
-"""Tiny DARE-layout task folders for the family tests: just what families.py reads."""
+"""Tiny DARE-layout task folders for the family tests (just what families.py reads), and prediction perturbations."""
 
 from __future__ import annotations
 
@@ -34,3 +34,17 @@ def write_task(root: Path, name: str, frame: pd.DataFrame, target: str, ref: str
         meta["daregen"] = {"ref": ref}
     write_json(task / names.VERIFY_DIR / names.ALL_METADATA, meta)
     return task
+
+
+def perturbations(truth: pd.DataFrame, target: str) -> dict[str, pd.DataFrame]:
+    """One flipped label or shifted value, a dropped row, a shuffled row_id column."""
+    changed = truth.copy()
+    if changed[target].dtype.kind in "iuf":
+        changed.loc[0, target] = changed.loc[0, target] + 1000.0
+    else:
+        values = sorted(set(changed[target]))
+        changed.loc[0, target] = next(v for v in values if v != changed.loc[0, target]) if len(values) > 1 else "zz"
+    out = {"changed value": changed, "dropped row": truth.iloc[1:]}
+    if names.ROW_ID in truth.columns:  # a CF forecast is keyed by its identifiers instead
+        out["shuffled row_id"] = truth.assign(**{names.ROW_ID: np.roll(truth[names.ROW_ID].to_numpy(), 1)})
+    return out

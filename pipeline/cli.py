@@ -180,8 +180,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     result = export_tree(Path(args.tree), Path(args.out) if args.out else None, args.holdout, args.eval_fraction,
                          args.seed, check_only=args.check, jobs=args.jobs, on_line=lambda line: print(line, flush=True))
-    if result.out is not None:
-        print(result.lines[-1])
+    if result.out is not None:  # the held-out overlaps and the totals; --check lists every family link too
+        for line in result.lines:
+            if not line.startswith(("link", "sft")):
+                print(line)
         print(f"export written to {result.out}")
     return 0
 

@@ -125,18 +125,17 @@ def source_key(meta: dict) -> str:
 
 
 def _canonical(values: pd.Series) -> list[str]:
-    """Cells as comparable text: finite numbers as float repr, missing as one token, text stripped."""
-    text = values.astype("string")
-    numbers = pd.to_numeric(values, errors="coerce") if values.dtype.kind not in "biuf" else values.astype(float)
-    out = []
-    for raw, num in zip(text.tolist(), np.asarray(numbers, dtype=float).tolist()):
-        if raw is pd.NA or raw is None or (isinstance(raw, str) and raw.strip() in ("", "nan", "NaN", "None")):
-            out.append("\x00")
-        elif np.isfinite(num):
-            out.append(repr(float(num) + 0.0))
-        else:
-            out.append(str(raw).strip())
-    return out
+    """Cells as comparable text: finite numbers as their shortest float repr (so `1`, `1.0` and a parquet
+    int agree), missing values as one token, other text stripped. Vectorised: tables have 10^6 cells."""
+    numbers = (values.astype(float) if values.dtype.kind in "biuf"
+               else pd.to_numeric(values, errors="coerce").astype(float)).to_numpy()
+    text = values.astype("string").str.strip().fillna("")
+    missing = values.isna().to_numpy() | text.isin(["", "nan", "NaN", "None", "<NA>"]).to_numpy()
+    finite = np.isfinite(numbers) & ~missing
+    out = text.to_numpy(dtype=object)  # an object array: a numpy str array would strip the NUL token
+    out[missing] = "\x00"
+    out[finite] = (numbers[finite] + 0.0).astype(str)  # + 0.0 turns -0.0 into 0.0
+    return out.tolist()
 
 
 def column_fingerprint(values: pd.Series) -> tuple[str, bool]:

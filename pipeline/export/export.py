@@ -147,15 +147,11 @@ def link_or_copy_tree(src: Path, dest: Path) -> None:
 # --------------------------------------------------------------------------- card
 
 
-def _yaml_configs(present: dict[str, list[str]]) -> str:
-    lines = ["configs:"]
-    for config, (folder, ext) in (("default", (DATA_DIR, "parquet")), ("sft", (SFT_DIR, "jsonl"))):
-        splits = present.get(config) or []
-        if not splits:
-            continue
-        lines += [f"- config_name: {config}", "  data_files:"]
-        lines += [f"  - split: {s}\n    path: {folder}/{s}.{ext}" for s in splits]
-    return "\n".join(lines)
+def _yaml_configs(splits: list[str]) -> str:
+    """The parquet splits only: `datasets` picks one builder per folder (parquet here), so the SFT JSONL
+    files are loaded with the json builder instead (the card says how)."""
+    lines = ["configs:", "- config_name: default", "  data_files:"]
+    return "\n".join(lines + [f"  - split: {s}\n    path: {DATA_DIR}/{s}.parquet" for s in splits])
 
 
 def render_card(tree: Path, result: ExportResult, present: dict[str, list[str]], licences: list[tuple[str, str, str]],
@@ -175,7 +171,7 @@ tags:
 - agents
 - dare-bench
 - reinforcement-learning
-{_yaml_configs(present)}
+{_yaml_configs(present["default"])}
 ---
 
 # daregen training export
@@ -197,6 +193,12 @@ No family has tasks in both splits, and no training task shares a family with a 
 - `sft/<split>.jsonl`: system/user/assistant messages, a Python solution in the assistant turn; IF
   solutions reproduce the reference predictions exactly, MM solutions carry their measured `score`.
 - `tasks/`: the task files. `verify/` holds the ground truth the reward reads: never show it to an agent.
+
+```python
+from datasets import load_dataset
+rl = load_dataset("path/to/this/folder")                       # train, eval
+sft = load_dataset("json", data_files={{"train": "path/to/this/folder/sft/train.jsonl"}})
+```
 
 Rewards: `from pipeline.reward import score_prediction, compute_score, make_trl_reward` (daregen).
 They score the prediction CSV that the agent's code wrote and never execute code themselves; run

@@ -40,6 +40,7 @@ import pandas as pd
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
+from pipeline.reports import task_dirs
 from postprocess.formats import read_frame
 
 MIN_DISTINCT = 5  # a column with fewer distinct values (a flag, a constant) is shared by unrelated tables
@@ -198,8 +199,6 @@ def identify(task_dir: Path, tree: str) -> TaskIdentity:
 
 
 def tree_identities(tree: Path, label: str) -> list[TaskIdentity]:
-    from pipeline.reports import task_dirs
-
     return [identify(t, label) for t in task_dirs(tree)]
 
 

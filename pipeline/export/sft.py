@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import names
+from pipeline.reward import score_prediction
 
 SYSTEM_PROMPT = ("You are a data scientist working in a sandbox. Answer with one self-contained Python script "
                  "that solves the task: it runs in the folder holding the task's files and writes prediction.csv.")
@@ -235,8 +237,6 @@ def run_script_sandboxed(script: str, files: dict[str, Path], hide: tuple[Path, 
     """Run model-written (or generated) code the safe way: finalize.sandbox, no network, only `files`
     (name in the working directory -> path) visible, `hide` covered. Returns the SandboxResult; its
     value is the prediction.csv text when ok."""
-    from finalize.sandbox import Limits, run_in_sandbox
-
     return run_in_sandbox(solution_job, (script,), files, Limits(wall_s=timeout_s), hide=hide)
 
 
@@ -249,8 +249,6 @@ class CheckedSolution:
 
 def check_solution(task_dir: Path, solution: Solution) -> CheckedSolution:
     """Run a solution in the sandbox and judge it (IF: byte-identical to the reference; MM: score > 0)."""
-    from pipeline.reward import score_prediction
-
     files = {name: task_dir / names.SOURCE_DIR / name for name in solution.inputs}
     result = run_script_sandboxed(solution.script, files, hide=(task_dir.resolve().parent,))
     if not result.ok:

@@ -138,6 +138,15 @@ def test_if_sft_solutions_reproduce_the_reference_standalone(exported: Path, tmp
         assert (work / names.PREDICTION).read_bytes() == reference.read_bytes(), record["task_id"]
 
 
+def test_export_is_byte_identical_when_repeated(tree: Path, exported: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    assert main(["export", str(tree), "--out", str(again), "--eval-fraction", "0.3", "--seed", "1"]) == 0
+    written = sorted(p.relative_to(exported) for p in exported.rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in written:
+        assert (exported / rel).read_bytes() == (again / rel).read_bytes(), rel
+
+
 def _renamed_copy(task: Path, holdout: Path) -> None:
     """A DARE-bench-like task from another source: same rows, every column renamed, columns reversed, csv."""
     q = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]

@@ -4,9 +4,11 @@
 
 Scores N predictions (every row's ground truth and its perturbations, round robin) two ways:
 
-  (a) reward: pipeline.reward.compute_score, verl's signature, the prediction as CSV text;
+  (a) reward: pipeline.reward.compute_score, verl's signature, the prediction as CSV text, its cache
+              of already-seen texts cleared before each call (the cold path);
   (b) files:  finalize.scoring.score_prediction on prediction files already on disk (what
-              `daregen score` does per task and variant).
+              `daregen score` does per task and variant);
+  (c) cached: (a) again without clearing, as GRPO's repeated completions are scored.
 
 Prints seconds, rewards per second and (a)/(b): the adapters' cost over the scoring itself (the
 temporary file and the ground-truth hash check). Shared machines are noisy: read the ratio.
@@ -24,7 +26,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from finalize.scoring import score_prediction as score_file
-from pipeline.reward import compute_score
+from pipeline.reward import clear_score_cache, compute_score
 
 
 def _predictions(root: Path, n: int) -> list[tuple[dict, str]]:
@@ -55,17 +57,26 @@ def main() -> int:
             path = Path(tmp) / f"{i}.csv"
             path.write_text(text)
             files.append((r, path))
+        def reward(r: dict, text: str, cold: bool) -> float:
+            if cold:
+                clear_score_cache()
+            return compute_score(r["data_source"], text, r["reward_model"]["ground_truth"], r["extra_info"],
+                                 export_dir=str(root))
+
         start = time.perf_counter()
-        a = [compute_score(r["data_source"], text, r["reward_model"]["ground_truth"], r["extra_info"],
-                           export_dir=str(root)) for r, text in preds]
+        a = [reward(r, text, cold=True) for r, text in preds]
         reward_s = time.perf_counter() - start
+        start = time.perf_counter()
+        c = [reward(r, text, cold=False) for r, text in preds]
+        cached_s = time.perf_counter() - start
         start = time.perf_counter()
         b = [score_file(root / r["task_dir"], r["dare_variant"], path).score for r, path in files]
         files_s = time.perf_counter() - start
-    if a != b:
+    if not a == b == c:
         raise SystemExit("the two paths disagree")
     print(f"{args.n} predictions: (a) reward {reward_s:.2f} s ({args.n / reward_s:.0f}/s), "
-          f"(b) files {files_s:.2f} s ({args.n / files_s:.0f}/s), (a)/(b) {reward_s / files_s:.2f}")
+          f"(b) files {files_s:.2f} s ({args.n / files_s:.0f}/s), (a)/(b) {reward_s / files_s:.2f}; "
+          f"(c) cached {cached_s:.2f} s ({len({t for _, t in preds})} distinct texts)")
     return 0
 
 

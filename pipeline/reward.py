@@ -24,16 +24,18 @@ prediction CSV that the rollout harness obtained by running the agent's code in 
 sandbox (e.g. `pipeline.export.sft.run_script_sandboxed`, built on
 `finalize.sandbox.run_in_sandbox`: no network, no view of `verify/`, rlimits).
 
-Pure and light: no Prefect import, no global state besides a cache of ground-truth
-hashes already checked.
+Pure and light: no Prefect import; the only state is two caches (ground-truth hashes already
+checked, and the scores of prediction texts already seen, keyed by their sha256).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import tempfile
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -86,10 +88,37 @@ def score_prediction(task_dir: str | os.PathLike, variant: str, prediction: Pred
         text = prediction
     else:
         raise TypeError(f"prediction must be a path, CSV text or a DataFrame, not {type(prediction).__name__}")
+    return _score_text(task_dir, code, text)
+
+
+# GRPO samples several completions per prompt and many agree: the same text scores once. The key holds the
+# task's verify/ files with their mtimes and sizes, so a rewritten ground truth is rescored.
+_TEXT_CACHE: OrderedDict[tuple, Score] = OrderedDict()
+_TEXT_CACHE_SIZE = 4096
+
+
+def clear_score_cache() -> None:
+    """Forget the scores of prediction texts already seen (benchmarks measure the cold path with it)."""
+    _TEXT_CACHE.clear()
+
+
+def _score_text(task_dir: Path, code: str, text: str) -> Score:
+    verify = task_dir / VERIFY_DIR
+    stamps = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in verify.iterdir())) \
+        if verify.is_dir() else ()
+    key = (str(task_dir.resolve()), code, stamps, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    cached = _TEXT_CACHE.get(key)
+    if cached is not None:
+        _TEXT_CACHE.move_to_end(key)
+        return cached
     with tempfile.TemporaryDirectory(prefix="daregen-reward-") as tmp:
         path = Path(tmp) / PREDICTION
         path.write_text(text, encoding="utf-8", newline="")
-        return _score_prediction_file(task_dir, code, path)
+        score = _score_prediction_file(task_dir, code, path)
+    _TEXT_CACHE[key] = score
+    if len(_TEXT_CACHE) > _TEXT_CACHE_SIZE:
+        _TEXT_CACHE.popitem(last=False)
+    return score
 
 
 # --------------------------------------------------------------------------- reward_spec

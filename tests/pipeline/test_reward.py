@@ -127,3 +127,14 @@ def test_a_stale_ground_truth_is_refused(tmp_path: Path) -> None:
     spec["ground_truth_sha256"] = "0" * 64
     with pytest.raises(ValueError, match="stale"):
         compute_score("daregen", "row_id,y\n", json.dumps(spec), {}, export_dir=str(tmp_path))
+
+
+def test_a_rewritten_ground_truth_is_rescored_not_served_from_the_cache(tmp_path: Path) -> None:
+    task = _tabular_task(tmp_path, "classification")
+    text = (task / VERIFY_DIR / SIMULATED_PRED).read_text()
+    assert score_prediction(task, "IF", text).score == 1.0
+    assert score_prediction(task, "IF", text).score == 1.0  # served again
+    changed = _truth(task, "IF")
+    changed.loc[0, "y"] = "a new label"  # another size too: file timestamps can be coarser than this test
+    changed.to_csv(task / VERIFY_DIR / SIMULATED_PRED, index=False)  # e.g. `daregen verify --regenerate`
+    assert score_prediction(task, "IF", text).score == 0.0

@@ -45,10 +45,11 @@ import pandas as pd
 from finalize.scoring import Score, scoring_rule
 from finalize.scoring import score_prediction as _score_prediction_file
 from pipeline.core.hashing import sha256_file
-from pipeline.core.names import PREDICTION, ROW_ID, VERIFY_DIR
+from pipeline.core.names import PREDICTION, ROW_ID, VARIANTS, VERIFY_DIR
+from pipeline.reports import VARIANT_LABELS
 
-# DARE-bench's variant names and the layout's v1/v2: IF/MM for tabular tasks, XF/CF for time series.
-VARIANT_CODES = {"IF": "v1", "MM": "v2", "XF": "v1", "CF": "v2"}
+# DARE-bench's variant names -> the layout's v1/v2 (IF/MM for tabular tasks, XF/CF for time series).
+VARIANT_CODES = {label: code for labels in VARIANT_LABELS.values() for label, code in zip(labels, VARIANTS)}
 EXPORT_DIR_ENV = "DAREGEN_EXPORT_DIR"  # where the adapters find the export when not told
 
 Prediction = Union[str, os.PathLike, pd.DataFrame, None]

@@ -35,7 +35,14 @@ from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.export.families import SplitPlan, check_report, plan_tree_split
 from pipeline.export.sft import chat_record, check_solution, if_solution, mm_solution
-from pipeline.reports import baselines_of, canonical_licence, licence_of, question_entries, task_dirs
+from pipeline.reports import (
+    VARIANT_LABELS,
+    baselines_of,
+    canonical_licence,
+    licence_of,
+    question_entries,
+    task_dirs,
+)
 from pipeline.reward import reward_spec
 
 SPLITS = ("train", "eval")
@@ -43,7 +50,6 @@ DATA_DIR, SFT_DIR, TASKS_DIR = "data", "sft", "tasks"
 EXPORT_REPORT = "export_report.json"
 CARD = "README.md"
 DATA_SOURCE = "daregen"
-VARIANT_NAMES = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), "time_series_analysis": ("XF", "CF")}
 
 _STR = pa.string()
 ROW_SCHEMA = pa.schema([
@@ -90,7 +96,7 @@ def task_rows(task_dir: Path, entry: dict, meta: dict, split: str, family: str, 
     """The parquet rows of one exported task (under `root`), one per variant its question list names."""
     q = meta["question"]
     kind = q["problem_type"]
-    labels = VARIANT_NAMES[kind]
+    labels = VARIANT_LABELS[kind]
     rel_dir = task_dir.relative_to(root).as_posix()
     licence = licence_of(meta)
     rows = []

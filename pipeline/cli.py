@@ -8,6 +8,7 @@
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism]
     daregen diff OLD NEW [--out DIR]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
+    daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
 """
 
 from __future__ import annotations
@@ -135,6 +136,19 @@ def cmd_sources(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from pipeline.export.export import export_tree
+
+    result = export_tree(Path(args.tree), Path(args.out) if args.out else None, args.holdout, args.eval_fraction,
+                         args.seed, check_only=args.check, jobs=args.jobs, on_line=lambda line: print(line, flush=True))
+    if result.out is not None:  # the held-out overlaps and the totals; --check lists every family link too
+        for line in result.lines:
+            if not line.startswith(("link", "sft")):
+                print(line)
+        print(f"export written to {result.out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -192,6 +206,16 @@ def parser() -> argparse.ArgumentParser:
     sl_from.add_argument("--sources-file", default=None, help="sources.toml with [[source]] tables")
     sl.add_argument("--limit", type=int, default=50, help="candidates shown per source (default 50)")
     sl.set_defaults(func=cmd_sources)
+    ex = sub.add_parser("export", help="training data: a family-safe train/eval split, rewards' specs, SFT solutions")
+    ex.add_argument("tree", help="task tree to export")
+    ex.add_argument("--out", default=None, help="export folder (required unless --check)")
+    ex.add_argument("--holdout", action="append", default=[], metavar="TREE",
+                    help="an evaluation tree (repeatable): no training task may share a dataset family with it")
+    ex.add_argument("--eval-fraction", type=float, default=0.1, help="share of each problem type's tasks in eval")
+    ex.add_argument("--seed", type=int, default=0, help="seed of the family split (default 0)")
+    ex.add_argument("--check", action="store_true", help="report every family link and overlap; write nothing")
+    ex.add_argument("--jobs", type=int, default=2, help="SFT solutions checked at once in the sandbox (default 2)")
+    ex.set_defaults(func=cmd_export)
     return p
 
 

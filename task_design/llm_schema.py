@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DEFAULT_CACHE_DIR = ".cache/daregen/llm"
+from pipeline.core.cache import llm_cache_dir
+
 
 
 class ColumnType(BaseModel):
@@ -59,7 +60,7 @@ class LLMSettings(BaseModel):
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None  # not part of the cache key: the same model behind another URL answers alike
     api_key_env: str | None = None  # name of the environment variable holding the key (litellm's default if None)
-    cache_dir: str = DEFAULT_CACHE_DIR
+    cache_dir: str = Field(default_factory=llm_cache_dir)  # $DAREGEN_CACHE/llm when the settings are made
     cache_only: bool = False  # a cache miss falls back to the heuristic instead of calling the model
     temperature: float = 0.0
     seed: int = 0  # sent where the provider supports it (litellm drops it elsewhere)

@@ -10,7 +10,7 @@ from task_design.config import DesignConfig
 from task_design.heuristic import design
 from task_design.learnable import learnability_problem
 from task_design.profile import profile_table
-from tests.builders import build_record, build_table
+from tests.factories import build_record, build_table
 
 
 def _table(n: int = 300):

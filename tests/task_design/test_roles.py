@@ -12,7 +12,7 @@ from pipeline.core.records import DatasetRecord, JoinStep
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.roles import ColumnRole, column_roles
-from tests.builders import build_record
+from tests.factories import build_record
 
 
 def _roles(columns: dict, **record) -> dict[str, ColumnRole]:

@@ -14,7 +14,6 @@ import html
 import io
 import json
 import re
-import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any, Iterable
@@ -23,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
+from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
+from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.run_report import reason_kind
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -30,8 +32,7 @@ CORPUS_REPORT_HTML = "corpus_report.html"
 # Files this module writes at a tree's root (a publish step may want to keep them out of the manifest).
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
-UNKNOWN_LICENCE = "unknown"
-TIME_SERIES = "time_series_analysis"
+TIME_SERIES = names.TIME_SERIES_PROBLEM
 # The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
 VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
 DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")
@@ -99,10 +100,10 @@ def count_rows(path: Path) -> dict[str, int]:
 
         return {"": pq.ParquetFile(path).metadata.num_rows}
     if suffix == ".sqlite":
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_read_only(path)
         try:
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-            return {t: con.execute(f'SELECT COUNT(*) FROM "{t.replace(chr(34), chr(34) * 2)}"').fetchone()[0]
+            tables = table_names(con)
+            return {t: con.execute(f"SELECT COUNT(*) FROM {quote_identifier(t)}").fetchone()[0]
                     for t in tables}
         finally:
             con.close()
@@ -130,13 +131,6 @@ def licence_of(meta: dict) -> str:
         licences = (meta.get("meta_data") or {}).get("licenses") or []
         name = next((lic.get("name") for lic in licences if isinstance(lic, dict) and lic.get("name")), None)
     return str(name).strip() if name and str(name).strip() else UNKNOWN_LICENCE
-
-
-def canonical_licence(name: str) -> str:
-    # Imported here: sourcing is a heavier package, and the reports only need its one function.
-    from sourcing.base import canonical_licence as canon
-
-    return canon(name)
 
 
 def _numeric_leaves(value: Any, prefix: str = "") -> dict[str, float]:
@@ -266,13 +260,6 @@ def render_licences_csv(facts: list[TaskFacts]) -> str:
 
 
 # ------------------------------------------------------------------ rejections
-
-
-def reason_kind(reason: str) -> str:
-    """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
-    the same reason for different datasets falls into one bucket."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
-    return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
 
 
 def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:

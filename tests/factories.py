@@ -164,8 +164,8 @@ def task_folder(root: Path, outcome: Outcome) -> Path:
 def build_checked_task(root: Path, file_type: str, seed: int = 3) -> Path:
     """A learnable synthetic task (target `label`, hinted) in one file format; returns its folder."""
     # The hint picks `label`, the learnable column: the other candidates are noise that the MM
-    # feasibility check rightly refuses.
-    outcome = build_local_task(root, "synthetic", build_table(n=120), file_type, seed, title="Synthetic visits",
+    # feasibility check rightly refuses. 200 rows: above the 40-row MM validation floor.
+    outcome = build_local_task(root, "synthetic", build_table(n=200), file_type, seed, title="Synthetic visits",
                                license="CC0-1.0", target_hint="label",
                                column_descriptions={"x": "a standard normal score"})
     return task_folder(root, outcome)

@@ -45,6 +45,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -209,7 +210,7 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
             if workdir.resolve() not in dest.parents:
                 raise ValueError(f"sandbox file name {rel!r} leaves the working directory")
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
+            _copy_regular_file(Path(src), dest)
         if ids is not None:
             for path in [workdir, *workdir.rglob("*")]:
                 if path.is_dir():  # the job may create files, but not rewrite its inputs
@@ -235,6 +236,21 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
         return _result(job, proc.exitcode, wall)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _copy_regular_file(src: Path, dest: Path) -> None:
+    """Copy `src` only if it is itself a regular file: a job's input that is a link would hand it the
+    link's target (`/etc/passwd`, `/proc/self/environ`: the caller's unscrubbed environment), and a
+    FIFO would block the copy forever."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"sandbox input {src.name}: {exc.strerror} (a symbolic link is refused)") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError(f"sandbox input {src.name} is not a regular file")
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out)
 
 
 _isolation_checked: bool | None = None

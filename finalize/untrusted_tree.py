@@ -22,9 +22,10 @@ def tree_input_problems(task_dir: Path, limits: InputLimits | None = None) -> li
     limits = limits or InputLimits()
     root = Path(task_dir).parent
     where = Path(task_dir).name
-    reasons: list[str] = []
-    for folder in (task_dir, task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR):
-        reasons += links_or_specials(folder, root)
+    reasons = links_or_specials(task_dir, root)
+    for folder in (task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR):
+        if not folder.is_symlink():  # a linked folder is already named by its parent's listing
+            reasons += links_or_specials(folder, root)
     if reasons:
         return [Problem(where, r) for r in reasons]
     for folder in (task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR):

@@ -45,7 +45,7 @@ class InputLimits(BaseModel):
     max_decoded_bytes: int = Field(default=2 << 30, gt=0)  # what a parquet file declares it decodes to
     max_rows: int = Field(default=5_000_000, gt=0)
     max_columns: int = Field(default=2_000, gt=0)
-    max_cells: int = Field(default=50_000_000, gt=0)  # rows x columns
+    max_cells: int = Field(default=20_000_000, gt=0)  # rows x columns
     max_json_bytes: int = Field(default=32 << 20, gt=0)  # all_metadata.json, question_list.json, sidecars
     max_json_depth: int = Field(default=64, gt=0)
 
@@ -180,6 +180,26 @@ def _check_csv(name: str, data: bytes, limits: InputLimits) -> None:
     _check_shape(name, max(0, data.count(b"\n") - 1), len(header), limits)
 
 
+_OBJECT_BYTES = 50  # what a decoded text value costs beyond its characters (a Python str, an offset)
+
+
+def _decoded_bytes(chunk) -> int:
+    """An upper estimate of what one column chunk decodes to. The encoded size alone misses the usual
+    bomb, a dictionary-encoded text column whose one value repeats on every row: it decodes to rows x
+    that value. Text is charged its longest value per row (from the statistics; without them, the
+    whole chunk per row, the worst case), numbers 8 bytes per row."""
+    rows, encoded = chunk.num_values, chunk.total_uncompressed_size
+    if chunk.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return max(encoded, rows * 8)
+    stats = chunk.statistics
+    if stats is not None and stats.has_min_max:
+        longest = max(len(stats.min) if isinstance(stats.min, (str, bytes)) else 8,
+                      len(stats.max) if isinstance(stats.max, (str, bytes)) else 8)
+    else:
+        longest = encoded
+    return max(encoded, rows * (longest + _OBJECT_BYTES))
+
+
 def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     import pyarrow.parquet as pq
 
@@ -188,7 +208,8 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     except Exception as exc:  # pyarrow raises its own error types for a malformed footer
         raise UnsafeInput(f"{name} is not a readable parquet file: {str(exc).splitlines()[0][:200]}") from None
     _check_shape(name, meta.num_rows, meta.num_columns, limits)
-    decoded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    decoded = sum(_decoded_bytes(meta.row_group(i).column(j))
+                  for i in range(meta.num_row_groups) for j in range(meta.num_columns))
     if decoded > limits.max_decoded_bytes:
         raise UnsafeInput(f"{name} declares {decoded} decoded bytes, over the {limits.max_decoded_bytes}-byte "
                           f"limit (max_decoded_bytes): a compression bomb?")

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from finalize.checks import check_tabular_task, errors
-from pipeline.core import names, steps
+from pipeline import steps
+from pipeline.core import names
 from pipeline.core.jsonio import read_json, write_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame, write_split_tables
 from postprocess.package import split_columns_into_tables

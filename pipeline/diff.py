@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
+from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, regular_file_inside
 from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries, read_json_or_none,
                               task_dirs)
 
@@ -263,15 +264,34 @@ def word_diff_html(d: WordDiff) -> str:
 
 
 def _task_files(task_dir: Path) -> dict[str, Path]:
+    """Every entry but folders: a link or a FIFO is listed too, and compared by _digest's refusal."""
     return {p.relative_to(task_dir).as_posix(): p
-            for p in sorted(task_dir.rglob("*")) if p.is_file()}
+            for p in sorted(task_dir.rglob("*")) if p.is_symlink() or not p.is_dir()}
+
+
+def _digest(path: Path, limits: InputLimits = InputLimits()) -> str:
+    """sha256 of a regular file within the limits; otherwise the refusal, which then shows as a change.
+    Never through a link (a tree may point at /proc or a FIFO, which would hang the hash)."""
+    try:
+        return sha256_file(regular_file_inside(path, path.parent, limits.max_file_bytes))
+    except UnsafeInput as exc:
+        return f"refused: {exc}"
+
+
+def _table_checked(path: Path, limits: InputLimits = InputLimits()) -> bool:
+    """Whether a data file may be decoded: a parquet bomb must not be hashed or counted."""
+    try:
+        check_table_file(path, path.parent, path.suffix.lower().lstrip("."), limits)
+        return True
+    except UnsafeInput:
+        return False
 
 
 def _same_content(a: Path, b: Path) -> bool:
     """Bytes first (cheap); parquet and sqlite files with different bytes may still hold the same rows."""
-    if sha256_file(a) == sha256_file(b):
-        return True
-    if a.suffix.lower() in {".parquet", ".sqlite"}:
+    if _digest(a) == _digest(b):
+        return not _digest(a).startswith("refused")
+    if a.suffix.lower() in {".parquet", ".sqlite"} and _table_checked(a) and _table_checked(b):
         try:
             return content_hash(a) == content_hash(b)
         except Exception:  # an unreadable table is a change worth showing, not a crash
@@ -289,7 +309,7 @@ def _row_counts(files: dict[str, Path], rels: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for rel in rels:
         path = files.get(rel)
-        if path is None or path.suffix.lower() not in DATA_SUFFIXES:
+        if path is None or path.suffix.lower() not in DATA_SUFFIXES or not _table_checked(path):
             continue
         try:
             counts = count_rows(path)
@@ -319,8 +339,8 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
     ground_truth = []
     for rel in sorted(set(old_files) | set(new_files)):
         if _is_ground_truth(rel) and (rel in files_changed or (rel in old_files) != (rel in new_files)):
-            ground_truth.append(HashChange(file=rel, old=sha256_file(old_files[rel]) if rel in old_files else None,
-                                           new=sha256_file(new_files[rel]) if rel in new_files else None))
+            ground_truth.append(HashChange(file=rel, old=_digest(old_files[rel]) if rel in old_files else None,
+                                           new=_digest(new_files[rel]) if rel in new_files else None))
     # Only files whose content changed can change row count; counting the rest would re-read the tree.
     moved = sorted(set(files_changed) | (set(old_files) ^ set(new_files)))
     old_rows, new_rows = _row_counts(old_files, moved), _row_counts(new_files, moved)
@@ -353,7 +373,7 @@ def diff_trees(old: Path, new: Path) -> TreeDiff:
                         if p.is_file() and p.name not in _NOT_COMPARED)
     root_changed = [name for name in dict.fromkeys(root_files)
                     if not ((old / name).is_file() and (new / name).is_file()
-                            and sha256_file(old / name) == sha256_file(new / name))]
+                            and _same_content(old / name, new / name))]
     settings = [_build_settings(tree) for tree in (old, new)]
     return TreeDiff(old=str(old), new=str(new), added=tuple(sorted(set(new_tasks) - set(old_tasks))),
                     removed=tuple(sorted(set(old_tasks) - set(new_tasks))), changed=tuple(changed),
@@ -378,7 +398,7 @@ def _short(value: Any, limit: int = 160) -> str:
 
 
 def _short_hash(h: str | None) -> str:
-    return h[:12] if h else "∅"
+    return (h if h.startswith("refused") else h[:12]) if h else "∅"
 
 
 def _rows(n: int | None) -> str:
@@ -441,53 +461,69 @@ def _headline(t: TaskChange) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _span(text: str) -> str:
+    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
+    padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
+    text = str(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fenced(text: str) -> list[str]:
+    """`text` as a fenced block whose fence is longer than any run of tildes inside it, so a `~~~~`
+    line in an instruction cannot end the block and turn the rest into Markdown."""
+    fence = "~" * max(4, max((len(m) for m in re.findall(r"~+", text)), default=0) + 1)
+    return [f"{fence}text", text, fence]
 
 
 def render_markdown(d: TreeDiff) -> str:
-    lines = ["# daregen diff", "", f"- old: `{d.old}`", f"- new: `{d.new}`", f"- {d.summary()}"]
-    lines += [f"- build setting `{c.path}`: {_md(_short(c.old))} → {_md(_short(c.new))}" for c in d.build_settings]
+    lines = ["# daregen diff", "", f"- old: {_span(_md(d.old))}", f"- new: {_span(_md(d.new))}", f"- {d.summary()}"]
+    lines += [f"- build setting {_span(_md(c.path))}: {_md(_short(c.old))} → {_md(_short(c.new))}" for c in d.build_settings]
     lines.append("")
     if d.identical:
         lines += ["No task changed.", ""]
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
-            lines += [f"## {title} ({len(items)})", ""] + [f"- `{t}`" for t in items] + [""]
+            lines += [f"## {title} ({len(items)})", ""] + [f"- {_span(_md(t))}" for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
-        lines += [f"| `{t.task_dir}` | {_md(_headline(t))} |" for t in d.changed] + [""]
+        lines += [f"| {_span(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
-        lines += [f"### `{t.task_dir}`", ""]
+        lines += [f"### {_span(_md(t.task_dir))}", ""]
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             lines += ["| field | old | new | |", "|---|---|---|---|"]
             for c in plain:
-                old = "" if c.kind == "added" else f"`{_md(_short(c.old))}`"
-                new = "" if c.kind == "removed" else f"`{_md(_short(c.new))}`"
+                old = "" if c.kind == "added" else _span(_md(_short(c.old)))
+                new = "" if c.kind == "removed" else _span(_md(_short(c.new)))
                 note = c.kind if c.kind != "changed" else _md(_list_delta(c))
-                lines.append(f"| `{_md(c.path)}` | {old} | {new} | {note} |")
+                lines.append(f"| {_span(_md(c.path))} | {old} | {new} | {note} |")
             lines.append("")
         for c in t.fields:
             if _is_long_text(c):
-                lines += [f"`{c.path}` (word diff):", "", "~~~~text",
-                          word_diff_markdown(word_diff(c.old, c.new, c.path)), "~~~~", ""]
+                lines += [f"{_span(_md(c.path))} (word diff):", "",
+                          *_fenced(word_diff_markdown(word_diff(c.old, c.new, c.path))), ""]
         if t.row_counts:
             lines += ["| file | old rows | new rows |", "|---|---:|---:|"]
-            lines += [f"| `{r.file}` | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
+            lines += [f"| {_span(_md(r.file))} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
         if t.ground_truth:
             lines += ["Ground truth changed:", ""]
-            lines += [f"- `{h.file}`: `{_short_hash(h.old)}` → `{_short_hash(h.new)}`" for h in t.ground_truth]
+            lines += [f"- {_span(_md(h.file))}: {_span(_short_hash(h.old))} → {_span(_short_hash(h.new))}" for h in t.ground_truth]
             lines.append("")
         for w in t.instructions:
-            lines += [f"`{w.key}` (+{w.added_words} / −{w.removed_words} words):", "", "~~~~text",
-                      word_diff_markdown(w), "~~~~", ""]
+            lines += [f"{_span(w.key)} (+{w.added_words} / −{w.removed_words} words):", "",
+                      *_fenced(word_diff_markdown(w)), ""]
         other = [f for f in t.files_changed if not _is_ground_truth(f)]
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
                              ("Files removed", t.files_removed)):
             if files:
-                lines += [f"{label}: " + ", ".join(f"`{f}`" for f in files), ""]
+                lines += [f"{label}: " + ", ".join(_span(_md(f)) for f in files), ""]
     if d.root_files_changed:
-        lines += ["## Tree files that differ", "", ", ".join(f"`{f}`" for f in d.root_files_changed), ""]
+        lines += ["## Tree files that differ", "", ", ".join(_span(_md(f)) for f in d.root_files_changed), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
+from pipeline.core.safe_io import read_json_inside
 from pipeline.core.jsonio import write_text
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
@@ -69,9 +70,10 @@ def task_dirs(tree: Path) -> list[Path]:
 
 
 def read_json_or_none(path: Path) -> Any:
-    """The parsed file, or None when it is missing or not valid JSON (a report must not die on one bad file)."""
+    """The parsed file, or None when it is missing, not valid JSON, a link, not a regular file or past
+    the limits (a report must not die, hang or swell on one bad file)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return read_json_inside(path, Path(path).parent)
     except (OSError, ValueError):
         return None
 
@@ -230,7 +232,9 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
 
 
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
+    HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def render_licence_distribution(facts: list[TaskFacts]) -> str:
@@ -250,7 +254,7 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- `{f.task_dir}` (recorded: {_md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {_md_cell(f.task_dir)} (recorded: {_md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
@@ -293,8 +297,10 @@ def _svg(draw, name: str, width: float = 6.4, height: float = 3.2) -> str:
     # svg.hashsalt replaces the random salt of matplotlib's clip-path ids; salting by figure keeps
     # the ids of several SVGs in one page distinct. svg.fonttype "none" writes text as <text> rather
     # than glyph <defs> whose ids (DejaVuSans-13, ...) would repeat in every figure of the page.
+    # text.parse_math off: labels are source text (a licence `CC-BY-4.0 $\\foo$`), never mathtext,
+    # whose parser raises on what it cannot typeset.
     with matplotlib.rc_context({"svg.hashsalt": f"daregen-{name}", "svg.fonttype": "none",
-                                "font.family": "DejaVu Sans", "font.size": 9}):
+                                "font.family": "DejaVu Sans", "font.size": 9, "text.parse_math": False}):
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
         draw(fig)

@@ -25,8 +25,8 @@ from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, regular_file_inside
-from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries, read_json_or_none,
-                              task_dirs)
+from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
+                              read_json_or_none, task_dirs)
 
 INSTRUCTION_KEYS = ("question_v1", "question_v2")
 # question_list.json fields compared besides the instructions (which get a word diff of their own).
@@ -464,15 +464,6 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def _span(text: str) -> str:
-    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
-    padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
-    text = str(text)
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
 def _fenced(text: str) -> list[str]:
     """`text` as a fenced block whose fence is longer than any run of tildes inside it, so a `~~~~`
     line in an instruction cannot end the block and turn the rest into Markdown."""
@@ -481,49 +472,51 @@ def _fenced(text: str) -> list[str]:
 
 
 def render_markdown(d: TreeDiff) -> str:
-    lines = ["# daregen diff", "", f"- old: {_span(_md(d.old))}", f"- new: {_span(_md(d.new))}", f"- {d.summary()}"]
-    lines += [f"- build setting {_span(_md(c.path))}: {_md(_short(c.old))} → {_md(_short(c.new))}" for c in d.build_settings]
+    lines = ["# daregen diff", "", f"- old: {md_code(_md(d.old))}", f"- new: {md_code(_md(d.new))}",
+             f"- {d.summary()}"]
+    lines += [f"- build setting {md_code(_md(c.path))}: {_md(_short(c.old))} → {_md(_short(c.new))}"
+              for c in d.build_settings]
     lines.append("")
     if d.identical:
         lines += ["No task changed.", ""]
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
-            lines += [f"## {title} ({len(items)})", ""] + [f"- {_span(_md(t))}" for t in items] + [""]
+            lines += [f"## {title} ({len(items)})", ""] + [f"- {md_code(_md(t))}" for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
-        lines += [f"| {_span(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
+        lines += [f"| {md_code(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
-        lines += [f"### {_span(_md(t.task_dir))}", ""]
+        lines += [f"### {md_code(_md(t.task_dir))}", ""]
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             lines += ["| field | old | new | |", "|---|---|---|---|"]
             for c in plain:
-                old = "" if c.kind == "added" else _span(_md(_short(c.old)))
-                new = "" if c.kind == "removed" else _span(_md(_short(c.new)))
+                old = "" if c.kind == "added" else md_code(_md(_short(c.old)))
+                new = "" if c.kind == "removed" else md_code(_md(_short(c.new)))
                 note = c.kind if c.kind != "changed" else _md(_list_delta(c))
-                lines.append(f"| {_span(_md(c.path))} | {old} | {new} | {note} |")
+                lines.append(f"| {md_code(_md(c.path))} | {old} | {new} | {note} |")
             lines.append("")
         for c in t.fields:
             if _is_long_text(c):
-                lines += [f"{_span(_md(c.path))} (word diff):", "",
+                lines += [f"{md_code(_md(c.path))} (word diff):", "",
                           *_fenced(word_diff_markdown(word_diff(c.old, c.new, c.path))), ""]
         if t.row_counts:
             lines += ["| file | old rows | new rows |", "|---|---:|---:|"]
-            lines += [f"| {_span(_md(r.file))} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
+            lines += [f"| {md_code(_md(r.file))} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
         if t.ground_truth:
             lines += ["Ground truth changed:", ""]
-            lines += [f"- {_span(_md(h.file))}: {_span(_short_hash(h.old))} → {_span(_short_hash(h.new))}" for h in t.ground_truth]
+            lines += [f"- {md_code(_md(h.file))}: {md_code(_short_hash(h.old))} → {md_code(_short_hash(h.new))}" for h in t.ground_truth]
             lines.append("")
         for w in t.instructions:
-            lines += [f"{_span(w.key)} (+{w.added_words} / −{w.removed_words} words):", "",
+            lines += [f"{md_code(w.key)} (+{w.added_words} / −{w.removed_words} words):", "",
                       *_fenced(word_diff_markdown(w)), ""]
         other = [f for f in t.files_changed if not _is_ground_truth(f)]
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
                              ("Files removed", t.files_removed)):
             if files:
-                lines += [f"{label}: " + ", ".join(_span(_md(f)) for f in files), ""]
+                lines += [f"{label}: " + ", ".join(md_code(_md(f)) for f in files), ""]
     if d.root_files_changed:
-        lines += ["## Tree files that differ", "", ", ".join(_span(_md(f)) for f in d.root_files_changed), ""]
+        lines += ["## Tree files that differ", "", ", ".join(md_code(_md(f)) for f in d.root_files_changed), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

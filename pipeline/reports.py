@@ -237,6 +237,15 @@ def _md_cell(text: str) -> str:
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def md_code(text: str) -> str:
+    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
+    padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
+    text = str(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def render_licence_distribution(facts: list[TaskFacts]) -> str:
     """LICENSE_DISTRIBUTION.md: licence -> tasks and share, then every task whose licence is unknown."""
     total = len(facts)
@@ -254,7 +263,7 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- {_md_cell(f.task_dir)} (recorded: {_md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {md_code(f.task_dir)} (recorded: {_md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"

@@ -32,9 +32,10 @@ from pipeline import build_cache, steps
 from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.safe_io import InputLimits
 from pipeline.progress import WaveProgress
-from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, new_generation, publish,
-                              published_generation, write_question_list, write_report_md)
+from pipeline.publish import (build_lock, build_manifest, check_generation, check_out_target, crash_point,
+                              new_generation, publish, published_generation, write_question_list, write_report_md)
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
 from task_design.config import DesignConfig
@@ -52,14 +53,14 @@ RUNNERS = ("local", "dask")
 
 
 @task(name="source", task_run_name="source {prev.ref}", **_TASK)
-def source_task(prev: Outcome, key: str, arg: str | None) -> Outcome:
-    return steps.source_step(prev, key, arg)
+def source_task(prev: Outcome, key: str, arg: str | None, limits_json: str = "") -> Outcome:
+    return steps.source_step(prev, key, arg, limits_json)
 
 
 @task(name="source-network", task_run_name="source {prev.ref}", cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=10, tags=[NETWORK_TAG])
-def source_network_task(prev: Outcome, key: str, arg: str | None) -> Outcome:
-    return steps.source_step(prev, key, arg)
+def source_network_task(prev: Outcome, key: str, arg: str | None, limits_json: str = "") -> Outcome:
+    return steps.source_step(prev, key, arg, limits_json)
 
 
 @task(name="profile", task_run_name="profile {prev.ref}", **_TASK)
@@ -153,7 +154,7 @@ def _wave(label: str, outcomes: list[Outcome], submit, progress: WaveProgress) -
 def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0, sources: str = "builtin",
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
-                keep_generations: int = 3) -> dict:
+                keep_generations: int = 3, input_limits: dict | None = None, force: bool = False) -> dict:
     """Build a DARE-bench task tree as a new generation and publish it at `out` (a symlink); returns
     the run report.
 
@@ -161,20 +162,24 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     configures a designer that has settings (e.g. the LLM designer's model, api_base and cache
     folder); it never holds an API key. `runner` is `local` (threads) or `dask` (`dask_address`
     of a scheduler, or a LocalCluster of `dask_workers` processes). `cache_dir` holds the
-    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`).
+    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`). `input_limits` raises the
+    bounds on reading source files (pipeline.core.safe_io.InputLimits); `force` lets `out` be an
+    existing folder daregen did not write (it is moved aside, never deleted).
     """
     started = time.monotonic()
     sources = resolve_sources(sources)
-    config = DesignConfig()
+    config = DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}))
     config_json, digest = config.model_dump_json(), config.digest()
+    limits_json = config.input_limits.model_dump_json()
     settings_json = _designer_settings_json(designer, designer_settings)
     cache = build_cache.cache_root(cache_dir)
     out_path = Path(os.path.abspath(out))
+    check_out_target(out_path, force)
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:
         staging = new_generation(out_path)
         try:
             report = _build_generation(pool, staging, out_path, limit, seed, sources, designer, settings_json,
-                                       config_json, digest, cache, keep_generations, started)
+                                       config_json, digest, cache, keep_generations, started, limits_json)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -182,7 +187,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
 
 
 def _build_generation(pool, staging: Path, out_path: Path, limit, seed, sources, designer, settings_json,
-                      config_json, digest, cache: Path, keep: int, started: float) -> dict:
+                      config_json, digest, cache: Path, keep: int, started: float, limits_json: str = "") -> dict:
     def submitter(t, params):
         return lambda o: pool.submit(t, parameters={"prev": o, **params(o)})
 
@@ -204,7 +209,7 @@ def _build_generation(pool, staging: Path, out_path: Path, limit, seed, sources,
     def submit_source(o: Outcome):
         key, arg = keys[o.ref]
         t = source_network_task if key in NETWORK_SOURCES else source_task
-        return pool.submit(t, parameters={"prev": o, "key": key, "arg": arg})
+        return pool.submit(t, parameters={"prev": o, "key": key, "arg": arg, "limits_json": limits_json})
 
     outcomes = _wave("source", outcomes, submit_source, progress)
     lap("source")

@@ -269,7 +269,7 @@ def _task_files(task_dir: Path) -> dict[str, Path]:
             for p in sorted(task_dir.rglob("*")) if p.is_symlink() or not p.is_dir()}
 
 
-def _digest(path: Path, limits: InputLimits = InputLimits()) -> str:
+def _digest(path: Path, limits: InputLimits) -> str:
     """sha256 of a regular file within the limits; otherwise the refusal, which then shows as a change.
     Never through a link (a tree may point at /proc or a FIFO, which would hang the hash)."""
     try:
@@ -278,7 +278,7 @@ def _digest(path: Path, limits: InputLimits = InputLimits()) -> str:
         return f"refused: {exc}"
 
 
-def _table_checked(path: Path, limits: InputLimits = InputLimits()) -> bool:
+def _table_checked(path: Path, limits: InputLimits) -> bool:
     """Whether a data file may be decoded: a parquet bomb must not be hashed or counted."""
     try:
         check_table_file(path, path.parent, path.suffix.lower().lstrip("."), limits)
@@ -287,11 +287,12 @@ def _table_checked(path: Path, limits: InputLimits = InputLimits()) -> bool:
         return False
 
 
-def _same_content(a: Path, b: Path) -> bool:
+def _same_content(a: Path, b: Path, limits: InputLimits) -> bool:
     """Bytes first (cheap); parquet and sqlite files with different bytes may still hold the same rows."""
-    if _digest(a) == _digest(b):
-        return not _digest(a).startswith("refused")
-    if a.suffix.lower() in {".parquet", ".sqlite"} and _table_checked(a) and _table_checked(b):
+    digest = _digest(a, limits)
+    if digest == _digest(b, limits):
+        return not digest.startswith("refused")
+    if a.suffix.lower() in {".parquet", ".sqlite"} and _table_checked(a, limits) and _table_checked(b, limits):
         try:
             return content_hash(a) == content_hash(b)
         except Exception:  # an unreadable table is a change worth showing, not a crash
@@ -304,12 +305,12 @@ def _is_ground_truth(rel: str) -> bool:
     return rel.startswith(f"{names.VERIFY_DIR}/") and (name.startswith("ground_truth") or name == names.SIMULATED_PRED)
 
 
-def _row_counts(files: dict[str, Path], rels: list[str]) -> dict[str, int]:
+def _row_counts(files: dict[str, Path], rels: list[str], limits: InputLimits) -> dict[str, int]:
     """Rows of the given data files, `file:table` for each sqlite table; an unreadable file counts none."""
     out: dict[str, int] = {}
     for rel in rels:
         path = files.get(rel)
-        if path is None or path.suffix.lower() not in DATA_SUFFIXES or not _table_checked(path):
+        if path is None or path.suffix.lower() not in DATA_SUFFIXES or not _table_checked(path, limits):
             continue
         try:
             counts = count_rows(path)
@@ -319,7 +320,9 @@ def _row_counts(files: dict[str, Path], rels: list[str]) -> dict[str, int]:
     return out
 
 
-def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry: dict | None) -> TaskChange:
+def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry: dict | None,
+                limits: InputLimits | None = None) -> TaskChange:
+    limits = limits or InputLimits()
     old_meta = read_json_or_none(old_dir / names.VERIFY_DIR / names.ALL_METADATA)
     new_meta = read_json_or_none(new_dir / names.VERIFY_DIR / names.ALL_METADATA)
     fields = metadata_changes(old_meta if isinstance(old_meta, dict) else {},
@@ -335,15 +338,15 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
 
     old_files, new_files = _task_files(old_dir), _task_files(new_dir)
     files_changed = [rel for rel in sorted(set(old_files) & set(new_files))
-                     if not _same_content(old_files[rel], new_files[rel])]
+                     if not _same_content(old_files[rel], new_files[rel], limits)]
     ground_truth = []
     for rel in sorted(set(old_files) | set(new_files)):
         if _is_ground_truth(rel) and (rel in files_changed or (rel in old_files) != (rel in new_files)):
-            ground_truth.append(HashChange(file=rel, old=_digest(old_files[rel]) if rel in old_files else None,
-                                           new=_digest(new_files[rel]) if rel in new_files else None))
+            ground_truth.append(HashChange(file=rel, old=_digest(old_files[rel], limits) if rel in old_files else None,
+                                           new=_digest(new_files[rel], limits) if rel in new_files else None))
     # Only files whose content changed can change row count; counting the rest would re-read the tree.
     moved = sorted(set(files_changed) | (set(old_files) ^ set(new_files)))
-    old_rows, new_rows = _row_counts(old_files, moved), _row_counts(new_files, moved)
+    old_rows, new_rows = _row_counts(old_files, moved, limits), _row_counts(new_files, moved, limits)
     row_counts = [RowCountChange(file=rel, old=old_rows.get(rel), new=new_rows.get(rel))
                   for rel in sorted(set(old_rows) | set(new_rows)) if old_rows.get(rel) != new_rows.get(rel)]
     return TaskChange(task_dir=new_dir.name, fields=tuple(fields), row_counts=tuple(row_counts),
@@ -353,9 +356,10 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
                       instructions=tuple(instructions))
 
 
-def diff_trees(old: Path, new: Path) -> TreeDiff:
-    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one."""
-    old, new = Path(old), Path(new)
+def diff_trees(old: Path, new: Path, limits: InputLimits | None = None) -> TreeDiff:
+    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. Files are
+    read within `limits` (either tree may come from someone else)."""
+    old, new, limits = Path(old), Path(new), limits or InputLimits()
     for tree in (old, new):
         if tree.exists() and not tree.is_dir():
             raise ValueError(f"{tree} is not a directory")
@@ -364,7 +368,7 @@ def diff_trees(old: Path, new: Path) -> TreeDiff:
     old_entries, new_entries = question_entries(old), question_entries(new)
     changed, unchanged = [], []
     for name in sorted(set(old_tasks) & set(new_tasks)):
-        change = task_change(old_tasks[name], new_tasks[name], old_entries.get(name), new_entries.get(name))
+        change = task_change(old_tasks[name], new_tasks[name], old_entries.get(name), new_entries.get(name), limits)
         if change.changed:
             changed.append(change)
         else:
@@ -373,7 +377,7 @@ def diff_trees(old: Path, new: Path) -> TreeDiff:
                         if p.is_file() and p.name not in _NOT_COMPARED)
     root_changed = [name for name in dict.fromkeys(root_files)
                     if not ((old / name).is_file() and (new / name).is_file()
-                            and _same_content(old / name, new / name))]
+                            and _same_content(old / name, new / name, limits))]
     settings = [_build_settings(tree) for tree in (old, new)]
     return TreeDiff(old=str(old), new=str(new), added=tuple(sorted(set(new_tasks) - set(old_tasks))),
                     removed=tuple(sorted(set(old_tasks) - set(new_tasks))), changed=tuple(changed),

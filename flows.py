@@ -285,21 +285,36 @@ def _build_generation(pool, staging: Path, out_path: Path, limit, seed, sources,
         publish(staging, out_path, keep)
         lap("publish")
         print(f"daregen: seconds by phase: {laps}", file=sys.stderr, flush=True)
-    else:  # an empty build must never replace a published tree
+    else:  # an empty build must never replace a published tree; its reasons stay readable beside it
+        kept = staging.parent / f"unpublished-{names.RUN_REPORT_MD}"
+        shutil.copyfile(staging / names.RUN_REPORT_MD, kept)
+        report["run_report_md"] = str(kept)
         shutil.rmtree(staging)
     return report
+
+
+def _report_warning(what: str, exc: Exception) -> None:
+    """A report is a view of the tree, not part of it: its failure is a warning, never a lost build."""
+    reason = (str(exc).strip().splitlines() or [""])[0][:200]
+    print(f"daregen: warning: {what} not written ({type(exc).__name__}: {reason})", file=sys.stderr, flush=True)
 
 
 def _write_tree_reports(tree: Path) -> None:
     from pipeline.reports import write_tree_reports
 
-    write_tree_reports(tree)
+    try:
+        write_tree_reports(tree)
+    except Exception as exc:  # noqa: BLE001 -- see _report_warning
+        _report_warning("tree reports", exc)
 
 
 def _write_diff_reports(old: Path, new: Path) -> None:
     from pipeline.diff import write_diff_reports
 
-    write_diff_reports(old, new, new)
+    try:
+        write_diff_reports(old, new, new)
+    except Exception as exc:  # noqa: BLE001 -- see _report_warning
+        _report_warning("diff reports", exc)
 
 
 def _designer_settings_json(designer: str, settings: dict | None) -> str:

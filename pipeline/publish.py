@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pipeline.core import names
 from pipeline.diff import DIFF_HTML, DIFF_MD
-from pipeline.reports import TREE_REPORT_FILES
+from pipeline.reports import TREE_REPORT_FILES, md_cell
 from pipeline.core.hashing import content_hash
 from pipeline.core.jsonio import read_json, write_json, write_text
 
@@ -211,5 +211,5 @@ def write_report_md(root: Path, report: dict) -> None:
         lines.append(f"- {usage_line(report['llm'])}")
     lines += ["", "## Rejections", "",
              "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {r['ref']} | {r['stage']} | {r['reason'].replace('|', '/')} |" for r in report["rejections"]]
+    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'])} |" for r in report["rejections"]]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")

@@ -231,7 +231,7 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _md_cell(text: str) -> str:
+def md_cell(text: str) -> str:
     """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
     HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
@@ -256,14 +256,14 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
     by_name: dict[str, str] = {f.licence: f.licence_key for f in facts}
     for name, n in _tally(f.licence for f in facts):
         share = f"{100 * n / total:.1f}%"
-        lines.append(f"| {_md_cell(name)} | {by_name[name]} | {n} | {share} |")
+        lines.append(f"| {md_cell(name)} | {by_name[name]} | {n} | {share} |")
     unknown = [f for f in facts if f.licence_key == UNKNOWN_LICENCE]
     lines += ["", f"## Tasks with an unknown licence: {len(unknown)} of {total}", ""]
     if unknown:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- {md_code(f.task_dir)} (recorded: {_md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {md_code(f.task_dir)} (recorded: {md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"

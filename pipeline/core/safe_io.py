@@ -69,7 +69,8 @@ def _relative_without_links(path: Path, root: Path) -> Path:
     for part in rel.parts:
         current = current / part
         if current.is_symlink():
-            raise UnsafeInput(f"{rel.as_posix()} is reached through a symbolic link ({part}), which is refused")
+            how = "is a symbolic link" if current == path else f"is reached through a symbolic link ({part})"
+            raise UnsafeInput(f"{rel.as_posix()} {how}, which is refused")
     return rel
 
 

@@ -35,8 +35,8 @@ def test_absolute_links_to_the_references_score_zero(tree) -> None:
     (preds / task.name / "v1" / PREDICTION).symlink_to(task / VERIFY_DIR / SIMULATED_PRED)
     (preds / task.name / "v2" / PREDICTION).symlink_to(task / VERIFY_DIR / GROUND_TRUTH)
     scores = _scores(tasks, preds)
-    assert scores == {v: (0.0, f"{task.name}/{v}/prediction.csv is reached through a symbolic link "
-                                 "(prediction.csv), which is refused") for v in ("v1", "v2")}
+    assert scores == {v: (0.0, f"{task.name}/{v}/prediction.csv is a symbolic link, which is refused")
+                      for v in ("v1", "v2")}
 
 
 def test_a_relative_link_and_a_linked_task_folder_score_zero(tree) -> None:
@@ -47,7 +47,7 @@ def test_a_relative_link_and_a_linked_task_folder_score_zero(tree) -> None:
     (preds / task.name / "v2").symlink_to(task / VERIFY_DIR)  # v2/prediction.csv is then a real file there
     (task / VERIFY_DIR / PREDICTION).write_bytes((task / VERIFY_DIR / GROUND_TRUTH).read_bytes())
     scores = _scores(tasks, preds)
-    assert scores["v1"][0] == 0.0 and "symbolic link (prediction.csv)" in scores["v1"][1]
+    assert scores["v1"][0] == 0.0 and scores["v1"][1].endswith("prediction.csv is a symbolic link, which is refused")
     assert scores["v2"] == (0.0, f"{task.name}/v2/prediction.csv is reached through a symbolic link (v2), "
                                  "which is refused")
 

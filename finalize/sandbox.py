@@ -20,7 +20,12 @@ Process tree of one job:
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
-- The environment is the caller's minus anything that looks like a credential.
+- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential.
+- The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
+  (their command lines and environments).
+- Besides the tree, the homes and /tmp, the caller's working directory (where the build cache and
+  `generated/` live by default), daregen's checkout and the folder holding the tree's generation
+  are hidden; the interpreter and daregen's packages are bound back.
 - stdout and stderr are read through pipes by the supervisor and kept up to a cap.
 - The return value travels back as JSON, never pickle: a hostile job must not be
   able to make the caller execute code when it decodes the result.
@@ -75,18 +80,20 @@ DETERMINISTIC_ENV = {
     "PYTHONWARNINGS": "ignore",
 }
 
-# Names of variables that may hold credentials; matched case-insensitively.
-_CREDENTIAL = re.compile(
-    r"(_KEY|_TOKEN|_SECRET|_PASS|_PASSWD)$|PASSWORD|CREDENTIAL|^(OPENAI|ANTHROPIC|KAGGLE|AWS|AZURE|GOOGLE|GCP|"
-    r"HF|HUGGING_?FACE|GITHUB|GH|GITLAB|LITELLM|COHERE|MISTRAL|GROQ|TOGETHER|REPLICATE|WANDB|PREFECT_API)_|"
-    r"^(SSH_AUTH_SOCK|NETRC|PGPASSFILE)$", re.IGNORECASE)
+# The only variables a job inherits (plus DETERMINISTIC_ENV, and HOME/TMPDIR set in the job): an
+# allow-list, because no deny-list recognises every secret (`MY_APIKEY`, `DATABASE_URL=postgres://u:pw@h`,
+# `TOKEN` all passed the old one). Locale and time zone keep text and time parsing as the caller's.
+_ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBRARY_PATH)$")
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 0x1000, 0x4000, 0x40000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when isolated
 _WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 _HOMES = ("/root", "/home")
+# daregen's importable packages, and the folder holding them (a checkout, or site-packages).
+DAREGEN_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
+_CODE_ROOT = Path(__file__).resolve().parents[1]
 _GRACE_S = 10.0  # the caller's backstop beyond the supervisor's own wall-clock limit
 
 
@@ -175,7 +182,7 @@ def forkserver_context():
 
 
 def scrubbed_environment(env: dict[str, str]) -> dict[str, str]:
-    clean = {k: v for k, v in env.items() if not _CREDENTIAL.search(k)}
+    clean = {k: v for k, v in env.items() if _ALLOWED_ENV.match(k)}
     clean.update(DETERMINISTIC_ENV)
     return clean
 
@@ -218,7 +225,7 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
             os.chmod(run_dir, 0o711)  # the job reaches its cwd, cannot list its neighbours
         hidden = [str(Path(p).resolve()) for p in hide if str(Path(p).resolve()) != "/"]
         home = os.path.expanduser("~")
-        hidden += [p for p in (home, *_HOMES) if p not in ("/", "") and os.path.isdir(p)]
+        hidden += [p for p in (home, *_HOMES, *_caller_paths(hide)) if p not in ("/", "") and os.path.isdir(p)]
         job = _Job(fn=fn, args=tuple(args), workdir=str(workdir), env=scrubbed_environment(dict(os.environ)),
                    limits=limits, isolate=isolate, ids=ids, hidden=tuple(dict.fromkeys(hidden)),
                    report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
@@ -251,6 +258,16 @@ def _copy_regular_file(src: Path, dest: Path) -> None:
             raise ValueError(f"sandbox input {src.name} is not a regular file")
         with open(dest, "wb") as out:
             shutil.copyfileobj(fh, out)
+
+
+def _caller_paths(hide: tuple[Path, ...]) -> list[str]:
+    """What a job could otherwise list beyond its tree: the caller's working directory (the build cache
+    and `generated/` by default), daregen's checkout (not site-packages, which holds the interpreter's
+    libraries), and the folder around each hidden tree (the other generations of an output)."""
+    paths = [os.getcwd(), *(str(Path(p).resolve().parent) for p in hide)]
+    if _CODE_ROOT.name not in ("site-packages", "dist-packages"):
+        paths.append(str(_CODE_ROOT))
+    return paths
 
 
 _isolation_checked: bool | None = None
@@ -353,7 +370,8 @@ def _under(path: str, root: str) -> bool:
 def _code_dirs(hidden: list[str]) -> list[str]:
     """The interpreter and import path entries that the hidden folders would cover (pyenv lives in
     /root, a checkout may live in a home): they are bound back, so lazy imports keep working."""
-    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path)
+    packages = [str(_CODE_ROOT / name) for name in DAREGEN_PACKAGES]  # not the rest of the checkout
+    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *packages)
                    if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []
     for d in dirs:
@@ -516,6 +534,8 @@ def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[in
                     os.close(fd)
         if not job.isolate:
             os.setsid()  # its own process group, killed as a whole afterwards
+        else:  # PID 1 of its PID namespace: a procfs of its own lists this namespace's processes only
+            _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None), "mount /proc")
         lim = job.limits
         resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (lim.memory_bytes, lim.memory_bytes))

@@ -50,7 +50,7 @@ def _summary_table(report: dict, out: Path) -> str:
     if reasons:
         lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
         for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
-            lines.append(f"    {n:>4}  {reason}")
+            lines.append(f"    {n:>4}  {printable(reason)}")
         lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / 'run_report.md')}")
     if "llm" in report:
         from task_design.llm_schema import usage_line

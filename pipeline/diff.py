@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
-from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, regular_file_inside
+from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
 from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                               read_json_or_none, task_dirs)
 
@@ -600,7 +600,7 @@ def render_summary(d: TreeDiff, limit: int = 10) -> str:
         what += ["row counts"] if t.row_counts else []
         what += ["ground truth"] if t.ground_truth else []
         what += [w.key for w in t.instructions]
-        lines.append(f"  changed  {t.task_dir}: {', '.join(what) or 'file contents'}")
+        lines.append(f"  changed  {printable(t.task_dir)}: {', '.join(what) or 'file contents'}")
     if len(d.changed) > limit:
         lines.append(f"  ... and {len(d.changed) - limit} more changed tasks")
     return "\n".join(lines)

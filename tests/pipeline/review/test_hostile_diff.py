@@ -68,3 +68,14 @@ def test_html_in_a_licence_is_shown_as_text(tmp_path: Path) -> None:
     write_question_list(tmp_path, [write_task_folder(tmp_path, "t_class", licence="<img src=x onerror=alert(1)>")])
     md = render_licence_distribution(read_tree_facts(tmp_path))
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+
+
+def test_control_characters_in_a_task_name_are_printed_escaped(tmp_path: Path) -> None:
+    from pipeline.diff import render_summary
+
+    name = "t\r\x1b[2K_class"
+    old, new = tmp_path / "old", tmp_path / "new"
+    write_question_list(old, [write_task_folder(old, name)])
+    write_question_list(new, [write_task_folder(new, name, model="GaussianNB")])
+    summary = render_summary(diff_trees(old, new))
+    assert "\x1b" not in summary and "\r" not in summary and "t\\r\\x1b[2K_class" in summary

@@ -1,11 +1,11 @@
 """A sandboxed job sees only what it was given: an allow-listed environment (no `MY_APIKEY`,
 `DATABASE_URL` or `TOKEN`), the processes of its own PID namespace, and neither the caller's working
-directory (build cache, generated trees), daregen's checkout nor the other generations of a tree."""
+directory (build cache, generated trees), daregen's checkout, the other generations of a tree, nor any
+other path but the system's programs and libraries and the interpreter."""
 
 from __future__ import annotations
 
-import shutil
-import uuid
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,32 +34,27 @@ def test_the_job_sees_its_own_processes_only() -> None:
     assert res.value["pids"] == [1]  # itself, PID 1 of its namespace; no host process or command line
 
 
-@pytest.fixture
-def outside_tmp():
-    """A folder outside /tmp and the homes (which the sandbox hid before), so the test shows the new rules."""
-    base = Path("/var/cache") / f"daregen-test-{uuid.uuid4().hex[:8]}"
-    try:
-        base.mkdir(parents=True)
-    except OSError:
-        pytest.skip("no writable folder outside /tmp")
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
-
-
-def test_the_cache_the_checkout_and_other_generations_are_hidden(outside_tmp: Path, monkeypatch) -> None:
-    gens = outside_tmp / "out" / ".tasks.generations"
+def test_the_job_sees_no_path_but_its_folder_the_system_and_the_interpreter(tmp_path: Path, monkeypatch) -> None:
+    """Not the other generations beside the tree, the build cache in the working directory, the rest of
+    daregen's checkout, the homes or /etc: only the system's programs and libraries, the interpreter,
+    daregen's packages, a few devices, an empty /tmp and the job's folder."""
+    gens = tmp_path / ".tasks.generations"
     (gens / "older" / "a_class").mkdir(parents=True)
     tree = gens / "current"
     (tree / "b_class").mkdir(parents=True)
-    workdir = outside_tmp / "project"
+    workdir = tmp_path / "project"
     (workdir / ".cache" / "daregen" / "tasks").mkdir(parents=True)
     monkeypatch.chdir(workdir)
     checkout = Path(sandbox.__file__).resolve().parents[1]
-    looked = [str(gens), str(workdir / ".cache"), str(checkout), str(outside_tmp)]
+    looked = ["/", "/etc", "/tmp", "/dev", str(gens), str(workdir / ".cache"), str(checkout), "/root", "/home", "/var"]
     res = run_in_sandbox(jobs.look_around, (looked,), hide=(tree,))
     assert res.ok, res.reason
     seen = res.value["listable"]
-    assert seen[str(gens)] == [] and seen[str(workdir / ".cache")] == "refused: FileNotFoundError"
-    assert seen[str(outside_tmp)] == ["out", "project"]  # the rest of the file system is as before
+    assert all(seen[p] == "refused: FileNotFoundError" for p in (str(gens), str(workdir / ".cache"), "/var"))
+    assert seen["/tmp"] == ["job"] and set(seen["/dev"]) == {"null", "zero", "full", "random", "urandom", "shm"}
+    assert set(seen["/etc"]) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group",
+                                 "nsswitch.conf"}
+    assert set(seen["/"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "tmp", "proc",
+                              *(Path(p).parts[1] for p in (sys.base_prefix, sys.prefix, str(checkout)))}
     if (checkout / "pyproject.toml").exists():  # a checkout (not site-packages): only the packages show
         assert set(seen[str(checkout)]) <= set(sandbox.DAREGEN_PACKAGES) | {".venv"}, seen[str(checkout)]

@@ -13,7 +13,9 @@ Three rules, each a function here so every command applies the same one:
 - `write_text_inside(path, root, text)`: writes go through no link, by temp file and rename in
   the real directory, so a link planted where daregen writes is replaced, never written through.
 
-Every refusal is an `UnsafeInput` (a ValueError) whose message is one line naming the file.
+`read_json_inside` bounds JSON in bytes and depth; `printable` escapes control characters before
+untrusted text reaches a terminal. Every refusal is an `UnsafeInput` (a ValueError) whose message
+is one line naming the file.
 """
 
 from __future__ import annotations
@@ -274,6 +276,7 @@ def write_text_inside(path: Path, root: Path, text: str) -> None:
     if not path.parent.is_dir():
         raise UnsafeInput(f"refusing to write {rel.as_posix()}: its folder does not exist")
     write_text(path, text)
+    os.chmod(path, 0o644)  # the temp file was created 0600; a task file is readable like its neighbours
 
 
 def printable(text: str) -> str:

@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except ValueError as exc:  # bad user input: one clear line, no traceback
+    except (ValueError, OSError) as exc:  # bad user input, or a path that cannot be read: one clear line
         print(f"daregen: error: {printable(exc)}", file=sys.stderr)
         return 2
 

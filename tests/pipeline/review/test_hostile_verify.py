@@ -141,3 +141,10 @@ def test_hostile_tasks_do_not_stop_the_honest_one(tree: Path, outside: Path, cap
     captured = capsys.readouterr()
     assert "PASS        honest" in captured.out and "verified 6 tasks" in captured.out
     assert captured.out.count("FAIL ") == 5 and "Traceback" not in captured.out + captured.err
+
+
+def test_an_unreadable_tree_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    fifo = tmp_path / "tree"
+    os.mkfifo(fifo)
+    assert main(["verify", str(fifo)]) == 2
+    assert capsys.readouterr().err == f"daregen: error: {fifo} is not a folder\n"

@@ -46,11 +46,11 @@ from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_
                              run_reference_sandboxed)
 from finalize.schema import check_metadata_schema
 from finalize.scoring import _canonical_labels
+from finalize.untrusted_tree import tree_input_problems
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import dumps, read_json
 from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_json_inside, write_text_inside
-from finalize.untrusted_tree import tree_input_problems
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message

@@ -22,8 +22,8 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
-from pipeline.core.safe_io import read_json_inside
 from pipeline.core.jsonio import write_text
+from pipeline.core.safe_io import read_json_inside
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"

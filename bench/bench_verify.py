@@ -35,7 +35,7 @@ from pathlib import Path
 
 from finalize.runner import run_reference_sandboxed
 from finalize.sandbox import Limits, forkserver_context, run_in_sandbox, scrubbed_environment
-from finalize.verify import TABULAR, discover_tasks
+from pipeline.review.verify import TABULAR, discover_tasks
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from _timing import best_of  # noqa: E402  (bench/ is on sys.path when run as a script)

@@ -9,8 +9,9 @@ caught here from the files an agent and the grader see:
   lands in the same noise band around the baseline;
 - **leakage**: one feature alone reaches LEAK_SCORE, so the task is a lookup.
 
-Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) and are
-rounded, so the `daregen.mm_baselines` block they feed is byte-stable.
+Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) through the very
+functions `daregen score` uses (pipeline/core/metrics.py), and are rounded, so the
+`daregen.mm_baselines` block they feed is byte-stable and agrees with a later score.
 Cost is bounded for the build: rows are capped at MAX_ROWS (a seeded sample),
 the reference is one fit, and each single-feature probe is one depth-limited tree.
 """
@@ -25,6 +26,7 @@ import pandas as pd
 
 from finalize.checks import Problem
 from pipeline.core import names
+from pipeline.core.metrics import clipped_r2, macro_f1
 from postprocess.formats import read_frame
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -47,20 +49,9 @@ class MMAssessment:
     """Scores for all_metadata.json's daregen.mm_baselines, and the problems they imply."""
     scores: dict[str, float] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
-
-
-def _macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    from sklearn.metrics import f1_score
-
-    return float(f1_score(y_true, y_pred, average="macro", zero_division=0))
-
-
-def _clipped_r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    from sklearn.metrics import r2_score
-
-    if len(y_true) < 2:
-        return 0.0
-    return float(np.clip(r2_score(y_true, y_pred), 0.0, 1.0))
+    # Per target: the scored rows' row_id (as text) and the predictions behind reference_<metric>, so
+    # anyone can score them as `daregen score` would (tests/pipeline/review/test_score_matches_mm_baseline.py).
+    reference_predictions: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
@@ -70,7 +61,7 @@ def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
     the guess is scored by its expectation, F1_c = 2 p_c q_c / (p_c + q_c), so no RNG is involved."""
     train_freq = pd.Series(y_fit).value_counts(normalize=True)
     majority = train_freq.sort_index(kind="stable").idxmax()
-    always = _macro_f1(y_val, np.full(len(y_val), majority, dtype=object))
+    always = macro_f1(y_val, np.full(len(y_val), majority, dtype=object))
     val_freq = pd.Series(y_val).value_counts(normalize=True)
     classes = sorted(set(train_freq.index) | set(val_freq.index))
     f1 = [2 * p * q / (p + q) if p + q > 0 else 0.0
@@ -116,6 +107,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     merged = truth.assign(_id=truth[names.ROW_ID].astype(str))[["_id", *target]].merge(
         val_ids, on="_id", how="inner")
     baseline, reference, best_single = [], [], []
+    reference_predictions: dict[str, pd.DataFrame] = {}
     leaks: list[str] = []
     # Multi-threaded histogram sums may round differently on another core count: one thread.
     with threadpool_limits(limits=1):
@@ -133,7 +125,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 y_fit, y_val = fit[t].astype(str).to_numpy(), scored[t].astype(str).to_numpy()
                 base = _trivial_macro_f1(y_fit, y_val)
                 model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
-                metric, probe = _macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
+                metric, probe = macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
             else:
                 y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
                 y_val = pd.to_numeric(scored[t], errors="coerce").to_numpy(float)
@@ -142,25 +134,32 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 if len(y_fit) < 2 or len(y_val) == 0:
                     problems.append(Problem(where, f"MM target {t!r} is not numeric"))
                     continue
-                base = _clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
+                if len(y_val) < 2:  # R² is undefined on one row (pipeline/core/metrics.py)
+                    problems.append(Problem(where, f"MM data too small to assess {t!r} (1 scored row)"))
+                    continue
+                base = clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
-                metric, probe = _clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
+                metric, probe = clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
             # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
             # all-missing column, which the MM files keep as the source has it): fit on the rest.
             usable = np.isfinite(x_fit).any(axis=0)
             if not usable.any():
-                ref = base
+                ref, ref_pred = base, None
             else:
-                ref = metric(y_val, model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable]))
+                ref_pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
+                ref = metric(y_val, ref_pred)
             baseline.append(base)
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.
-            single = []
+            single, single_pred = [], None
             for j, col in enumerate(features):
                 col_fit, col_val = x_fit[:, j:j + 1], x_val[:, j:j + 1]
                 fill = (np.nanmin(col_fit) - 1.0) if np.isfinite(col_fit).any() else 0.0
                 col_fit, col_val = np.nan_to_num(col_fit, nan=fill), np.nan_to_num(col_val, nan=fill)
-                score = metric(y_val, probe().fit(col_fit, y_fit).predict(col_val))
+                pred = probe().fit(col_fit, y_fit).predict(col_val)
+                score = metric(y_val, pred)
+                if not single or score > max(single):
+                    single_pred = pred
                 single.append(score)
                 if score >= LEAK_SCORE and len(y_val) >= LEAK_MIN_ROWS:
                     leaks.append(f"{col!r} ({score:.3f})")
@@ -168,6 +167,10 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
             # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
             # does better: the reference is the better of the two, both fixed-seed fits.
             reference.append(max(ref, best_single[-1]))
+            chosen = ref_pred if ref >= best_single[-1] else single_pred
+            if chosen is not None:
+                ids = scored["_id"] if classification else scored["_id"][keep_val]
+                reference_predictions[t] = pd.DataFrame({names.ROW_ID: ids.to_numpy(), t: chosen})
     if not reference:
         return MMAssessment(problems=tuple(problems))
     metric_name = "macro_f1" if classification else "r2"
@@ -182,7 +185,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     if leaks:
         problems.append(Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
                                        + ", ".join(sorted(leaks)[:5])))
-    return MMAssessment(scores, tuple(problems))
+    return MMAssessment(scores, tuple(problems), reference_predictions)
 
 
 def assess_task(task_dir: Path, question: dict) -> MMAssessment:

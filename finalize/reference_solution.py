@@ -2,16 +2,16 @@
 
     python -m finalize.reference_solution TASK_DIR OUT_CSV
 
-It is deliberately self-contained (json, sqlite3, pandas, scikit-learn) so that
-anyone can read it next to the instruction text and rerun it: it is the
-workflow question_v1 spells out, step for step. Ground truth for IF is what
+It is deliberately self-contained (json, sqlite3, pandas, scikit-learn, and the
+kernel's read-only SQLite connection) so that anyone can read it next to the
+instruction text and rerun it: it is the workflow question_v1 spells out, step
+for step. Ground truth for IF is what
 this script prints into verify/simulated_pred_local.csv.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -21,30 +21,28 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from pipeline.core.sqlite import connect_read_only, quote_identifier
+
 
 def read_table(path: Path) -> pd.DataFrame:
     if path.suffix == ".csv":
         return pd.read_csv(path)
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
         (name,) = con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchone()
-        return pd.read_sql_query(f'SELECT * FROM "{name}"', con)
+        return pd.read_sql_query(f"SELECT * FROM {quote_identifier(name)}", con)
     finally:
         con.close()
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'  # any table name stays one identifier, never SQL
 
 
 def read_joined(path: Path, join_path: list[dict]) -> pd.DataFrame:
     """A relational task's training data: its fact table LEFT JOINed to each dimension table
     in the order of `join_path`, on left_on = right_on; the right key equals left_on and is dropped."""
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
-        read = lambda t: pd.read_sql_query(f"SELECT * FROM {_quoted(t)}", con)  # noqa: E731
+        read = lambda t: pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con)  # noqa: E731
         joined = read(join_path[0]["left"])
         for step in join_path:
             right = read(step["right"]).rename(columns={step["right_on"]: "\x00key"})

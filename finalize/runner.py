@@ -29,9 +29,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from finalize.sandbox import (DAREGEN_PACKAGES, DETERMINISTIC_ENV, Limits, SandboxResult, run_in_sandbox,
-                              scrubbed_environment)
+from finalize.sandbox import DETERMINISTIC_ENV, Limits, SandboxResult, run_in_sandbox, scrubbed_environment
 from pipeline.core import names
+from pipeline.core.environment import CODE_PACKAGES
 from pipeline.core.jsonio import read_json
 from pipeline.core.records import DatasetRejected
 
@@ -119,7 +119,7 @@ def _code_files() -> dict[str, Path]:
     """daregen's Python sources, to be copied into the job folder for the fresh interpreter."""
     root = Path(__file__).resolve().parent.parent
     return {f"{CODE_DIR}/{py.relative_to(root).as_posix()}": py
-            for pkg in DAREGEN_PACKAGES for py in sorted((root / pkg).rglob("*.py"))}
+            for pkg in CODE_PACKAGES for py in sorted((root / pkg).rglob("*.py"))}
 
 
 def fresh_batch_job(batch: dict[str, dict], hash_seed: int, timeout_s: float) -> dict[str, dict]:

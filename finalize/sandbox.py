@@ -62,6 +62,8 @@ from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.core.environment import CODE_PACKAGES
+
 SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
 # Everything a reference run imports, so no job pays for an import: the lazy ones (pyarrow's dataset
 # layer behind pandas.read_parquet, narwhals behind scikit-learn's dataframe checks) were found by
@@ -99,8 +101,7 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MNT_DETACH = 2
 _HOMES = ("/root", "/home")
-# daregen's importable packages, and the folder holding them (a checkout, or site-packages).
-DAREGEN_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
+# The folder holding daregen's packages (a checkout, or site-packages).
 _CODE_ROOT = Path(__file__).resolve().parents[1]
 _GRACE_S = 10.0  # the caller's backstop beyond the supervisor's own wall-clock limit
 
@@ -381,7 +382,7 @@ def _code_dirs(hidden: list[str]) -> list[str]:
     """The interpreter, its import path and daregen's packages: what the job's file system must hold
     besides its working directory. An entry that holds a hidden folder (the checkout, the caller's
     working directory) is left out; daregen's packages inside it are listed on their own."""
-    packages = [str(_CODE_ROOT / name) for name in DAREGEN_PACKAGES]  # not the rest of the checkout
+    packages = [str(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
     dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *packages)
                    if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []

@@ -25,16 +25,13 @@ from pipeline.core import names
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
-from postprocess.timeseries import GROUND_TRUTH_V1, GROUND_TRUTH_V2, TRAIN, TimeSeriesPackage, reference_question
+from postprocess.timeseries import TimeSeriesPackage
 
-TRAIN_CSV = names.data_file(TRAIN, "csv")
 VAL_V1_CSV = names.data_file(names.VAL_V1, "csv")
 VAL_V2_CSV = names.data_file(names.VAL_V2, "csv")
-GT_V1_CSV = names.data_file(GROUND_TRUTH_V1, "csv")
-GT_V2_CSV = names.data_file(GROUND_TRUTH_V2, "csv")
-NEEDED_V1 = [TRAIN_CSV, VAL_V1_CSV, names.METADATA_TXT]
-NEEDED_V2 = [TRAIN_CSV, VAL_V2_CSV, names.METADATA_TXT]
-TASK_KIND = "time_series_analysis"
+NEEDED_V1 = [names.TS_TRAIN_CSV, VAL_V1_CSV, names.METADATA_TXT]
+NEEDED_V2 = [names.TS_TRAIN_CSV, VAL_V2_CSV, names.METADATA_TXT]
+TASK_KIND = names.TIME_SERIES_PROBLEM
 
 _PREAMBLE = ("Please complete the task as described below without asking any follow-up questions or requesting "
              "additional information. Your task is to achieve good performance while balancing time and accuracy "
@@ -51,7 +48,7 @@ def question_v1(spec: TimeSeriesSpec) -> str:
     t = spec.target[0]
     return " ".join([
         _PREAMBLE, "Proceed under the assumption that all required information is provided.", _METADATA,
-        f"Load data in `{TRAIN_CSV}` as your full training set.",
+        f"Load data in `{names.TS_TRAIN_CSV}` as your full training set.",
         f"The validation file `{VAL_V1_CSV}` contains future time points where all non-target features are "
         f"provided, but the target column `{t}` is unknown.",
         f"Your task is to predict the target column `{t}` at those validation time points using the provided "
@@ -66,8 +63,8 @@ def question_v1(spec: TimeSeriesSpec) -> str:
 def question_v2(spec: TimeSeriesSpec) -> str:
     t = spec.target[0]
     parts = [
-        _PREAMBLE, _METADATA, f"Load the file `{TRAIN_CSV}` as your complete training data. This file contains "
-        "the raw, non-resampled time series data.",
+        _PREAMBLE, _METADATA, f"Load the file `{names.TS_TRAIN_CSV}` as your complete training data. "
+        "This file contains the raw, non-resampled time series data.",
     ]
     if spec.entity_columns:
         parts.append(f"Each series is identified by {', '.join(f'`{c}`' for c in spec.entity_columns)} and "
@@ -90,7 +87,7 @@ def question_v2(spec: TimeSeriesSpec) -> str:
         f"present in `{VAL_V2_CSV}`.",
         f"Your output file must be named `{names.PREDICTION}` and must contain all identifier columns "
         f"({_ids_text(spec)}) together with the predicted values for the target column `{t}`; write "
-        f"`{spec.time_column}` in the same format as `{TRAIN_CSV}` (strftime pattern `{spec.time_format}`).",
+        f"`{spec.time_column}` in the same format as `{names.TS_TRAIN_CSV}` (strftime pattern `{spec.time_format}`).",
         "Also note that the validation file may contain non-contiguous and unsorted time points, meaning the time "
         "indices are not guaranteed to be consecutive. Each prediction must be aligned with its identifiers so "
         "that performance can be computed correctly.",
@@ -115,7 +112,7 @@ def question_block(pkg: TimeSeriesPackage) -> dict:
         "selected_features": list(spec.selected_features),
         "expected_ranges": spec.expected_ranges,
         "column_type_inference": spec.column_type_inference,
-        "train_save_file": rel(names.SOURCE_DIR, TRAIN_CSV),
+        "train_save_file": rel(names.SOURCE_DIR, names.TS_TRAIN_CSV),
         "val_v1_save_file": rel(names.SOURCE_DIR, VAL_V1_CSV),
         "val_v2_save_file": rel(names.SOURCE_DIR, VAL_V2_CSV),
         "train_test_ratio": spec.train_test_ratio,
@@ -124,8 +121,8 @@ def question_block(pkg: TimeSeriesPackage) -> dict:
         "random_state": spec.random_state,
         "model_type": spec.model_type,
         "output_file": rel(names.PREDICTION),
-        "ground_truth_v1_file": rel(names.VERIFY_DIR, GT_V1_CSV),
-        "ground_truth_v2_file": rel(names.VERIFY_DIR, GT_V2_CSV),
+        "ground_truth_v1_file": rel(names.VERIFY_DIR, names.GROUND_TRUTH_V1),
+        "ground_truth_v2_file": rel(names.VERIFY_DIR, names.GROUND_TRUTH_V2),
         "needed_files_v1": list(NEEDED_V1),
         "needed_files_v2": list(NEEDED_V2),
         "prediction_starting_time": pkg.prediction_starting_time,
@@ -162,7 +159,7 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
     target = question["target"][0]
     val_v1 = _read_text(src / VAL_V1_CSV)
-    gt_v1 = pd.read_csv(verify / GT_V1_CSV, dtype={names.ROW_ID: str})
+    gt_v1 = pd.read_csv(verify / names.GROUND_TRUTH_V1, dtype={names.ROW_ID: str})
     future = val_v1.merge(gt_v1, on=names.ROW_ID, how="inner", validate="one_to_one")
     future[target] = pd.to_numeric(future[target], errors="coerce")
     return ground_truth_v2(question, future, _read_text(src / VAL_V2_CSV))
@@ -173,13 +170,13 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
     spec = pkg.spec
     task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:
-        train = pkg.frames[TRAIN]
+        train = pkg.frames[names.TS_TRAIN]
         metadata_txt = render_metadata_txt(pkg.record, [str(c) for c in train.columns])
         write_text(src / names.METADATA_TXT, metadata_txt)
-        _csv(train, src / TRAIN_CSV)
+        _csv(train, src / names.TS_TRAIN_CSV)
         _csv(pkg.frames[names.VAL_V1], src / VAL_V1_CSV)
         _csv(pkg.frames[names.VAL_V2], src / VAL_V2_CSV)
-        _csv(pkg.frames[GROUND_TRUTH_V1], verify / GT_V1_CSV)
+        _csv(pkg.frames[names.TS_GROUND_TRUTH_V1], verify / names.GROUND_TRUTH_V1)
         question = question_block(pkg)
         write_json(verify / names.ALL_METADATA, {
             "question": question,
@@ -195,12 +192,12 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
             },
         })
         executed = run_ts_reference(task_dir, question)
-        expected = pkg.frames[GROUND_TRUTH_V2]
+        expected = pkg.frames[names.TS_GROUND_TRUTH_V2]
         t = spec.target[0]
         if len(executed) != len(expected) or not np.allclose(executed[t].to_numpy(float),
                                                               expected[t].to_numpy(float)):
             raise DatasetRejected("check failed: the executed reference disagrees with the CF ground truth")
-        _csv(executed, verify / GT_V2_CSV)
+        _csv(executed, verify / names.GROUND_TRUTH_V2)
         problems = errors(check_ts_task(task_dir))
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
@@ -217,17 +214,17 @@ def check_ts_task(task_dir: Path) -> list[Problem]:
     `daregen` block); a published DARE-bench task gets a warning instead."""
     where = task_dir.name
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
-    missing = [f"{names.SOURCE_DIR}/{f}" for f in (TRAIN_CSV, VAL_V1_CSV, VAL_V2_CSV, names.METADATA_TXT)
+    missing = [f"{names.SOURCE_DIR}/{f}" for f in (names.TS_TRAIN_CSV, VAL_V1_CSV, VAL_V2_CSV, names.METADATA_TXT)
                if not (src / f).is_file()]
-    missing += [f"{names.VERIFY_DIR}/{f}" for f in (GT_V1_CSV, GT_V2_CSV, names.ALL_METADATA)
+    missing += [f"{names.VERIFY_DIR}/{f}" for f in (names.GROUND_TRUTH_V1, names.GROUND_TRUTH_V2, names.ALL_METADATA)
                 if not (verify / f).is_file()]
     if missing:
         return [Problem(where, f"missing {', '.join(missing)}")]
     meta = read_json(verify / names.ALL_METADATA)
     q, ours = meta["question"], "daregen" in meta
     target, time_col, fmt = q["target"][0], q["time_column"], q["time_format"]
-    train, val_v1, val_v2 = (_read_text(src / f) for f in (TRAIN_CSV, VAL_V1_CSV, VAL_V2_CSV))
-    gt_v1, gt_v2 = _read_text(verify / GT_V1_CSV), _read_text(verify / GT_V2_CSV)
+    train, val_v1, val_v2 = (_read_text(src / f) for f in (names.TS_TRAIN_CSV, VAL_V1_CSV, VAL_V2_CSV))
+    gt_v1, gt_v2 = _read_text(verify / names.GROUND_TRUTH_V1), _read_text(verify / names.GROUND_TRUTH_V2)
     ids = list(val_v2.columns)
     entities = [c for c in ids if c != time_col]
     problems: list[Problem] = []
@@ -301,10 +298,11 @@ def verify_ts_task(task_dir: Path, question: dict) -> list[Problem]:
         executed = run_ts_reference(task_dir, question)
     except (KeyError, ValueError) as exc:
         return problems + [Problem(where, f"time-series reference failed: {exc}"[:300], severity)]
-    recorded = pd.read_csv(task_dir / names.VERIFY_DIR / GT_V2_CSV, dtype=str, keep_default_na=False)
+    recorded = pd.read_csv(task_dir / names.VERIFY_DIR / names.GROUND_TRUTH_V2, dtype=str, keep_default_na=False)
     t = question["target"][0]
     ids = [c for c in recorded.columns if c != t]
     same_keys = executed[ids].astype(str).to_dict("records") == recorded[ids].to_dict("records")
     if not same_keys or not np.allclose(executed[t].to_numpy(float), pd.to_numeric(recorded[t]).to_numpy(float)):
-        problems.append(Problem(where, f"{GT_V2_CSV} disagrees with the re-run time-series reference", severity))
+        problems.append(Problem(where, f"{names.GROUND_TRUTH_V2} disagrees with the re-run time-series reference",
+                                severity))
     return problems

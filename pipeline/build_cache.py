@@ -24,13 +24,12 @@ import shutil
 import uuid
 from pathlib import Path
 
-from pipeline.core.environment import code_version, fingerprint_digest
+from pipeline.core import cache
+from pipeline.core.environment import CODE_PACKAGES, code_version, fingerprint_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
 
-CACHE_ENV = "DAREGEN_CACHE"
-DEFAULT_CACHE = Path(".cache/daregen")
 RESULT_JSON, TASK_DIR, VERIFIED = "result.json", "task", "verified"
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
 # only failed checks (`check failed: ...`, e.g. MM infeasible): a reference run that timed out on
@@ -42,12 +41,10 @@ CACHED_FINALIZE_REASON = "check failed:"
 
 def cacheable_rejection(stage: str, reason: str) -> bool:
     return stage in CACHED_REJECTION_STAGES or (stage == "finalize" and reason.startswith(CACHED_FINALIZE_REASON))
-# The packages whose code decides a task's bytes; flows.py and the CLI only orchestrate.
-_CODE_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
 
 
 def cache_root(cache_dir: str | None = None) -> Path:
-    return Path(cache_dir or os.environ.get(CACHE_ENV) or DEFAULT_CACHE).resolve() / "tasks"
+    return cache.cache_root(cache_dir).resolve() / cache.TASKS
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,7 +53,7 @@ def code_digest() -> str:
     serve stale tasks after an edit in a development checkout."""
     here = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(code_version().encode())
-    for pkg in _CODE_PACKAGES:
+    for pkg in CODE_PACKAGES:  # the code that decides a task's bytes; flows.py only orchestrates
         for path in sorted((here / pkg).rglob("*")):
             if path.suffix in (".py", ".md") and "__pycache__" not in path.parts:
                 h.update(path.relative_to(here).as_posix().encode())

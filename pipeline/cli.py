@@ -9,55 +9,21 @@
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism] [--config FILE]
     daregen diff OLD NEW [--out DIR] [--config FILE]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
+    daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 from pipeline.core.safe_io import printable
 from pipeline.prefect_env import configure_prefect
-
-
-def _reason_kind(reason: str) -> str:
-    """`no usable features for target 'x' once ...` -> `no usable features for target once ...`."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", reason.split(":")[0])
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _summary_table(report: dict, out: Path) -> str:
-    lines = [
-        f"built {report['built']} tasks from {report['considered']} candidate datasets "
-        f"in {report['seconds']:.0f} s -> {out}",
-        "",
-        f"  {'problem type':<16}{'tasks':>6}",
-    ]
-    for kind, n in report["by_type"].items():
-        lines.append(f"  {kind:<16}{n:>6}")
-    lines.append("")
-    lines.append(f"  {'file type':<16}{'tasks':>6}")
-    for ftype, n in report["by_format"].items():
-        lines.append(f"  {ftype:<16}{n:>6}")
-    lines.append("")
-    reasons: dict[str, int] = {}
-    for r in report["rejections"]:
-        key = _reason_kind(r["reason"])
-        reasons[key] = reasons.get(key, 0) + 1
-    if reasons:
-        lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
-        for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
-            lines.append(f"    {n:>4}  {printable(reason)}")
-        lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / 'run_report.md')}")
-    if "llm" in report:
-        from task_design.llm_schema import usage_line
-
-        lines.append(f"  {usage_line(report['llm'])}")
-    lines.append(f"  instructions: {out / 'question_list.json'}")
-    return "\n".join(lines)
+from pipeline.run_report import summary_table
+from sourcing.registry import open_source, parse_sources
+from sourcing.sources_file import resolve_spec
 
 
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
@@ -80,18 +46,14 @@ def _apply_config(args: argparse.Namespace) -> dict:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from sourcing.registry import open_source, parse_sources
-
     file_llm = _apply_config(args)
     # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
-    configure_prefect()  # before flows imports Prefect, which reads its settings at import
-    from flows import resolve_sources
-
-    for key, arg in parse_sources(resolve_sources(args.sources)):  # a spec or a sources.toml path
+    for key, arg in parse_sources(resolve_spec(args.sources)):  # a spec or a sources.toml path
         open_source(key, arg)
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
     settings = _designer_settings(args, file_llm)
+    configure_prefect()  # before flows imports Prefect, which reads its settings at import
     from flows import build_tasks
 
     from pipeline.config_file import load_limits
@@ -103,7 +65,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
                          input_limits=limits.model_dump(), force=args.force)
-    print(_summary_table(report, Path(args.out)))
+    print(summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
         return 1
@@ -165,7 +127,7 @@ def _limits(args: argparse.Namespace):
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from finalize.scoring import run_score
+    from pipeline.review.score import run_score
 
     run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None,
               _limits(args))
@@ -173,7 +135,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from finalize.verify import verify_tree
+    from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
                          determinism=args.determinism, limits=_limits(args),
@@ -183,7 +145,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from pipeline.diff import diff_trees, render_summary, write_diff
+    from pipeline.review.diff import diff_trees, render_summary, write_diff
 
     diff = diff_trees(Path(args.old), Path(args.new), _limits(args))
     md, page = write_diff(diff, Path(args.out))
@@ -197,6 +159,19 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
     for line in preview_lines(args.sources, args.sources_file, args.limit):
         print(line, flush=True)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pipeline.export.export import export_tree
+
+    result = export_tree(Path(args.tree), Path(args.out) if args.out else None, args.holdout, args.eval_fraction,
+                         args.seed, check_only=args.check, jobs=args.jobs, on_line=lambda line: print(line, flush=True))
+    if result.out is not None:  # the held-out overlaps and the totals; --check lists every family link too
+        for line in result.lines:
+            if not line.startswith(("link", "sft")):
+                print(line)
+        print(f"export written to {result.out}")
     return 0
 
 
@@ -218,7 +193,8 @@ def parser() -> argparse.ArgumentParser:
                    help="let --llm-api-key-env / api_key_env name a variable that does not look like an LLM key")
     b.add_argument("--force", action="store_true",
                    help="let --out be a non-empty folder daregen did not write (moved aside, never deleted)")
-    b.add_argument("--llm-cache-dir", default=None, help="LLM answer cache (default .cache/daregen/llm)")
+    b.add_argument("--llm-cache-dir", default=None,
+                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.add_argument("--runner", choices=("local", "dask"), default="local",
                    help="local threads (default) or dask (a LocalCluster, or --dask-address)")
@@ -263,6 +239,16 @@ def parser() -> argparse.ArgumentParser:
     sl_from.add_argument("--sources-file", default=None, help="sources.toml with [[source]] tables")
     sl.add_argument("--limit", type=int, default=50, help="candidates shown per source (default 50)")
     sl.set_defaults(func=cmd_sources)
+    ex = sub.add_parser("export", help="training data: a family-safe train/eval split, rewards' specs, SFT solutions")
+    ex.add_argument("tree", help="task tree to export")
+    ex.add_argument("--out", default=None, help="export folder (required unless --check)")
+    ex.add_argument("--holdout", action="append", default=[], metavar="TREE",
+                    help="an evaluation tree (repeatable): no training task may share a dataset family with it")
+    ex.add_argument("--eval-fraction", type=float, default=0.1, help="share of each problem type's tasks in eval")
+    ex.add_argument("--seed", type=int, default=0, help="seed of the family split (default 0)")
+    ex.add_argument("--check", action="store_true", help="report every family link and overlap; write nothing")
+    ex.add_argument("--jobs", type=int, default=2, help="SFT solutions checked at once in the sandbox (default 2)")
+    ex.set_defaults(func=cmd_export)
     return p
 
 

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.core import names
-from pipeline.diff import DIFF_HTML, DIFF_MD
-from pipeline.reports import TREE_REPORT_FILES, md_cell
+from pipeline.review.diff import DIFF_HTML, DIFF_MD
+from pipeline.review.reports import TREE_REPORT_FILES
 from pipeline.core.hashing import content_hash
-from pipeline.core.jsonio import read_json, write_json, write_text
+from pipeline.core.jsonio import read_json, write_json
 
 # Written at the root by a build but outside the manifest: they hold timings, or compare this
 # generation with another one (the diff), or summarise the tree rather than being part of it.
@@ -196,20 +196,3 @@ def prune_generations(out: Path, keep: int) -> None:
     for old in sealed[: max(0, len(sealed) - max(1, keep))]:
         if old != current:
             shutil.rmtree(old, ignore_errors=True)
-
-
-def write_report_md(root: Path, report: dict) -> None:
-    lines = ["# daregen run report", "", f"- built: {report['built']} tasks "
-             f"({report['by_type'].get('classification', 0)} classification, "
-             f"{report['by_type'].get('regression', 0)} regression)",
-             f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
-             f"- reused from the build cache: {report.get('cached', 0)}",
-             f"- wall time: {report['seconds']:.1f} s"]
-    if "llm" in report:
-        from task_design.llm_schema import usage_line
-
-        lines.append(f"- {usage_line(report['llm'])}")
-    lines += ["", "## Rejections", "",
-             "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'])} |" for r in report["rejections"]]
-    write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")

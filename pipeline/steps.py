@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.core import names
 from pipeline.core.hashing import frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec, TimeSeriesSpec
+from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec,
+                                   TimeSeriesSpec, is_time_series)
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
 
@@ -132,7 +133,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     record = load_record(work)
     profile = DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
     config = DesignConfig.model_validate_json(config_json)
-    if record.kind_hint == "time_series":
+    if is_time_series(record):
         # The source routed it to the time-series path (README, "Time series"), whatever the designer;
         # a table without a time axis after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
@@ -161,7 +162,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
 def load_spec(work: Path) -> TaskSpec | TimeSeriesSpec:
     """The design's spec; spec.json's `kind` says which kind (TaskSpec has none)."""
     data = read_json(work / SPEC_JSON)
-    return (TimeSeriesSpec if data.get("kind") == "time_series" else TaskSpec).model_validate(data)
+    return (TimeSeriesSpec if is_time_series(data) else TaskSpec).model_validate(data)
 
 
 @_guard("postprocess")
@@ -169,7 +170,7 @@ def postprocess_step(work: Path, seed: int) -> str:
     from postprocess.package import build_package
 
     record, spec = load_record(work), load_spec(work)
-    if isinstance(spec, TimeSeriesSpec):
+    if is_time_series(spec):
         return _postprocess_ts(work, record, spec, seed)
     pkg = build_package(record, spec, load_table(work), rng_for(seed, record.ref, "postprocess"))
     out = work / PACKAGE_DIR
@@ -223,7 +224,7 @@ def load_package(work: Path) -> TaskPackage:
 def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
     from finalize.layout import BuildContext, write_task
 
-    if read_json(work / SPEC_JSON).get("kind") == "time_series":
+    if is_time_series(read_json(work / SPEC_JSON)):
         from finalize.timeseries import write_ts_task
 
         entry = write_ts_task(load_ts_package(work), Path(tasks_root),

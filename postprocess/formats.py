@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.core import names
+from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 
 # The sqlite table each single-table file uses, by stem.
 SQLITE_TABLE = {
@@ -52,12 +53,6 @@ def write_frame(df: pd.DataFrame, path: Path, file_type: str, table_name: str | 
 
 def write_split_tables(tables: tuple[pd.DataFrame, ...], path: Path) -> None:
     write_sqlite_tables(path, {f"{names.SPLIT_TABLE_PREFIX}{i}": t for i, t in enumerate(tables, start=1)})
-
-
-def quote_identifier(name: str) -> str:
-    """A table or column name as a SQL identifier: double quotes, inner quotes doubled, so a
-    name like `x"; DROP TABLE t; --` stays one identifier and never becomes SQL."""
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _sql_type(col: pd.Series) -> str:
@@ -123,9 +118,9 @@ def read_frame(path: Path, file_type: str) -> pd.DataFrame:
     if file_type == "parquet":
         return pd.read_parquet(path)
     if file_type == "sqlite":
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_read_only(path)
         try:
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+            tables = table_names(con)
             declared = _declared_join_path(con, tables)
             frames = [pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con) for t in tables]
         finally:

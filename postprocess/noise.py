@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.records import TaskSpec
-from sourcing.normalize import CSV_NA_STRINGS
+from pipeline.core.names import CSV_NA_STRINGS
 
 _ALPHABET = np.array(list(string.ascii_lowercase + string.digits))
 

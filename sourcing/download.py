@@ -26,7 +26,6 @@ import io
 import json
 import os
 import re
-import sqlite3
 import tarfile
 import tempfile
 import time
@@ -37,6 +36,10 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable
 
 import pandas as pd
+
+from pipeline.core import cache
+from pipeline.core.cache import cache_root
+from pipeline.core.sqlite import connect_read_only, quote_identifier
 
 MiB = 1024 * 1024
 MAX_DOWNLOAD_BYTES = 1024 * MiB
@@ -54,10 +57,6 @@ class DownloadError(ValueError):
 
 class _Retry(Exception):
     """A payload that may be fine on a second fetch (truncated, corrupted, checksum mismatch)."""
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("DAREGEN_CACHE") or ".cache/daregen")
 
 
 # ------------------------------------------------------------------ sniffing
@@ -144,11 +143,11 @@ class CachedFile:
 
 
 def _blob_path(root: Path, digest: str) -> Path:
-    return root / "downloads" / "blobs" / digest[:2] / digest
+    return root / cache.DOWNLOADS / "blobs" / digest[:2] / digest
 
 
 def _index_path(root: Path, key: str) -> Path:
-    return root / "downloads" / "index" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+    return root / cache.DOWNLOADS / "index" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
 
 
 def _sha256_file(path: Path) -> str:
@@ -188,7 +187,7 @@ def fetch_to_cache(key: str, open_stream: Callable[[], Stream], *, is_transient:
     hit = cached(key, root)
     if hit is not None and (expected_sha256 is None or hit.sha256 == expected_sha256):
         return hit
-    tmp_dir = root / "downloads" / "tmp"
+    tmp_dir = root / cache.DOWNLOADS / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True)
     reason = ""
     for attempt in range(attempts):
@@ -401,13 +400,12 @@ def read_arff(path: Path) -> pd.DataFrame:
 def _read_single_sqlite_table(path: Path) -> pd.DataFrame:
     # Read-only URI: a downloaded database is never modified, and a hostile one
     # cannot make us write beside it.
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
         names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' "
                                            "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         if len(names) != 1:
             raise DownloadError(f"{path.name}: a database with {len(names)} tables; use the sqlite source for it")
-        quoted = '"' + names[0].replace('"', '""') + '"'
-        return pd.read_sql_query(f"SELECT * FROM {quoted}", con)
+        return pd.read_sql_query(f"SELECT * FROM {quote_identifier(names[0])}", con)
     finally:
         con.close()

@@ -32,9 +32,11 @@ from typing import Any, Callable, TypeVar
 
 import pandas as pd
 
+from pipeline.core import cache
+from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
-from sourcing.download import CachedFile, cache_root, fetch_to_cache, materialize, read_table_file, table_files
+from sourcing.download import CachedFile, fetch_to_cache, materialize, read_table_file, table_files
 
 SOURCE_KEY = "kaggle"
 ATTEMPTS = 4
@@ -279,7 +281,7 @@ class KaggleSource:
         if ref not in self._files:
             owner, name, version = self._parse_ref(ref)
             blob = self._download(owner, name, version)
-            workdir = cache_root() / "kaggle" / "extracted" / blob.sha256[:16]
+            workdir = cache_root() / cache.KAGGLE / "extracted" / blob.sha256[:16]
             files = table_files(materialize(blob, workdir))
             if not files:
                 raise ValueError(f"kaggle {owner}/{name} v{version}: no csv/parquet/arff/sqlite file in the download")

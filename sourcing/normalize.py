@@ -22,13 +22,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from pipeline.core.names import ROW_ID
-
-# pandas.read_csv's default NA spellings (pandas/_libs/parsers.pyx STR_NA_VALUES).
-CSV_NA_STRINGS = frozenset(
-    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
-)
+from pipeline.core.names import CSV_NA_STRINGS, ROW_ID
 
 
 def unique_column_names(names: list[object]) -> list[str]:

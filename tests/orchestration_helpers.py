@@ -1,9 +1,8 @@
-"""Helpers for the orchestration tests: small local datasets, a real Prefect server on loopback, builds in
-a child process that can be killed."""
+"""Processes for the orchestration tests: a real Prefect server on loopback, builds in a child process that
+can be killed. (The datasets they build are tests/factories.py's.)"""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -14,30 +13,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 VENV_BIN = Path(sys.executable).parent
-
-
-def write_datasets(folder: Path, n: int = 4, seed: int = 0) -> list[str]:
-    """`n` small datasets (alternately regression and classification, with a target hint) plus
-    `d0_copy`, the same table as d0 under another name (sorted after it). Returns the refs written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    refs = []
-    for i in range(n):
-        rng = np.random.default_rng(seed * 100 + i)
-        x = rng.normal(size=150)
-        frame = pd.DataFrame({"x": x, "z": rng.integers(0, 40, size=150),
-                              "colour": rng.choice(["red", "green", "blue"], size=150)})
-        # learnable but not a one-column lookup: the MM check rejects both pure noise and a leak
-        noisy = x + 0.3 * (frame["colour"] == "red") + 0.5 * rng.normal(size=150)
-        frame["y"] = 2 * x + rng.normal(size=150) if i % 2 == 0 else np.where(noisy > 0, "high", "low")
-        frame.to_csv(folder / f"d{i}.csv", index=False)
-        (folder / f"d{i}.json").write_text(json.dumps({"title": f"Data {i}", "target_hint": "y"}), encoding="utf-8")
-        refs.append(f"local/d{i}")
-    (folder / "d0_copy.csv").write_bytes((folder / "d0.csv").read_bytes())
-    return refs
 
 
 def free_port() -> int:

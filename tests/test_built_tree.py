@@ -202,7 +202,7 @@ def test_instructions_spell_out_every_choice(built_tree):
 
 @pytest.mark.parametrize("variant", ["v1", "v2"])
 def test_scoring_reference_predictions_gives_one(built_tree, tmp_path, variant):
-    from finalize.scoring import score_tree, write_reference_predictions
+    from pipeline.review.score import score_tree, write_reference_predictions
 
     write_reference_predictions(built_tree, tmp_path)
     report = score_tree(tmp_path, built_tree)
@@ -211,7 +211,7 @@ def test_scoring_reference_predictions_gives_one(built_tree, tmp_path, variant):
 
 
 def test_constant_prediction_scores_zero_on_if(built_tree, tmp_path):
-    from finalize.scoring import score_prediction
+    from pipeline.review.score import score_prediction
 
     for task_dir, entry in _tasks(built_tree):
         q = _meta(task_dir)["question"]
@@ -324,7 +324,7 @@ def test_time_series_split_is_by_time_and_timestamps_round_trip(built_tree):
 
 
 def test_time_series_scoring_properties(built_tree, tmp_path):
-    from finalize.scoring import score_prediction
+    from pipeline.review.score import score_prediction
 
     for task_dir, _ in _ts_tasks(built_tree):
         q = _meta(task_dir)["question"]
@@ -342,7 +342,7 @@ def test_time_series_scoring_properties(built_tree, tmp_path):
 
 
 def test_time_series_reference_reruns(built_tree):
-    from finalize.verify import verify_task
+    from pipeline.review.verify import verify_task
 
     for task_dir, _ in _ts_tasks(built_tree):
         verdict = verify_task(task_dir)

@@ -10,7 +10,8 @@ import time
 
 from pipeline.core import names
 from pipeline.publish import CRASH_MARKER_ENV, CRASH_POINT_ENV
-from tests.orchestration_helpers import child_env, daregen_build, kill_group, write_datasets
+from tests.factories import write_datasets
+from tests.orchestration_helpers import child_env, daregen_build, kill_group
 
 KILL_POINTS = ("source", "finalize", "switch")  # mid source wave, mid finalize wave, sealed but not switched
 

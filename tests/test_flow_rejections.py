@@ -9,19 +9,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core import names
-
-
-def _good(n: int = 120, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=n)
-    return pd.DataFrame({
-        "x": x,
-        # every column is learnable from x, so whichever target the seeded designer draws passes
-        # the MM-feasibility check (a pure-noise target is rightly rejected there)
-        "z": np.clip(np.round(25 + 10 * x + rng.normal(size=n)), 0, 50).astype(int),
-        "colour": np.where(x > 0.5, "red", np.where(x < -0.5, "blue", "green")),
-        "y": 3 * x + rng.normal(size=n),
-    })
+from tests.factories import good_table
 
 
 def test_bad_datasets_are_listed_and_good_ones_built(tmp_path):
@@ -29,14 +17,14 @@ def test_bad_datasets_are_listed_and_good_ones_built(tmp_path):
 
     src = tmp_path / "data"
     src.mkdir()
-    _good().to_csv(src / "good.csv", index=False)
-    _good().iloc[:1].to_csv(src / "one_row.csv", index=False)
+    good_table().to_csv(src / "good.csv", index=False)
+    good_table().iloc[:1].to_csv(src / "one_row.csv", index=False)
     pd.DataFrame({"a": [1] * 80, "b": ["k"] * 80}).to_csv(src / "constant.csv", index=False)
     pd.DataFrame({"id": range(80)}).to_csv(src / "only_ids.csv", index=False)
     (src / "broken.parquet").write_bytes(b"not a parquet file")
     (src / "empty.csv").write_text("", encoding="utf-8")
     # duplicate and unicode column names, a copy of the target, an all-missing column
-    weird = _good(seed=1)
+    weird = good_table(seed=1)
     weird.columns = ["x", "x", "température", "y"]
     weird["copy of y"] = weird["y"]
     weird["nothing"] = np.nan
@@ -75,7 +63,7 @@ def test_failed_build_leaves_published_tree_untouched(tmp_path, monkeypatch):
 
     src = tmp_path / "data"
     src.mkdir()
-    _good().to_csv(src / "good.csv", index=False)
+    good_table().to_csv(src / "good.csv", index=False)
     out = tmp_path / "tasks"
     build_tasks(out=str(out), limit=None, seed=1, sources=f"local:{src}")
     (out / "README.md").write_text("kept\n")
@@ -87,7 +75,7 @@ def test_failed_build_leaves_published_tree_untouched(tmp_path, monkeypatch):
         raise RuntimeError("killed mid-publish")
 
     monkeypatch.setattr(publish, "build_manifest", boom)
-    monkeypatch.setattr("flows.build_manifest", boom)
+    monkeypatch.setattr("pipeline.build.build_manifest", boom)
     try:
         build_tasks(out=str(out), limit=None, seed=2, sources=f"local:{src}")
     except RuntimeError:
@@ -106,7 +94,7 @@ def test_a_build_with_no_tasks_does_not_replace_the_published_tree(tmp_path):
 
     src = tmp_path / "data"
     src.mkdir()
-    _good().to_csv(src / "good.csv", index=False)
+    good_table().to_csv(src / "good.csv", index=False)
     out = tmp_path / "tasks"
     build_tasks(out=str(out), limit=None, seed=1, sources=f"local:{src}")
     before = (out / names.MANIFEST).read_bytes()

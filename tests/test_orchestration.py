@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.core import names
 from pipeline.publish import published_generation
-from tests.orchestration_helpers import write_datasets
+from tests.factories import write_datasets
 
 
 def _manifest(out) -> dict:
@@ -79,14 +79,15 @@ def test_the_dask_runner_builds_what_the_local_runner_builds(first_build, tmp_pa
 
 
 def test_a_sources_file_and_an_unknown_runner(first_build, tmp_path):
-    from flows import build_tasks, resolve_sources
+    from flows import build_tasks
+    from sourcing.sources_file import resolve_spec
 
     _, data, _, _, _ = first_build
     spec = tmp_path / "sources.toml"
     spec.write_text(f'[[source]]\nkey = "local"\narg = "{data}"\n\n[[source]]\nkey = "builtin"\n',
                     encoding="utf-8")
-    assert resolve_sources(str(spec)).split(",")[-1] == "builtin"
-    assert resolve_sources("builtin") == "builtin"
+    assert resolve_spec(str(spec)).split(",")[-1] == "builtin"
+    assert resolve_spec("builtin") == "builtin"
     with pytest.raises(ValueError, match="unknown runner"):
         build_tasks(out=str(tmp_path / "x"), sources=f"local:{data}", runner="spark")
     assert not os.path.exists(tmp_path / "x")

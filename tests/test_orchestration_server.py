@@ -10,7 +10,8 @@ import urllib.request
 
 from pipeline.core import names
 from pipeline.publish import published_generation
-from tests.orchestration_helpers import VENV_BIN, child_env, kill_group, write_datasets
+from tests.factories import write_datasets
+from tests.orchestration_helpers import VENV_BIN, child_env, kill_group
 
 
 def _deployment(api_url: str) -> dict | None:

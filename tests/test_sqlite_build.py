@@ -1,6 +1,7 @@
 """A build from a relational SQLite source gives tasks whose IF training data is the source's
 tables, whose instruction and metadata name every join, and whose reference solution, doing
-exactly those joins, reproduces the published ground truth."""
+exactly those joins, reproduces the published ground truth; a single-table database beside them
+is an ordinary tabular task, and a file that is not a database is rejected with its reason."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pipeline.core.jsonio import read_json
 from pipeline.core.records import JoinStep
 from postprocess.formats import read_frame, write_relational_tables
 from postprocess.relational import join_tables, split_relational
-from tests.fixtures_sqlite import FACT, HOSTILE_TABLE, build_shop_db, file_sha256, q
+from tests.factories import FACT, HOSTILE_TABLE, build_patients_db, build_shop_db, file_sha256, q
 
 SEED = 2
 
@@ -33,6 +34,7 @@ def built(tmp_path_factory) -> dict:
     build_shop_db(dbs / "shop.db", seed=0, sidecar=doc)
     build_shop_db(dbs / "shop_b.sqlite", n_orders=180, seed=5, sidecar=doc)
     (dbs / "broken.db").write_bytes(b"PK\x03\x04 not a database")
+    build_patients_db(dbs / "patients.db")  # one table, no relations: a plain tabular candidate
     hashes = {p.name: file_sha256(p) for p in dbs.iterdir()}
     out = root / "tasks"
     report = build_tasks(out=str(out), limit=10, seed=SEED, sources=f"sqlite:{dbs}")
@@ -40,15 +42,29 @@ def built(tmp_path_factory) -> dict:
 
 
 def _tasks(built: dict) -> list[Path]:
-    return [built["out"] / e["file_path"] for e in read_json(built["out"] / names.QUESTION_LIST)]
+    """The relational tasks (the single-table database's task is checked on its own)."""
+    return [built["out"] / e["file_path"] for e in read_json(built["out"] / names.QUESTION_LIST)
+            if "patients" not in e["file_path"]]
 
 
 def test_relational_tasks_are_built_and_bad_files_are_rejected_with_a_reason(built):
     report = built["report"]
-    assert report["considered"] == 3 and report["built"] == 2, report
-    assert [r["ref"] for r in report["rejections"]][:1] == ["sqlite/broken"]
-    assert "not a SQLite database" in report["rejections"][0]["reason"]
+    # broken, patients/patients, shop/order, shop/t, shop_b/order, shop_b/t (the 1-row bystander tables)
+    assert report["considered"] == 6 and report["built"] == 3, report
+    reasons = {r["ref"]: r["reason"] for r in report["rejections"]}
+    assert sorted(reasons) == ["sqlite/broken", "sqlite/shop/t", "sqlite/shop_b/t"]
+    assert "not a SQLite database" in reasons["sqlite/broken"]
+    assert "too few rows" in reasons["sqlite/shop/t"]
     assert {p.name: file_sha256(p) for p in built["dbs"].iterdir()} == built["hashes"]  # read, never written
+
+
+def test_a_single_table_database_is_an_ordinary_tabular_task(built):
+    entries = [e for e in read_json(built["out"] / names.QUESTION_LIST) if "patients" in e["file_path"]]
+    assert len(entries) == 1
+    task = built["out"] / entries[0]["file_path"]
+    q_block = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    assert not q_block.get("join_path")  # no relational joins to do
+    assert errors(check_tabular_task(task)) == []
 
 
 def test_instruction_and_metadata_name_every_join(built):
@@ -153,18 +169,14 @@ def test_relational_file_is_deterministic_and_reads_back_joined(tmp_path):
 
 
 def test_rebuilding_gives_byte_identical_relational_files(built, tmp_path):
-    """Same database and seed, another process path (the steps without Prefect): the same bytes."""
+    """Same database and seed, another process path (pipeline.build.build_one without Prefect): the same bytes."""
     from finalize.layout import write_data_files
     from pipeline import steps
-    from task_design.config import DesignConfig
+    from pipeline.build import BuildJob, build_one
 
-    config = DesignConfig()
     task = built["out"] / "sqlite_shop_order_class"
-    o = steps.start(f"sqlite/shop/{FACT}", str(tmp_path / "work"))
-    o = steps.source_step(o, "sqlite", str(built["dbs"]))
-    o = steps.profile_step(o)
-    o = steps.design_step(o, SEED, "heuristic", config.model_dump_json())
-    o = steps.postprocess_step(o, SEED)
+    o = build_one(f"sqlite/shop/{FACT}", "sqlite", str(built["dbs"]), BuildJob.make(SEED), tmp_path / "work",
+                  tmp_path / "tasks", through="postprocess")
     assert o.ok, o.reason
     write_data_files(steps.load_package(Path(o.work_dir)), tmp_path / "src")
     for stem in (names.TRAIN_V1, names.TRAIN_V1_NO_ERR, names.VAL_V1):

@@ -20,7 +20,6 @@ rejects every perturbation of it. Layout:
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,17 +29,17 @@ from finalize.dsagent import categories, config, dare_variants, evaluator_templa
 from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
-from pipeline.core import names
+from pipeline.core import metrics, names
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
+from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 
 OUT_DIR = "dsagentbench"
 TASKS_DIR = "tasks"
 SCHEMA_FILE = "dsagent_config.schema.json"
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
 CATEGORY_TASKS_PER_DATASET = 2
-TS_TRAIN = ts_variants.TS_TRAIN
 _STAGE = "dsagent"
 
 
@@ -60,18 +59,18 @@ def _train_v1_tables(src: Path, question: dict) -> dict | None:
     if question["save_file_type"] != "sqlite":
         return None
     path = src / names.data_file(names.TRAIN_V1, "sqlite")
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        tables = table_names(con)
     finally:
         con.close()
     if len(tables) < 2:
         return None
     import pandas as pd
 
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
-        frames = {t: pd.read_sql_query(f'SELECT * FROM "{t}"', con) for t in tables}
+        frames = {t: pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con) for t in tables}
     finally:
         con.close()
     # A relational task's tables join along declared keys, not row_id: the generator makes its own database.
@@ -90,7 +89,8 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
             tasks, rejected = ts_variants.ts_variants(task_dir, question, entry)
         except DatasetRejected as exc:
             tasks, rejected = [], {f"{task_dir.name}/{v}": str(exc) for v in ("xf", "cf")}
-        files, v1_tables = {names.TRAIN_V2: TS_TRAIN, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}, None
+        files = {names.TRAIN_V2: names.TS_TRAIN_CSV, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}
+        v1_tables = None
     else:
         tasks, rejected = dare_variants.dare_variants(task_dir, question, entry)
         ftype = question["save_file_type"]
@@ -108,6 +108,21 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
         except DatasetRejected as exc:
             rejected[f"{task_dir.name}/{category}"] = str(exc)
     return tasks, rejected
+
+
+# The template imports daregen's metrics between these markers; a shipped evaluator carries their text.
+_METRICS_BEGIN, _METRICS_END = "# ---- daregen metrics: begin", "# ---- daregen metrics: end ----"
+
+
+def evaluator_source() -> str:
+    """evaluator.py as each task ships it: the template, its metrics import replaced by the source text
+    of pipeline/core/metrics.py's self-contained block, so it runs without daregen and scores exactly
+    as `daregen score` does."""
+    text = Path(evaluator_template.__file__).read_text(encoding="utf-8")
+    start, end = text.index(_METRICS_BEGIN), text.index(_METRICS_END) + len(_METRICS_END)
+    block = ("# ---- DARE-bench metrics, copied from daregen's pipeline/core/metrics.py ----\n"
+             + metrics.self_contained_source().strip() + "\n# ---- end of daregen's metrics ----")
+    return text[:start] + block + text[end:]
 
 
 def _write_task_files(folder: Path, task: DesktopTask, evaluator_source: str) -> None:
@@ -167,7 +182,7 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     (out / TASKS_DIR).mkdir(parents=True)
     schema = load_schema()
     shutil.copyfile(SCHEMA_PATH, out / SCHEMA_FILE)  # byte-identical to the published schema
-    evaluator_source = Path(evaluator_template.__file__).read_text(encoding="utf-8")
+    evaluator = evaluator_source()
     ql_path = tree / names.QUESTION_LIST
     entries = {e["file_path"]: e for e in read_json(ql_path)} if ql_path.is_file() else {}
     task_dirs = sorted(p.parent.parent for p in tree.glob(f"*/{names.VERIFY_DIR}/{names.ALL_METADATA}"))
@@ -182,11 +197,11 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
             continue
         rejections.update(rejected)
         for t in tasks:
-            _write_task_files(out / TASKS_DIR / t.name, t, evaluator_source)
+            _write_task_files(out / TASKS_DIR / t.name, t, evaluator)
         batches.append((task_dir, tasks))
     workers = max(1, min(len(batches), 2))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda b: _validate(tree, b[1], evaluator_source, settings), batches))
+        results = list(pool.map(lambda b: _validate(tree, b[1], evaluator, settings), batches))
     validation, index = {}, []
     for (task_dir, tasks), result in zip(batches, results):
         meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)

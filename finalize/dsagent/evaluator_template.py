@@ -1,4 +1,4 @@
-"""DSAgentBench evaluator for one daregen desktop task (copied verbatim next to each config).
+"""DSAgentBench evaluator for one daregen desktop task (written next to each config by finalize/dsagent/build.py).
 
     python evaluator.py RESULT_DIR [EXPECTED_JSON]
 
@@ -8,7 +8,10 @@ the score in [0, 1]; a task counts as solved at SOLVED_THRESHOLD or more.
 
 Self-contained on purpose (standard library, pandas, scikit-learn; no network,
 no LLM, no daregen import): the harness runs it on the host after collecting
-the files, and anyone can read it next to the instruction. Every check returns
+the files, and anyone can read it next to the instruction. The DARE-bench metrics
+are daregen's own (pipeline/core/metrics.py, the functions `daregen score` uses):
+in this template they are imported, and the build replaces that import with their
+source text (finalize/dsagent/build.py, evaluator_source), so there is one definition. Every check returns
 a score in [0, 1], and any mismatch keeps the score below the threshold, so
 partial credit never counts as solved.
 """
@@ -23,6 +26,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+
+# ---- daregen metrics: begin (replaced by pipeline/core/metrics.py's self-contained block at build time) ----
+from pipeline.core.metrics import UnscorablePrediction, allclose_match, clipped_r2, exact_match, macro_f1
+# ---- daregen metrics: end ----
 
 SOLVED_THRESHOLD = 0.95
 _PARTIAL_CAP = 0.9  # a partly right answer scores at most this, below the solved threshold
@@ -148,21 +155,9 @@ def check_vega_lite(result_dir: Path, spec: dict) -> float:
     return _partial(sum(checks), len(checks))
 
 
-def _labels(values: pd.Series) -> list[str]:
-    """Class labels comparable across writers: `1` and `1.0` are the same class."""
-    out = []
-    for v in values.astype(str).str.strip():
-        try:
-            number = float(v)
-            out.append(repr(number + 0.0) if math.isfinite(number) else v)
-        except ValueError:
-            out.append(v)
-    return out
-
-
 def parse_time(text: str, fmt: str) -> datetime:
     """`text` read with the task's `time_format` (a strftime pattern; `%:z` is a `+HH:MM` offset and `%q`
-    a quarter digit, as in daregen's finalize/ts_reference.py). Raises ValueError when it does not match."""
+    a quarter digit, as in daregen's pipeline/core/ts_reference.py). Raises ValueError when it does not match."""
     text = str(text).strip()
     if "%q" in fmt:
         pattern = re.escape(fmt).replace(re.escape("%q"), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
@@ -189,8 +184,6 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
     With `time_column`/`time_format` (time-series CF) that id column is compared as parsed time points:
     a prediction whose times do not parse with the task's own format scores 0, as DARE's CF does not
     guess other spellings here (the instruction names the format)."""
-    from sklearn.metrics import f1_score, r2_score
-
     try:
         pred = pd.read_csv(result_dir / spec["file"], dtype=str, keep_default_na=False)
         ref = pd.read_csv(Path(spec["reference_path"]), dtype=str, keep_default_na=False)
@@ -216,23 +209,11 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
                                       indicator=True)
     if len(merged) != len(ref) or (merged["_merge"] != "both").any():
         return 0.0
-    scores = []
-    for t in targets:
-        r, p = merged[t], merged[f"{t}__pred"]
-        if spec["metric"] in ("exact_match", "macro_f1"):
-            rl, pl = _labels(r), _labels(p)
-            value = float(rl == pl) if spec["metric"] == "exact_match" else float(
-                f1_score(rl, pl, average="macro"))
-        else:
-            rn, pn = pd.to_numeric(r, errors="coerce"), pd.to_numeric(p, errors="coerce")
-            if pn.isna().any() or rn.isna().any():
-                return 0.0
-            if spec["metric"] == "allclose":
-                # numpy.allclose(reference, prediction): |ref - pred| <= atol + rtol * |pred|
-                value = float(all(abs(p_ - r_) <= 1e-8 + 1e-5 * abs(p_) for p_, r_ in zip(pn, rn)))
-            else:
-                value = min(1.0, max(0.0, float(r2_score(rn, pn))))
-        scores.append(value)
+    score = METRICS[spec["metric"]]
+    try:
+        scores = [score(merged[t], merged[f"{t}__pred"]) for t in targets]
+    except (UnscorablePrediction, ValueError):  # a value that is no number, or an R² that is undefined
+        return 0.0
     metric = sum(scores) / len(scores)
     # Free-modelling metrics are judged against the reference model's own metric on the same rows:
     # matching the reference (within 5%) counts as solved.
@@ -240,6 +221,8 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
     return metric if not bar else min(1.0, metric / bar)
 
 
+# expected.json's metric names -> the DARE-bench metric
+METRICS = {"exact_match": exact_match, "allclose": allclose_match, "macro_f1": macro_f1, "r2": clipped_r2}
 CHECKS = {"answers": check_answers, "table": check_table, "vega_lite": check_vega_lite,
           "prediction": check_prediction}
 

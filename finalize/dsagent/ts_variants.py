@@ -33,11 +33,9 @@ from pipeline.core import ts_reference
 from finalize.dsagent.dare_variants import preamble
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
-from finalize.timeseries import GT_V1_CSV, GT_V2_CSV, TRAIN_CSV
 from pipeline.core import names
 from pipeline.core.records import DatasetRejected
 
-TS_TRAIN, GROUND_TRUTH_V1, GROUND_TRUTH_V2 = TRAIN_CSV, GT_V1_CSV, GT_V2_CSV
 HIDDEN_DIR = "_hidden"  # oracle-only inputs in the validation folder
 MIN_BAR = 0.05  # as for MM: a best baseline below this does no better than the mean, no bar to reach
 XF_PERTURBATIONS = ("missing_file", "wrong_value", "missing_id_column", "shuffled_ids")
@@ -92,10 +90,10 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
     target = question["target"][0]
     src, verify = f"{name}/{names.SOURCE_DIR}", f"{name}/{names.VERIFY_DIR}"
     val_v1, val_v2 = names.data_file(names.VAL_V1, "csv"), names.data_file(names.VAL_V2, "csv")
-    hidden_truth, hidden_future = f"{HIDDEN_DIR}/{GROUND_TRUTH_V1}", f"{HIDDEN_DIR}/{val_v1}"
+    hidden_truth, hidden_future = f"{HIDDEN_DIR}/{names.GROUND_TRUTH_V1}", f"{HIDDEN_DIR}/{val_v1}"
     out, rejected = [], {}
-    for kind, variant, qkey, val_f, reference in (("xf", "v1", "question_v1", val_v1, GROUND_TRUTH_V1),
-                                                  ("cf", "v2", "question_v2", val_v2, GROUND_TRUTH_V2)):
+    for kind, variant, qkey, val_f, reference in (("xf", "v1", "question_v1", val_v1, names.GROUND_TRUTH_V1),
+                                                  ("cf", "v2", "question_v2", val_v2, names.GROUND_TRUTH_V2)):
         key = f"{name}/{kind}"
         try:
             bar = best_baseline(question, variant)
@@ -103,13 +101,13 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             rejected[key] = str(exc)
             continue
         reference_csv = (task_dir / names.VERIFY_DIR / reference).read_text(encoding="utf-8")
-        files = [TS_TRAIN, val_f, names.METADATA_TXT]
+        files = [names.TS_TRAIN_CSV, val_f, names.METADATA_TXT]
         check = {"kind": "prediction", "file": names.PREDICTION, "metric": "r2", "targets": [target],
                  "reference_file": "reference.csv", "reference_metric": bar}
         if kind == "xf":
             check.update(id_columns=[names.ROW_ID], time_ordered=True)
             oracle = program({"val": val_f, "truth_v1": hidden_truth, "target": target}, _XF_BODY)
-            oracle_inputs = {hidden_truth: f"{verify}/{GROUND_TRUTH_V1}"}
+            oracle_inputs = {hidden_truth: f"{verify}/{names.GROUND_TRUTH_V1}"}
             steps = ("load train.csv", "parse the time column", "fit a forecaster with the known features",
                      "predict at val_v1's time points", "save prediction.csv with row_id")
             perturbations = XF_PERTURBATIONS
@@ -129,7 +127,7 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             params = {"question": {k: question[k] for k in _REFERENCE_KEYS if k in question},
                       "val": val_f, "future_v1": hidden_future, "truth_v1": hidden_truth}
             oracle = program(params, _reference_source() + "\n" + _CF_BODY)
-            oracle_inputs = {hidden_future: f"{src}/{val_v1}", hidden_truth: f"{verify}/{GROUND_TRUTH_V1}"}
+            oracle_inputs = {hidden_future: f"{src}/{val_v1}", hidden_truth: f"{verify}/{names.GROUND_TRUTH_V1}"}
             steps = ("load train.csv", "parse the time column", "resample each series as instructed",
                      "fit a forecaster per series", "forecast at val_v2's keys", "save prediction.csv")
             perturbations = CF_PERTURBATIONS

@@ -14,6 +14,11 @@ import platform
 import sys
 from importlib import metadata
 
+# daregen's own top-level packages whose code decides a task's bytes (pyproject's [tool.setuptools]
+# packages minus sub-packages): the build cache hashes them and the reference runner copies them
+# into the sandbox. flows.py only orchestrates, so it is in neither.
+CODE_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize")
+
 FINGERPRINT_PACKAGES = ("daregen", "numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "polars", "statsmodels")
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
+
+from pipeline.core.sqlite import connect_read_only, quote_identifier
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -37,15 +38,14 @@ def frame_digest(df: pd.DataFrame) -> str:
 
 def _sqlite_digest(path: Path) -> str:
     h = hashlib.sha256()
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_read_only(path)
     try:
         tables = con.execute(
             "SELECT name, sql FROM sqlite_master WHERE type='table' ORDER BY name"
         ).fetchall()
         for name, sql in tables:
             h.update(f"{name}\x1f{sql}\x1e".encode())
-            quoted = '"' + name.replace('"', '""') + '"'
-            for row in con.execute(f"SELECT * FROM {quoted} ORDER BY rowid"):
+            for row in con.execute(f"SELECT * FROM {quote_identifier(name)} ORDER BY rowid"):
                 h.update(repr(row).encode())
     finally:
         con.close()

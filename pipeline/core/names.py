@@ -28,6 +28,13 @@ VAL_V2 = "val_v2"
 
 ROW_ID = "row_id"
 
+# pandas.read_csv's default NA spellings (pandas/_libs/parsers.pyx STR_NA_VALUES): a CSV cell
+# spelled so reads back as missing.
+CSV_NA_STRINGS = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)
+
 # Table names inside the sqlite files.
 TRAIN_SET_TABLE = "train_set"
 VAL_SET_TABLE = "val_set"
@@ -37,6 +44,7 @@ FILE_EXTENSIONS = {"csv": "csv", "parquet": "parquet", "sqlite": "sqlite"}
 FILE_TYPES = tuple(FILE_EXTENSIONS)
 
 TASK_SUFFIX = {"classification": "class", "regression": "reg", "time_series_analysis": "ts"}
+TIME_SERIES_PROBLEM = "time_series_analysis"  # question.problem_type and question_list `task` of a `_ts` task
 
 VARIANTS = ("v1", "v2")
 
@@ -46,3 +54,18 @@ def data_file(stem: str, file_type: str) -> str:
     if file_type not in FILE_EXTENSIONS:
         raise ValueError(f"unknown file type {file_type!r}; expected one of {FILE_TYPES}")
     return f"{stem}.{FILE_EXTENSIONS[file_type]}"
+
+
+def task_dir_name(slug: str, problem_type: str) -> str:
+    """The task folder: `<source>_<slug>` + `_class`, `_reg` or `_ts` by problem type."""
+    return f"{slug}_{TASK_SUFFIX[problem_type]}"
+
+
+# Time-series task files, always CSV: source/train.csv (with val_v1, val_v2) and
+# verify/ground_truth_v1.csv, verify/ground_truth_v2.csv in place of the tabular ground_truth.csv.
+TS_TRAIN = "train"
+TS_GROUND_TRUTH_V1 = "ground_truth_v1"
+TS_GROUND_TRUTH_V2 = "ground_truth_v2"
+TS_TRAIN_CSV = data_file(TS_TRAIN, "csv")
+GROUND_TRUTH_V1 = data_file(TS_GROUND_TRUTH_V1, "csv")
+GROUND_TRUTH_V2 = data_file(TS_GROUND_TRUTH_V2, "csv")

@@ -9,11 +9,18 @@ caught at the stage that produced it rather than in a published task.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pipeline.core import names
+
+# DatasetRecord.kind_hint and TimeSeriesSpec.kind (spec.json's `kind`) of a time-series dataset;
+# its task's problem_type is names.TIME_SERIES_PROBLEM.
+TIME_SERIES_KIND = "time_series"
 
 ColumnKind = Literal["numerical", "categorical", "datetime", "id", "text", "constant"]
 ProblemType = Literal["classification", "regression"]
@@ -171,9 +178,7 @@ class TaskSpec(_Frozen):
 
     @property
     def task_dir(self) -> str:
-        from pipeline.core.names import TASK_SUFFIX
-
-        return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
+        return names.task_dir_name(self.slug, self.problem_type)
 
     @model_validator(mode="after")
     def _check(self) -> "TaskSpec":
@@ -292,9 +297,7 @@ class TimeSeriesSpec(_Frozen):
 
     @property
     def task_dir(self) -> str:
-        from pipeline.core.names import TASK_SUFFIX
-
-        return f"{self.slug}_{TASK_SUFFIX[self.problem_type]}"
+        return names.task_dir_name(self.slug, self.problem_type)
 
     @property
     def identifiers(self) -> tuple[str, ...]:
@@ -328,3 +331,28 @@ class TimeSeriesSpec(_Frozen):
         if not 0 <= self.v2_hidden_fraction < 0.5:
             raise ValueError("v2_hidden_fraction out of range")
         return self
+
+
+def is_time_series(what: "TaskSpec | TimeSeriesSpec | DatasetRecord | Mapping[str, Any] | str") -> bool:
+    """The one answer to "is this a time-series task?", from whatever the caller holds.
+
+    A spec (TimeSeriesSpec or TaskSpec); a DatasetRecord (its kind_hint, the source's routing);
+    all_metadata.json (its `question`); a question (`problem_type`); a question_list.json entry
+    (`task`); spec.json as a dict (`kind`); or one of those values as text.
+    """
+    if isinstance(what, TimeSeriesSpec):
+        return True
+    if isinstance(what, TaskSpec):
+        return False
+    if isinstance(what, DatasetRecord):
+        return what.kind_hint == TIME_SERIES_KIND
+    if isinstance(what, str):
+        return what in (names.TIME_SERIES_PROBLEM, TIME_SERIES_KIND)
+    if isinstance(what, Mapping):
+        if isinstance(what.get("question"), Mapping):
+            return is_time_series(what["question"])
+        for key in ("problem_type", "task", "kind"):
+            if what.get(key) is not None:
+                return is_time_series(str(what[key]))
+        return False
+    raise TypeError(f"cannot tell whether a {type(what).__name__} is a time series")

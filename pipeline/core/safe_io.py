@@ -21,6 +21,7 @@ is one line naming the file.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -283,3 +284,9 @@ def printable(text: str) -> str:
     """`text` for a terminal or a one-line report: control characters (an escape sequence can move the
     cursor and overprint FAIL with PASS; a newline forges a line) shown escaped, the rest as is."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+
+
+def md_cell(text: str) -> str:
+    """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
+    HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")

@@ -1,5 +1,5 @@
-"""A task built end to end through pipeline.steps passes check_tabular_task in every file format, and each
-planted defect (target in a val file, a missing file, an altered clean row, no noise, bad ids) is an error."""
+"""A task built end to end through pipeline.build.build_one passes check_tabular_task in every file format, and
+each planted defect (target in a val file, a missing file, an altered clean row, no noise, bad ids) is an error."""
 
 from __future__ import annotations
 
@@ -12,43 +12,18 @@ import pandas as pd
 import pytest
 
 from finalize.checks import check_tabular_task, errors
-from pipeline import steps
 from pipeline.core import names
-from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame, write_split_tables
 from postprocess.package import split_columns_into_tables
-from task_design.config import DesignConfig
-from tests.builders import build_table
+from tests.factories import build_checked_task
 
-SEED = 3
-REF = "local/synthetic"
 FILE_TYPES = ("csv", "sqlite", "parquet")
-
-
-def _build(root: Path, file_type: str) -> Path:
-    """source -> profile -> design -> postprocess -> finalize for one small local CSV, in one file format."""
-    data = root / "data"
-    data.mkdir()
-    build_table(n=120).to_csv(data / "synthetic.csv", index=False)
-    # The hint picks `label`, the learnable column: the other candidates are noise that the MM
-    # feasibility check rightly refuses.
-    write_json(data / "synthetic.json", {"title": "Synthetic visits", "license": "CC0-1.0", "target_hint": "label",
-                                         "column_descriptions": {"x": "a standard normal score"}})
-    config = DesignConfig(file_types=(file_type,))
-    outcome = steps.start(REF, str(root / "work"))
-    outcome = steps.source_step(outcome, "local", str(data))
-    outcome = steps.profile_step(outcome)
-    outcome = steps.design_step(outcome, SEED, "heuristic", config.model_dump_json())
-    outcome = steps.postprocess_step(outcome, SEED)
-    outcome = steps.finalize_step(outcome, str(root / "tasks"), SEED, config.digest())
-    assert outcome.ok, f"{outcome.stage}: {outcome.reason}"
-    spec = steps.load_spec(Path(outcome.work_dir))
-    return root / "tasks" / spec.task_dir
 
 
 @pytest.fixture(scope="module", params=FILE_TYPES)
 def built(request, tmp_path_factory) -> Path:
-    return _build(tmp_path_factory.mktemp(f"e2e_{request.param}"), request.param)
+    return build_checked_task(tmp_path_factory.mktemp(f"e2e_{request.param}"), request.param)
 
 
 @pytest.fixture

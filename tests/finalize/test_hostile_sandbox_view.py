@@ -12,6 +12,7 @@ import pytest
 
 from finalize import sandbox
 from finalize.sandbox import run_in_sandbox
+from pipeline.core.environment import CODE_PACKAGES
 from tests.finalize import hostile_jobs as jobs
 
 pytestmark = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
@@ -57,4 +58,4 @@ def test_the_job_sees_no_path_but_its_folder_the_system_and_the_interpreter(tmp_
     assert set(seen["/"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "tmp", "proc",
                               *(Path(p).parts[1] for p in (sys.base_prefix, sys.prefix, str(checkout)))}
     if (checkout / "pyproject.toml").exists():  # a checkout (not site-packages): only the packages show
-        assert set(seen[str(checkout)]) <= set(sandbox.DAREGEN_PACKAGES) | {".venv"}, seen[str(checkout)]
+        assert set(seen[str(checkout)]) <= set(CODE_PACKAGES) | {".venv"}, seen[str(checkout)]

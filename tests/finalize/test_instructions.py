@@ -6,7 +6,7 @@ import pytest
 
 from finalize.instructions import column_phrase, question_v1, question_v2
 from pipeline.core import names
-from tests.builders import build_record, build_table, spec_where
+from tests.factories import build_record, build_table, spec_where
 
 
 @pytest.mark.parametrize("doc, phrase", [

@@ -14,7 +14,7 @@ from finalize.mm_check import LEAK_MIN_ROWS, LEAK_SCORE, MIN_MARGIN, assess_fram
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame
-from tests.finalize.test_sandbox import DARE_EXAMPLES, TABULAR_EXAMPLES
+from tests.factories import DARE_EXAMPLES, TABULAR_EXAMPLES
 
 
 def _mm(problem_type: str, n: int = 400, signal: float = 1.0, leak: bool = False, seed: int = 0):

@@ -22,10 +22,9 @@ from finalize.runner import run_reference, run_reference_sandboxed
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import names
 from pipeline.core.records import DatasetRejected
+from tests.factories import DARE_EXAMPLES, TABULAR_EXAMPLES
 from tests.finalize import hostile_jobs as jobs
 
-DARE_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "dare-examples"
-TABULAR_EXAMPLES = ("jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class")
 pytestmark = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
 
 

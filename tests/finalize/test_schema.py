@@ -12,15 +12,14 @@ import pytest
 from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR, check_metadata_schema, copy_schema_into, schema_path
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
-from tests.finalize.test_checks import _build
-from tests.finalize.test_sandbox import DARE_EXAMPLES
+from tests.factories import DARE_EXAMPLES, build_checked_task
 
 EXAMPLES = sorted(DARE_EXAMPLES.glob(f"*/{names.VERIFY_DIR}/{names.ALL_METADATA}")) if DARE_EXAMPLES.exists() else []
 
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory) -> dict:
-    return read_json(_build(tmp_path_factory.mktemp("schema"), "csv") / names.VERIFY_DIR / names.ALL_METADATA)
+    return read_json(build_checked_task(tmp_path_factory.mktemp("schema"), "csv") / names.VERIFY_DIR / names.ALL_METADATA)
 
 
 def test_the_schema_is_draft_2020_12_and_found_from_the_package() -> None:

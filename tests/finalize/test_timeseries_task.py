@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 
 from finalize.layout import BuildContext
-from finalize.scoring import score_prediction
+from pipeline.review.score import score_prediction
 from finalize.timeseries import check_ts_task, verify_ts_task, write_ts_task
 from pipeline.core.seeding import rng_for
 from postprocess.timeseries import build_ts_package
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.timeseries import design_ts
-from tests.builders import build_record
+from tests.factories import build_record
 
 
 def _write(tmp_path, table: pd.DataFrame, target: str | None = None):
@@ -127,7 +127,7 @@ def test_cf_keys_are_compared_as_parsed_times(tmp_path):
 
 def test_published_dare_bench_series_pass_the_same_checks(tmp_path):
     from finalize.checks import errors
-    from tests.finalize.test_sandbox import DARE_EXAMPLES
+    from tests.factories import DARE_EXAMPLES
 
     published = sorted(DARE_EXAMPLES.glob("*_ts")) if DARE_EXAMPLES.exists() else []
     if not published:

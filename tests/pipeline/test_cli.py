@@ -6,11 +6,11 @@ import json
 
 import pandas as pd
 
-from pipeline.cli import _reason_kind, main
+from pipeline.cli import main
 
 
 def test_score_cli_on_reference_and_broken_predictions(built_tree, tmp_path, capsys):
-    from finalize.scoring import write_reference_predictions
+    from pipeline.review.score import write_reference_predictions
 
     preds = tmp_path / "preds"
     write_reference_predictions(built_tree, preds)
@@ -37,9 +37,3 @@ def test_unknown_source_is_one_clear_error(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("daregen: error: unknown source 'nosuch'") and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
-
-
-def test_reason_kinds_group_without_names_or_numbers():
-    assert _reason_kind("too few rows (12 < 30)") == "too few rows"
-    assert _reason_kind("no usable features for target 'value' once leaks are removed") == \
-        "no usable features for target once leaks are removed"

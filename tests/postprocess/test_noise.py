@@ -17,7 +17,7 @@ from pipeline.core.seeding import rng_for
 from postprocess.formats import read_frame, write_frame
 from postprocess.noise import filter_by_expected_ranges, inject_out_of_range_rows
 from postprocess.package import build_package, split_columns_into_tables
-from tests.builders import REF, build_record, build_spec, build_table, write_task_by_hand
+from tests.factories import REF, build_record, build_spec, build_table, write_task_by_hand
 
 SEEDS = range(30)
 N = 40

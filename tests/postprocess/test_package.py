@@ -19,7 +19,7 @@ from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
 from postprocess.package import build_package, split_columns_into_tables
 from task_design.config import DesignConfig
-from tests.builders import REF, build_record, build_table, spec_where
+from tests.factories import REF, build_record, build_table, spec_where
 
 N = 200
 VAL_STEMS = (names.VAL_V1, names.VAL_V2)

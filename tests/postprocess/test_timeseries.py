@@ -11,12 +11,12 @@ from pipeline.core.ts_reference import ground_truth_v2, parse_times, resample_en
 from pipeline.core import names
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from pipeline.core.seeding import rng_for
-from postprocess.timeseries import (GROUND_TRUTH_V1, GROUND_TRUTH_V2, TRAIN, build_ts_package, reference_question,
+from postprocess.timeseries import (build_ts_package, reference_question,
                                     seasonal_naive)
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.timeseries import design_ts
-from tests.builders import build_record
+from tests.factories import build_record
 
 
 def _package(table: pd.DataFrame, seed: int = 0, **spec_overrides):
@@ -46,7 +46,7 @@ def test_panel_split_is_by_time_per_entity_and_an_early_entity_is_train_only():
     pkg = _package(_panel_ending_early())
     spec = pkg.spec
     assert spec.entity_columns == ("firm",) and pkg.n_entities == 3
-    train = _entity_times(pkg.frames[TRAIN], spec.time_format, ["firm"], "year")
+    train = _entity_times(pkg.frames[names.TS_TRAIN], spec.time_format, ["firm"], "year")
     val = _entity_times(pkg.frames[names.VAL_V1], spec.time_format, ["firm"], "year")
     start = pd.Timestamp(pkg.prediction_starting_time)
     assert (train["_t"] < start).all() and (val["_t"] >= start).all()
@@ -60,10 +60,10 @@ def test_files_hold_what_the_format_says():
     f, target = pkg.frames, pkg.spec.target[0]
     assert target not in f[names.VAL_V1].columns and list(f[names.VAL_V1].columns)[0] == names.ROW_ID
     assert list(f[names.VAL_V2].columns) == ["year", "firm"]  # identifiers only
-    assert list(f[GROUND_TRUTH_V1].columns) == [names.ROW_ID, target]
-    assert f[GROUND_TRUTH_V1][names.ROW_ID].tolist() == f[names.VAL_V1][names.ROW_ID].tolist()
-    assert f[GROUND_TRUTH_V2][["year", "firm"]].values.tolist() == f[names.VAL_V2].values.tolist()
-    assert names.ROW_ID not in f[TRAIN].columns and target in f[TRAIN].columns  # the raw history
+    assert list(f[names.TS_GROUND_TRUTH_V1].columns) == [names.ROW_ID, target]
+    assert f[names.TS_GROUND_TRUTH_V1][names.ROW_ID].tolist() == f[names.VAL_V1][names.ROW_ID].tolist()
+    assert f[names.TS_GROUND_TRUTH_V2][["year", "firm"]].values.tolist() == f[names.VAL_V2].values.tolist()
+    assert names.ROW_ID not in f[names.TS_TRAIN].columns and target in f[names.TS_TRAIN].columns  # the raw history
     assert set(pkg.baselines) == {"v1/seasonal_naive", "v1/ExponentialSmoothing", "v2/seasonal_naive",
                                   "v2/ExponentialSmoothing"}
     assert all(0.0 <= v <= 1.0 for v in pkg.baselines.values())
@@ -86,10 +86,10 @@ def test_duplicate_timestamps_are_resampled_with_the_stated_aggregation_and_fill
     pkg = _package(table)
     spec = pkg.spec
     assert spec.is_resampled and spec.resample_rule == "1M" and spec.resample_aggregation == "sum"
-    gt = pkg.frames[GROUND_TRUTH_V2].sort_values("date")
+    gt = pkg.frames[names.TS_GROUND_TRUTH_V2].sort_values("date")
     assert all(d.endswith(("-30", "-31", "-28", "-29")) for d in gt["date"])  # labelled with the month's last day
     # Recompute the CF truth by hand for one month: the sum of that month's raw val rows.
-    future = pkg.frames[names.VAL_V1].merge(pkg.frames[GROUND_TRUTH_V1], on=names.ROW_ID)
+    future = pkg.frames[names.VAL_V1].merge(pkg.frames[names.TS_GROUND_TRUTH_V1], on=names.ROW_ID)
     month = gt["date"].iloc[-1][:7]
     assert gt[spec.target[0]].iloc[-1] == future.loc[future["date"].str.startswith(month), spec.target[0]].sum()
 
@@ -104,7 +104,7 @@ def test_gaps_are_filled_backward_then_forward():
 
 def test_reference_ground_truth_follows_val_v2_order():
     pkg = _package(_panel_ending_early())
-    future = pkg.frames[names.VAL_V1].merge(pkg.frames[GROUND_TRUTH_V1], on=names.ROW_ID)
+    future = pkg.frames[names.VAL_V1].merge(pkg.frames[names.TS_GROUND_TRUTH_V1], on=names.ROW_ID)
     shuffled = pkg.frames[names.VAL_V2].iloc[::-1].reset_index(drop=True)
     out = ground_truth_v2(reference_question(pkg.spec), future, shuffled)
     assert out[["year", "firm"]].values.tolist() == shuffled.values.tolist()
@@ -115,7 +115,7 @@ def test_dst_offsets_survive_the_split():
              [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 31)])
     rng = np.random.default_rng(2)
     pkg = _package(pd.DataFrame({"stamp": texts, "load": rng.normal(10, 2, len(texts))}))
-    written = pd.concat([pkg.frames[TRAIN]["stamp"], pkg.frames[names.VAL_V1]["stamp"]])
+    written = pd.concat([pkg.frames[names.TS_TRAIN]["stamp"], pkg.frames[names.VAL_V1]["stamp"]])
     assert sorted(written) == sorted(texts)  # the offsets are written back as the source had them
 
 

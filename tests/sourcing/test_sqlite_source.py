@@ -11,8 +11,9 @@ import pytest
 
 from pipeline.core.jsonio import write_json
 from sourcing.registry import parse_sources
-from sourcing.sqlite_source import SQLiteSource, connect_read_only, quote_identifier
-from tests.fixtures_sqlite import FACT, HOSTILE_COLUMN, HOSTILE_TABLE, build_shop_db, file_sha256, q
+from pipeline.core.sqlite import connect_read_only, quote_identifier
+from sourcing.sqlite_source import SQLiteSource
+from tests.factories import FACT, HOSTILE_COLUMN, HOSTILE_TABLE, build_patients_db, build_shop_db, file_sha256, q
 
 REF = f"sqlite/shop/{FACT}"
 
@@ -37,8 +38,10 @@ def test_relations_declared_first_then_by_name_in_a_stable_order(shop: Path):
 
 def test_candidates_are_fact_tables_with_stable_refs(shop: Path):
     src = SQLiteSource(shop.parent)
-    assert src.candidates() == [REF]  # customers links out too, but `order` links to it: not a fact table
-    assert SQLiteSource(shop).candidates() == [REF]  # a single file works as well
+    # customers links out too, but `order` links to it: not a fact table; the bystander `t` takes part
+    # in no relation, so it is a plain tabular candidate of its own
+    assert src.candidates() == [REF, "sqlite/shop/t"]
+    assert SQLiteSource(shop).candidates() == [REF, "sqlite/shop/t"]  # a single file works as well
     assert parse_sources(f"sqlite:{shop.parent}") == [("sqlite", str(shop.parent))]
 
 
@@ -107,7 +110,7 @@ def test_a_non_unique_one_side_is_never_joined(tmp_path: Path):
     con.commit()
     con.close()
     src = SQLiteSource(db)
-    assert src.candidates() == ["sqlite/dup/players"]
+    assert src.candidates() == ["sqlite/dup/players", "sqlite/dup/teams"]  # teams joins nothing: its own candidate
     record = src.record("sqlite/dup/players")
     assert [(s.right, s.right_on) for s in record.join_path] == [("leagues", "league_id")]
     assert len(src.load_table("sqlite/dup/players")) == 10
@@ -119,7 +122,8 @@ def test_sniffs_the_header_not_the_extension(shop: Path):
     (folder / "renamed.bin").write_bytes(shop.read_bytes())  # a database under another name
     (folder / "notes.txt").write_text("not a database")
     src = SQLiteSource(folder)
-    assert src.candidates() == ["sqlite/broken", f"sqlite/renamed/{FACT}", REF]  # by stem
+    assert src.candidates() == ["sqlite/broken", f"sqlite/renamed/{FACT}", "sqlite/renamed/t", REF,
+                                "sqlite/shop/t"]  # by stem
     with pytest.raises(ValueError, match="not a SQLite database"):
         src.record("sqlite/broken")
     assert len(src.load_table(f"sqlite/renamed/{FACT}")) == len(src.load_table(REF))
@@ -140,7 +144,7 @@ def test_licence_is_unknown_unless_a_sidecar_says_otherwise(shop: Path):
         SQLiteSource(shop.parent).record(REF)
 
 
-def test_names_match_only_with_compatible_types_and_unrelated_tables_say_why(tmp_path: Path):
+def test_names_match_only_with_compatible_types_and_unrelated_tables_are_plain_candidates(tmp_path: Path):
     db = tmp_path / "loose.db"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, age INTEGER)")
@@ -150,9 +154,32 @@ def test_names_match_only_with_compatible_types_and_unrelated_tables_say_why(tmp
     con.commit()
     con.close()
     src = SQLiteSource(db)
-    assert src.candidates() == ["sqlite/loose"]  # TEXT customer_id cannot key an INTEGER one
-    with pytest.raises(ValueError, match="no table links to another"):
-        src.record("sqlite/loose")
+    # TEXT customer_id cannot key an INTEGER one: two unrelated tables, each an ordinary candidate
+    assert src.candidates() == ["sqlite/loose/customers", "sqlite/loose/visits"]
+    record = src.record("sqlite/loose/visits")
+    assert record.join_path == () and record.slug == "sqlite_loose_visits"
+    assert list(src.load_table("sqlite/loose/visits").columns) == ["visit_id", "customer_id", "minutes"]
+
+
+def test_a_single_table_database_is_a_tabular_candidate(tmp_path: Path):
+    db = build_patients_db(tmp_path / "patients.db", n=12)
+    before = file_sha256(db)
+    src = SQLiteSource(tmp_path)
+    assert src.candidates() == ["sqlite/patients/patients"]
+    record = src.record("sqlite/patients/patients")
+    assert record.join_path == () and record.title == "patients: patients"
+    assert "Table patients of the SQLite database patients.db" in record.description
+    table = src.load_table("sqlite/patients/patients")
+    assert len(table) == 12 and table["patient_id"].tolist() == list(range(1, 13))  # rowid order
+    assert file_sha256(db) == before
+
+
+def test_a_database_without_tables_is_one_rejected_candidate(tmp_path: Path):
+    sqlite3.connect(tmp_path / "empty.db").execute("CREATE TABLE x (a)").connection.execute("DROP TABLE x")
+    src = SQLiteSource(tmp_path)
+    assert src.candidates() == ["sqlite/empty"]
+    with pytest.raises(ValueError, match="holds no table"):
+        src.record("sqlite/empty")
 
 
 def test_a_primary_key_wins_over_a_column_that_happens_to_be_unique(tmp_path: Path):

@@ -14,7 +14,7 @@ from postprocess.noise import filter_by_expected_ranges
 from task_design.config import DesignConfig
 from task_design.heuristic import IMPUTERS, design
 from task_design.profile import profile_table
-from tests.builders import build_record, build_spec, build_table
+from tests.factories import build_record, build_spec, build_table
 
 SEEDS = range(4)
 

@@ -19,7 +19,7 @@ from task_design import heuristic, llm
 from task_design.config import DesignConfig
 from task_design.llm_schema import LLMSettings, LLMUsage
 from task_design.profile import profile_table
-from tests.builders import REF, build_record, build_table
+from tests.factories import REF, build_record, build_table
 from tests.fake_openai import FakeOpenAI, Reply
 
 SEED = 5

@@ -12,8 +12,8 @@ from pipeline.core.seeding import rng_for
 from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
-from task_design.timeseries import NoTimeColumn, design_ts, find_time_column, infer_frequency, ts_index_text
-from tests.builders import build_record
+from task_design.timeseries import NoTimeColumn, design_ts, infer_frequency, ts_index_text
+from tests.factories import build_record
 
 
 def _design(table: pd.DataFrame, seed: int = 0, **record) -> TimeSeriesSpec:

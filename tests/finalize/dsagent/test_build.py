@@ -14,7 +14,7 @@ import jsonschema
 from finalize.dsagent import config as dsconfig
 from finalize.dsagent.build import OUT_DIR, SCHEMA_FILE, SCHEMA_PATH, TASKS_DIR, schema_problems, verdict, write_dsagent
 from pipeline.core.jsonio import read_json
-from tests.finalize.dsagent.conftest import SEED, needs_sandbox
+from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
 
 pytestmark = needs_sandbox
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from finalize.dsagent import categories, evaluator_template, validate_job
-from finalize.dsagent.build import _tree_paths, _validate, _write_task_files, tasks_for, verdict
+from finalize.dsagent import categories, validate_job
+from finalize.dsagent.build import _tree_paths, _validate, _write_task_files, evaluator_source, tasks_for, verdict
 from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
-from tests.finalize.dsagent.conftest import SEED, needs_sandbox
+from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
 
 SEEDS_PER_CATEGORY = 4  # each generator draws its variant and size by seed: several seeds cover them
 
@@ -36,10 +36,10 @@ def validated(small_tree: Path, tmp_path_factory) -> tuple[list, dict]:
                 tasks.append(t.model_copy(update={"name": f"{t.name}_{s}", "key": f"{t.key}/{s}"}))
         tasks = list({t.name: t for t in tasks}.values())
         # Generated inputs must exist where _tree_paths says they are: under <tree>/dsagentbench/tasks/<name>/.
-        evaluator_source = Path(evaluator_template.__file__).read_text(encoding="utf-8")
+        source = evaluator_source()
         for t in tasks:
-            _write_task_files(small_tree / "dsagentbench" / "tasks" / t.name, t, evaluator_source)
-        results.update(_validate(small_tree, tasks, evaluator_source, DesktopSettings()))
+            _write_task_files(small_tree / "dsagentbench" / "tasks" / t.name, t, source)
+        results.update(_validate(small_tree, tasks, source, DesktopSettings()))
         all_tasks += tasks
     return all_tasks, results
 

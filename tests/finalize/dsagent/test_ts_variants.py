@@ -20,7 +20,7 @@ from finalize.dsagent import evaluator_template, ts_variants, validate_job
 from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR, write_dsagent
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetRejected
-from tests.finalize.dsagent.conftest import SEED, needs_sandbox
+from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
 
 EXAMPLES = Path("/work/shared/dare-examples")
 COVID = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
@@ -211,7 +211,7 @@ def test_a_daregen_built_resampled_task_gets_validated_xf_and_cf(tmp_path) -> No
     from sourcing.normalize import normalize_table
     from task_design.profile import profile_table
     from task_design.timeseries import design_ts
-    from tests.builders import build_record
+    from tests.factories import build_record
 
     rng = np.random.default_rng(1)
     days = sorted(f"{y}-{m:02d}-{d:02d}" for y in (2011, 2012, 2013) for m in range(1, 13) for d in (3, 3, 19)

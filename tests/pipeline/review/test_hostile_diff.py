@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import names
-from pipeline.diff import diff_trees, render_markdown
-from pipeline.reports import md_code, read_tree_facts, render_licence_distribution
-from tests.pipeline.test_reports import QUESTION_V1, write_question_list, write_task_folder
+from pipeline.review.diff import diff_trees, render_markdown
+from pipeline.review.reports import md_code, read_tree_facts, render_licence_distribution
+from tests.factories import QUESTION_V1, write_question_list_by_hand as write_question_list, write_task_folder
 
 
 def _trees(tmp_path: Path, new_v1: str = QUESTION_V1) -> tuple[Path, Path]:
@@ -71,7 +71,7 @@ def test_html_in_a_licence_is_shown_as_text(tmp_path: Path) -> None:
 
 
 def test_control_characters_in_a_task_name_are_printed_escaped(tmp_path: Path) -> None:
-    from pipeline.diff import render_summary
+    from pipeline.review.diff import render_summary
 
     name = "t\r\x1b[2K_class"
     old, new = tmp_path / "old", tmp_path / "new"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.core import names
-from pipeline.publish import write_report_md
-from pipeline.reports import CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, write_tree_reports
-from tests.pipeline.test_reports import write_question_list, write_task_folder
+from pipeline.run_report import write_report_md
+from pipeline.review.reports import CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, write_tree_reports
+from tests.factories import write_question_list_by_hand as write_question_list, write_task_folder
 
 
 def test_a_licence_with_dollars_and_backslashes_is_drawn_as_text(tmp_path: Path) -> None:
@@ -29,9 +29,9 @@ def test_a_multi_line_reason_stays_one_table_row(tmp_path: Path) -> None:
 
 
 def test_a_failing_report_is_a_warning_not_a_lost_build(tmp_path: Path, capsys) -> None:
-    from flows import _write_tree_reports
+    from pipeline.build import _report_or_warn
 
     (tmp_path / names.QUESTION_LIST).write_text("[]")
     (tmp_path / LICENSE_DISTRIBUTION_MD).mkdir()  # cannot be written: the report fails
-    _write_tree_reports(tmp_path)
+    _report_or_warn("tree reports", write_tree_reports, tmp_path)
     assert capsys.readouterr().err.startswith("daregen: warning: tree reports not written (")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from finalize.scoring import SCORE_SUMMARY, run_score, score_tree
+from pipeline.review.score import SCORE_SUMMARY, run_score, score_tree
 from pipeline.cli import main
 from pipeline.core.names import GROUND_TRUTH, PREDICTION, SIMULATED_PRED, VERIFY_DIR
 from pipeline.core.safe_io import InputLimits
-from tests.finalize.test_scoring import _task
+from tests.pipeline.review.test_score import _task
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from finalize import sandbox
-from finalize.verify import check_determinism, verify_task, verify_tree
+from pipeline.review.verify import check_determinism, verify_task, verify_tree
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.safe_io import InputLimits
+from tests.factories import DARE_EXAMPLES as EXAMPLES
 
-EXAMPLES = Path("/work/shared/dare-examples")
 REG = "jacopoferretti_lung-capacity-of-kids_reg"  # parquet files
 pytestmark = [
     pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),

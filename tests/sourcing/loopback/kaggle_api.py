@@ -24,6 +24,7 @@ import pandas as pd
 from tests.sourcing.loopback.server import Handler, LoopbackServer
 
 KAGGLE_TEST_PORT = 7777
+SECRET = "daregen-secret-token-123"  # the test KAGGLE_KEY: must never reach a log, a task or a cache
 SERVICE = "/api/v1/datasets.DatasetApiService/"
 
 

@@ -1,10 +1,8 @@
 """`daregen verify` passes honest trees (ours and DARE-bench's published tabular tasks), skips time series,
-and names the task, the rule and the row when a task's IF ground truth or its noise is wrong; the build's
-guard drops a task whose recorded predictions a fresh interpreter does not reproduce."""
+and names the task, the rule and the row when a task's IF ground truth or its noise is wrong."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,64 +10,35 @@ import pytest
 
 from finalize import sandbox
 from finalize.checks import errors
-from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR
-from finalize.verify import discover_tasks, guard_staging_tree, verify_task, verify_tree
-from pipeline.core import names
 from pipeline.cli import main
-from pipeline.core.jsonio import read_json, write_json
-from pipeline.steps import ENTRY_JSON, Outcome
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
+from pipeline.review.verify import verify_task, verify_tree
 from postprocess.formats import read_frame, write_frame
 from postprocess.noise import filter_by_expected_ranges
-from tests.finalize.test_checks import _build
-from tests.finalize.test_sandbox import DARE_EXAMPLES
+from tests.factories import CLASS, DARE_EXAMPLES, REG, TS, our_task
 
-REG, CLASS = "jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class"
-TS = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
 pytestmark = [
     pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),
     pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason="dare-examples not available"),
 ]
 
 
-@pytest.fixture(scope="module")
-def honest_tree(tmp_path_factory) -> Path:
-    """One task of ours (csv, built through the steps API) beside a copy of three published tasks."""
-    root = tmp_path_factory.mktemp("verify")
-    (root / "build").mkdir()
-    ours = _build(root / "build", "csv")
-    tree = root / "tree"
-    tree.mkdir()
-    shutil.copytree(ours, tree / ours.name)
-    for name in (REG, CLASS, TS):
-        shutil.copytree(DARE_EXAMPLES / name, tree / name)
-    return tree
-
-
-@pytest.fixture
-def tree(honest_tree: Path, tmp_path: Path) -> Path:
-    """A private copy, free to tamper with."""
-    return Path(shutil.copytree(honest_tree, tmp_path / "tree"))
-
-
-def _ours(tree: Path) -> Path:
-    return next(p for p in tree.iterdir() if p.name not in (REG, CLASS, TS))
-
-
 def test_honest_tree_passes_and_time_series_is_skipped(honest_tree: Path, capsys) -> None:
     report = verify_tree(honest_tree, jobs=2)
     status = {v.task: v.status for v in report.verdicts}
     # The time-series verdict belongs to finalize.timeseries (being extended now); tabular ones are ours.
-    assert {k: v for k, v in status.items() if k != TS} == {_ours(honest_tree).name: "pass", REG: "pass",
+    assert {k: v for k, v in status.items() if k != TS} == {our_task(honest_tree).name: "pass", REG: "pass",
                                                             CLASS: "pass"}, report.verdicts
     assert TS in status
     main(["verify", str(honest_tree), "--jobs", "2", "--no-determinism"])
     out = capsys.readouterr().out
-    assert "verified 4 tasks" in out and all(f"PASS        {t}" in out for t in (REG, CLASS, _ours(honest_tree).name))
+    assert "verified 4 tasks" in out and all(f"PASS        {t}" in out for t in (REG, CLASS, our_task(honest_tree).name))
 
 
 @pytest.mark.parametrize("which", ["ours", CLASS])
 def test_one_flipped_class_prediction_is_caught(tree: Path, which: str, capsys) -> None:
-    task = _ours(tree) if which == "ours" else tree / which
+    task = our_task(tree) if which == "ours" else tree / which
     path = task / names.VERIFY_DIR / names.SIMULATED_PRED
     target = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]["target"][0]
     sim = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -97,7 +66,7 @@ def test_one_perturbed_regression_prediction_is_caught(tree: Path) -> None:
 
 
 def test_a_noise_row_inside_the_ranges_is_caught(tree: Path) -> None:
-    task = _ours(tree)
+    task = our_task(tree)
     q = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]
     path = task / names.SOURCE_DIR / names.data_file(names.TRAIN_V1, q["save_file_type"])
     train = read_frame(path, q["save_file_type"])
@@ -131,27 +100,3 @@ def test_regenerate_rewrites_ground_truth_and_records_the_environment(tree: Path
 def test_a_tree_without_tasks_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert main(["verify", str(tmp_path)]) == 2
     assert "no DARE-bench tasks" in capsys.readouterr().err
-
-
-def test_the_build_guard_drops_a_task_that_fresh_interpreters_do_not_reproduce(tree: Path, tmp_path: Path) -> None:
-    """Fresh interpreters (PYTHONHASHSEED 1 and 2718) reproduce every honest task; our task's recorded
-    predictions, altered on one row as a hash-order bug in the warm pool would, no longer match them."""
-    ours = _ours(tree)
-    path = ours / names.VERIFY_DIR / names.SIMULATED_PRED
-    sim = pd.read_csv(path, dtype=str, keep_default_na=False)
-    target = read_json(ours / names.VERIFY_DIR / names.ALL_METADATA)["question"]["target"][0]
-    sim.loc[0, target] = "no" if sim.loc[0, target] == "yes" else "yes"
-    sim.to_csv(path, index=False, lineterminator="\n")
-    outcomes = []
-    for task in discover_tasks(tree):
-        work = tmp_path / "work" / task.name
-        work.mkdir(parents=True)
-        write_json(work / ENTRY_JSON, {"file_path": task.name})
-        outcomes.append(Outcome(ref=f"ref/{task.name}", work_dir=str(work), stage="finalize"))
-    guarded = {o.ref.removeprefix("ref/"): o for o in guard_staging_tree(tree, outcomes)}
-    dropped = guarded[ours.name]
-    assert not dropped.ok and dropped.stage == "verify" and not ours.exists()
-    assert dropped.reason == ("determinism: simulated_pred_local.csv (written by a forked warm-pool job) differs "
-                              "from a fresh interpreter's predictions")
-    assert all(o.ok for name, o in guarded.items() if name != ours.name)  # foreign and time-series tasks kept
-    assert (tree / REG).is_dir() and (tree / SCHEMA_DIR / ALL_METADATA_SCHEMA).is_file()

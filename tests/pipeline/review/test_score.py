@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from finalize.scoring import (
+from pipeline.review.score import (
     GROUND_TRUTH_V1,
     GROUND_TRUTH_V2,
     SCORE_SUMMARY,

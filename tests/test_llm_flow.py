@@ -7,7 +7,7 @@ import json
 
 from pipeline.core import names
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.test_flow_rejections import _good
+from tests.factories import good_table
 
 
 def _reply(body: dict) -> Reply:
@@ -26,10 +26,10 @@ def test_llm_build_records_designer_and_rebuilds_identically_offline(tmp_path):
 
     src = tmp_path / "data"
     src.mkdir()
-    _good().to_csv(src / "good.csv", index=False)
+    good_table().to_csv(src / "good.csv", index=False)
     (src / "good.json").write_text(json.dumps({"title": "Good", "description": "A dose-response study.",
                                                "column_descriptions": {"x": "Dose in mg."}}))
-    _good(seed=4).to_csv(src / "other.csv", index=False)
+    good_table(seed=4).to_csv(src / "other.csv", index=False)
     cache = tmp_path / "llm-cache"
     with FakeOpenAI([_reply]) as server:
         settings = {"model": "openai/fake-model", "api_base": server.api_base, "cache_dir": str(cache),

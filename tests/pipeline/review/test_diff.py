@@ -12,14 +12,14 @@ import pytest
 
 from pipeline.core import names
 from pipeline.cli import main
-from pipeline.diff import (diff_trees, json_changes, render_html, render_markdown, word_diff, word_diff_markdown,
-                           write_diff_reports)
+from pipeline.review.diff import (diff_trees, json_changes, render_html, render_markdown, word_diff,
+                                  word_diff_markdown, write_diff_reports)
 from pipeline.core.hashing import sha256_file
-from tests.pipeline.test_reports import QUESTION_V1, write_question_list, write_task_folder
+from tests.factories import QUESTION_V1, write_question_list_by_hand, write_task_folder
 
 
 def _tree(root: Path, specs: dict[str, dict]) -> Path:
-    write_question_list(root, [write_task_folder(root, name, **kw) for name, kw in specs.items()])
+    write_question_list_by_hand(root, [write_task_folder(root, name, **kw) for name, kw in specs.items()])
     return root
 
 

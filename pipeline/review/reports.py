@@ -14,7 +14,6 @@ import html
 import io
 import json
 import re
-import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any, Iterable
@@ -23,7 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
-from pipeline.core.safe_io import read_json_inside
+from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
+from pipeline.core.safe_io import md_cell, read_json_inside
+from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.run_report import reason_kind
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -31,8 +33,7 @@ CORPUS_REPORT_HTML = "corpus_report.html"
 # Files this module writes at a tree's root (a publish step may want to keep them out of the manifest).
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
-UNKNOWN_LICENCE = "unknown"
-TIME_SERIES = "time_series_analysis"
+TIME_SERIES = names.TIME_SERIES_PROBLEM
 # The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
 VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
 DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")
@@ -101,10 +102,10 @@ def count_rows(path: Path) -> dict[str, int]:
 
         return {"": pq.ParquetFile(path).metadata.num_rows}
     if suffix == ".sqlite":
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_read_only(path)
         try:
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-            return {t: con.execute(f'SELECT COUNT(*) FROM "{t.replace(chr(34), chr(34) * 2)}"').fetchone()[0]
+            tables = table_names(con)
+            return {t: con.execute(f"SELECT COUNT(*) FROM {quote_identifier(t)}").fetchone()[0]
                     for t in tables}
         finally:
             con.close()
@@ -132,13 +133,6 @@ def licence_of(meta: dict) -> str:
         licences = (meta.get("meta_data") or {}).get("licenses") or []
         name = next((lic.get("name") for lic in licences if isinstance(lic, dict) and lic.get("name")), None)
     return str(name).strip() if name and str(name).strip() else UNKNOWN_LICENCE
-
-
-def canonical_licence(name: str) -> str:
-    # Imported here: sourcing is a heavier package, and the reports only need its one function.
-    from sourcing.base import canonical_licence as canon
-
-    return canon(name)
 
 
 def _numeric_leaves(value: Any, prefix: str = "") -> dict[str, float]:
@@ -231,12 +225,6 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def md_cell(text: str) -> str:
-    """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
-    HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-
-
 def md_code(text: str) -> str:
     """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
     padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
@@ -279,13 +267,6 @@ def render_licences_csv(facts: list[TaskFacts]) -> str:
 
 
 # ------------------------------------------------------------------ rejections
-
-
-def reason_kind(reason: str) -> str:
-    """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
-    the same reason for different datasets falls into one bucket."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
-    return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
 
 
 def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:

@@ -12,58 +12,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import names
-from pipeline.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
-                              read_tree_facts, reason_kind, write_tree_reports)
-
-CC0 = "CC0: Public Domain"
-QUESTION_V1 = "Load `train_v1.csv`. Fit a LogisticRegression model with random_state 0 and predict `label`."
-
-
-def write_task_folder(root: Path, task_dir: str, *, problem_type: str = "classification", target: str = "label",
-                      model: str = "LogisticRegression", licence: str | None = CC0, rows: int = 5,
-                      features: tuple[str, ...] = ("x", "colour"), truth: list[str] | None = None,
-                      question_v1: str = QUESTION_V1, question_v2: str = "Predict `label` as well as you can.",
-                      baselines: dict | None = None, mm_baselines: dict | None = None) -> dict:
-    """A minimal task folder in the DARE layout (csv files, all_metadata.json); returns its question_list entry.
-
-    `truth` gives the ground-truth labels of the val rows (default: `rows` labels cycling a/b).
-    """
-    src, verify = root / task_dir / names.SOURCE_DIR, root / task_dir / names.VERIFY_DIR
-    src.mkdir(parents=True)
-    verify.mkdir()
-    (src / names.METADATA_TXT).write_text(f"{task_dir}\n", encoding="utf-8")
-    header = ",".join((*features, target))
-    body = "".join(f"{i}.5,red,{'ab'[i % 2]}\n" for i in range(rows))
-    (src / "train_v2.csv").write_text(f"{header}\n{body}", encoding="utf-8")
-    (src / "val_v2.csv").write_text(f"row_id,{','.join(features)}\n" + "".join(f"{i},{i}.5,red\n" for i in range(3)),
-                                    encoding="utf-8")
-    truth = truth if truth is not None else ["a", "b", "a"]
-    (verify / names.GROUND_TRUTH).write_text(f"row_id,{target}\n" + "".join(f"{i},{v}\n" for i, v in enumerate(truth)),
-                                             encoding="utf-8")
-    meta = {
-        "question": {"target": [target], "problem_type": problem_type, "model_type": model,
-                     "selected_features": list(features), "save_file_type": "csv", "random_state": 0,
-                     "expected_ranges": {"x": [0.0, 9.5], "colour": ["red"]},
-                     "needed_files_v1": ["train_v1.csv", "val_v1.csv", "metadata.txt"],
-                     "needed_files_v2": ["train_v2.csv", "val_v2.csv", "metadata.txt"]},
-        "data_info": {"licenseName": licence} if licence is not None else {},
-        "meta_data": {"title": task_dir},
-        "daregen": {"seed": 0},
-    }
-    if baselines is not None:  # where time-series tasks record theirs (finalize/timeseries.py)
-        meta["question"]["baselines"] = baselines
-    if mm_baselines is not None:
-        meta["daregen"]["mm_baselines"] = mm_baselines
-    (verify / names.ALL_METADATA).write_text(json.dumps(meta, indent=4, sort_keys=True) + "\n", encoding="utf-8")
-    return {"file_path": task_dir, "task": problem_type, "question_v1": question_v1, "question_v2": question_v2,
-            "needed_files_v1": meta["question"]["needed_files_v1"],
-            "needed_files_v2": meta["question"]["needed_files_v2"]}
-
-
-def write_question_list(root: Path, entries: list[dict]) -> None:
-    (root / names.QUESTION_LIST).write_text(json.dumps(sorted(entries, key=lambda e: e["file_path"]), indent=4)
-                                            + "\n", encoding="utf-8")
-
+from pipeline.review.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
+                                     read_tree_facts, write_tree_reports)
+from tests.factories import CC0, DARE_EXAMPLES, write_question_list_by_hand, write_task_folder
 
 @pytest.fixture
 def tree(tmp_path) -> Path:
@@ -77,7 +28,7 @@ def tree(tmp_path) -> Path:
                           licence="Attribution 4.0 International (CC BY 4.0)",
                           baselines={"seasonal_naive": 0.42, "ets": 0.77}),
     ]
-    write_question_list(root, entries)
+    write_question_list_by_hand(root, entries)
     (root / names.RUN_REPORT_JSON).write_text(json.dumps({
         "considered": 7, "built": 4, "seconds": 98765.4321,
         "rejections": [{"ref": "a/b", "stage": "design", "reason": "too few rows (24 < 30)"},
@@ -204,16 +155,6 @@ def test_empty_tree_gets_reports_and_a_missing_one_is_refused(tmp_path):
         write_tree_reports(tmp_path / "missing")
 
 
-def test_reason_kind_buckets_reasons_without_their_particulars():
-    assert reason_kind("too few rows (24 < 30)") == "too few rows"
-    assert reason_kind("no usable features for target 'value' once leaks are removed") == \
-        "no usable features for target once leaks are removed"
-    assert reason_kind("") == "(no reason given)"
-
-
-DARE_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "dare-examples"
-
-
 @pytest.mark.skipif(not DARE_EXAMPLES.is_dir(), reason="dare-examples not available")
 def test_published_dare_examples_tree(tmp_path):
     """The reports read a foreign tree: DARE-bench's own tasks, tabular and time series."""
@@ -235,8 +176,8 @@ def test_published_dare_examples_tree(tmp_path):
 
 def test_reports_of_the_session_built_tree(built_tree):
     """On a real build: every task is counted once, with rows and features read from its files."""
-    from pipeline.diff import diff_trees
-    from pipeline.reports import render_corpus_report, render_licence_distribution, render_licences_csv
+    from pipeline.review.diff import diff_trees
+    from pipeline.review.reports import render_corpus_report, render_licence_distribution, render_licences_csv
 
     facts = read_tree_facts(built_tree)
     entries = json.loads((built_tree / names.QUESTION_LIST).read_text(encoding="utf-8"))

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,12 +44,13 @@ from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
                              run_reference_sandboxed)
 from finalize.schema import check_metadata_schema
-from finalize.scoring import _canonical_labels
-from finalize.untrusted_tree import tree_input_problems
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import dumps, read_json
+from pipeline.core.metrics import canonical_labels
+from pipeline.core.records import is_time_series
 from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_json_inside, write_text_inside
+from pipeline.review.untrusted_tree import tree_input_problems
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message
@@ -135,7 +135,7 @@ def compare_predictions(reference: pd.DataFrame, recorded: pd.DataFrame, questio
             bad = ~np.isclose(x, y)
             rule = "numpy.allclose fails"
         else:
-            ca, cb = _canonical_labels(a.astype(str), b.astype(str))
+            ca, cb = canonical_labels(a.astype(str), b.astype(str))
             bad = ca.to_numpy() != cb.to_numpy()
             if not bad.any():
                 continue
@@ -181,7 +181,7 @@ def _verify_task(task_dir: Path, regenerate: bool, timeout_s: float, extra: tupl
         return done("fail", [Problem(where, schema_problems[0].message + more)])
     question = meta["question"]
     kind = question.get("problem_type")
-    if kind == "time_series_analysis":
+    if is_time_series(question):
         from finalize.timeseries import verify_ts_task
 
         problems = schema_problems + verify_ts_task(task_dir, question) + list(extra)
@@ -292,27 +292,6 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
                                                "warm-pool job) differs from a fresh interpreter's predictions"))
         if problems:
             out[where] = problems
-    return out
-
-
-def guard_staging_tree(staging: Path, outcomes: list) -> list:
-    """The build's last gate, on the staging tree before publishing: drop every task whose reference
-    is not deterministic across fresh interpreters (its folder removed, its Outcome failed with the
-    reason) and copy the all_metadata schema into the tree. Outcomes are pipeline.steps.Outcome."""
-    from finalize.schema import copy_schema_into
-    from pipeline.steps import ENTRY_JSON
-
-    # The entry, not the spec: a task restored from the build cache has an entry but no spec.
-    ok = {o.ref: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
-    found = check_determinism(list(ok.values())) if ok else {}
-    out = []
-    for o in outcomes:
-        bad = errors(found.get(ok[o.ref].name, [])) if o.ok else []
-        if bad:
-            shutil.rmtree(ok[o.ref], ignore_errors=True)
-            o = o.failed("verify", "; ".join(p.message for p in bad))
-        out.append(o)
-    copy_schema_into(staging)
     return out
 
 

@@ -25,8 +25,8 @@ from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
-from pipeline.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
-                              read_json_or_none, task_dirs)
+from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
+                                     read_json_or_none, task_dirs)
 
 INSTRUCTION_KEYS = ("question_v1", "question_v2")
 # question_list.json fields compared besides the instructions (which get a word diff of their own).

@@ -41,13 +41,21 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score, r2_score
 
 from pipeline.core.jsonio import write_json
-from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_text_inside, read_json_inside
+from pipeline.core.metrics import (
+    UnscorablePrediction,
+    allclose_match,
+    clipped_r2,
+    exact_match,
+    finite_numbers,
+    macro_f1,
+)
 from pipeline.core.names import (
     ALL_METADATA,
     GROUND_TRUTH,
+    GROUND_TRUTH_V1,
+    GROUND_TRUTH_V2,
     PREDICTION,
     QUESTION_LIST,
     ROW_ID,
@@ -55,13 +63,8 @@ from pipeline.core.names import (
     VARIANTS,
     VERIFY_DIR,
 )
+from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_text_inside, read_json_inside
 
-# The time-series ground-truth files are not in pipeline/names.py yet; derive them
-# from GROUND_TRUTH so the spelling still lives in one place
-# (ground_truth.csv -> ground_truth_v1.csv, ground_truth_v2.csv).
-_GT_STEM, _GT_SUFFIX = GROUND_TRUTH.rsplit(".", 1)
-GROUND_TRUTH_V1 = f"{_GT_STEM}_v1.{_GT_SUFFIX}"
-GROUND_TRUTH_V2 = f"{_GT_STEM}_v2.{_GT_SUFFIX}"
 SCORE_SUMMARY = "score_summary.json"
 
 SOLVED_THRESHOLD = 0.95
@@ -69,84 +72,11 @@ SOLVED_THRESHOLD = 0.95
 MetricFn = Callable[[pd.Series, pd.Series], float]
 
 
-class UnscorablePrediction(Exception):
-    """The solver's file cannot be scored; the message is the one-line reason."""
-
-
 # --------------------------------------------------------------------------- metrics
 #
-# Every metric takes the reference and the prediction for one target column, as the
-# raw text the CSVs hold, already aligned row for row. Reading everything as text
-# keeps "1" vs "1.0" and timestamps under our control instead of pandas' inference.
-
-
-def _canonical_labels(reference: pd.Series, prediction: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Make labels comparable: numerically when the reference is numeric, else as stripped text.
-
-    A reference written as `1` and a prediction written as `1.0` (pandas writes an
-    int column with a missing value as floats) must count as the same class. When
-    the reference is all numbers, each prediction that parses as a number becomes
-    the text of its float; one that does not stays as text, so it is a wrong label
-    rather than a reason to compare the whole column as strings.
-    """
-    ref = reference.astype(str).str.strip()
-    pred = prediction.astype(str).str.strip()
-    ref_num = _finite_numbers(ref)
-    if ref_num.notna().all():
-        pred_num = _finite_numbers(pred)
-        pred_canon = pred.where(pred_num.isna(), pred_num.map(_float_text, na_action="ignore"))
-        return ref_num.map(_float_text), pred_canon.astype(str)
-    return ref, pred
-
-
-def _float_text(value: float) -> str:
-    return repr(float(value) + 0.0)  # + 0.0 turns -0.0 into 0.0
-
-
-def _finite_numbers(values: pd.Series) -> pd.Series:
-    """Floats where the text is a finite number, NaN elsewhere."""
-    numbers = pd.to_numeric(values.astype(str).str.strip(), errors="coerce").astype(float)
-    return numbers.where(np.isfinite(numbers))
-
-
-def _numeric_prediction(prediction: pd.Series) -> np.ndarray:
-    numbers = _finite_numbers(prediction)
-    bad = numbers.isna()
-    if bad.any():
-        example = prediction[bad].iloc[0]
-        raise UnscorablePrediction(
-            f"column {prediction.name!r} has {int(bad.sum())} missing or non-numeric value(s), e.g. {example!r}"
-        )
-    return numbers.to_numpy()
-
-
-def _numeric_reference(reference: pd.Series) -> np.ndarray:
-    numbers = _finite_numbers(reference)
-    if numbers.isna().any():
-        raise ValueError(f"reference column {reference.name!r} has missing or non-numeric values")
-    return numbers.to_numpy()
-
-
-def exact_match(reference: pd.Series, prediction: pd.Series) -> float:
-    ref, pred = _canonical_labels(reference, prediction)
-    return float((ref.to_numpy() == pred.to_numpy()).all())
-
-
-def allclose_match(reference: pd.Series, prediction: pd.Series) -> float:
-    return float(np.allclose(_numeric_reference(reference), _numeric_prediction(prediction)))
-
-
-def macro_f1(reference: pd.Series, prediction: pd.Series) -> float:
-    ref, pred = _canonical_labels(reference, prediction)
-    return float(f1_score(ref.to_numpy(), pred.to_numpy(), average="macro"))
-
-
-def clipped_r2(reference: pd.Series, prediction: pd.Series) -> float:
-    ref = _numeric_reference(reference)
-    if len(ref) < 2:
-        raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
-    value = float(r2_score(ref, _numeric_prediction(prediction)))
-    return min(1.0, max(0.0, value))
+# The metrics and their edge-case policy live in pipeline/core/metrics.py (shared with the MM
+# check, the time-series baselines and the DSAgentBench evaluator). Every CSV is read as text, so
+# "1" vs "1.0" and timestamps stay under our control instead of pandas' inference.
 
 
 # --------------------------------------------------------------------------- registry
@@ -294,7 +224,7 @@ def _read_text_csv(path: Path) -> pd.DataFrame:
 
 def _int_ids(ids: pd.Series) -> pd.Series | None:
     """row_id as int64, or None when some value is not an integer (tolerates `3.0`)."""
-    numbers = _finite_numbers(ids)
+    numbers = finite_numbers(ids)
     if numbers.isna().any() or (numbers != np.floor(numbers)).any():
         return None
     return numbers.astype("int64")

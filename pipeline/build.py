@@ -1,0 +1,319 @@
+"""One way to build: `build_one` takes one dataset through every stage; `build_generation` builds a whole tree.
+
+Both run the same chain: the stages in data order (STAGES), each a step of
+pipeline.steps called with `BuildJob.step_args`. `build_one` runs it in this
+thread for one dataset (tests, benchmarks). `build_generation` runs each stage
+as a wave over every dataset through a `run_wave` the caller supplies (flows.py
+submits the wave's steps to Prefect), and adds what needs all datasets at once:
+table and task-folder dedupe, the build cache, the guard, the root files, the
+run report, the tree reports and publishing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from finalize.dsagent.build import write_dsagent
+from finalize.timeseries import ts_counts
+from pipeline import build_cache, steps
+from pipeline.core import names
+from pipeline.core.environment import code_version, fingerprint
+from pipeline.core.jsonio import read_json, write_json
+from pipeline.guard import guard_staging_tree
+from pipeline.publish import (PARTIAL, build_manifest, check_generation, crash_point, publish,
+                              published_generation, write_question_list)
+from pipeline.review.diff import write_diff_reports
+from pipeline.review.reports import write_tree_reports
+from pipeline.run_report import build_report, write_report_md
+from pipeline.steps import Outcome
+from sourcing.registry import open_source, parse_sources
+from task_design.config import DesignConfig
+from task_design.llm_schema import LLMUsage
+from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
+
+STAGES = ("source", "profile", "design", "postprocess", "finalize")
+STEPS = {"source": steps.source_step, "profile": steps.profile_step, "design": steps.design_step,
+         "postprocess": steps.postprocess_step, "finalize": steps.finalize_step}
+# (stage, outcomes, the step arguments of one dataset) -> outcomes in the same order. A wave runs the
+# stage's step on every outcome that is still ok and passes the failed ones through.
+WaveRunner = Callable[[str, list[Outcome], Callable[[Outcome], dict]], list[Outcome]]
+
+
+class Candidate(NamedTuple):
+    """A dataset a source offers: the source's key and argument, and the dataset's ref."""
+
+    source: str
+    arg: str | None
+    ref: str
+
+
+@dataclass(frozen=True)
+class BuildJob:
+    """What every dataset of one build shares: the seed, the designer and the design configuration."""
+
+    seed: int
+    designer: str
+    config_json: str
+    design_digest: str
+    settings_json: str = ""  # the designer's validated settings; "" for a designer without settings
+    limits_json: str = ""  # the bounds on reading source files (DesignConfig.input_limits); "" for the defaults
+
+    @classmethod
+    def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
+             config: DesignConfig | None = None) -> "BuildJob":
+        config = config or DesignConfig()
+        return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
+                   design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),
+                   limits_json=config.input_limits.model_dump_json())
+
+    def step_args(self, stage: str, candidate: Candidate, tasks_root: Path) -> dict:
+        """The keyword arguments of `stage`'s step for one dataset (after its `prev` Outcome)."""
+        if stage == "source":
+            return {"source_key": candidate.source, "source_arg": candidate.arg, "limits_json": self.limits_json}
+        if stage == "profile":
+            return {}
+        if stage == "design":
+            return {"seed": self.seed, "designer": self.designer, "config_json": self.config_json,
+                    "settings_json": self.settings_json}
+        if stage == "postprocess":
+            return {"seed": self.seed}
+        if stage == "finalize":
+            return {"tasks_root": str(tasks_root), "seed": self.seed, "design_digest": self.design_digest}
+        raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
+
+
+def designer_settings_json(designer: str, settings: dict | None) -> str:
+    """Validated settings for the designer ("" if it has none); a relative cache folder is made absolute."""
+    if designer not in DESIGNERS:
+        raise ValueError(f"unknown designer {designer!r} (known: {', '.join(sorted(DESIGNERS))})")
+    if designer not in DESIGNER_SETTINGS:
+        if settings:
+            raise ValueError(f"designer {designer!r} takes no settings")
+        return ""
+    parsed = DESIGNER_SETTINGS[designer].model_validate(settings or {})
+    if hasattr(parsed, "cache_dir"):
+        parsed = parsed.model_copy(update={"cache_dir": str(Path(parsed.cache_dir).resolve())})
+    return parsed.model_dump_json()
+
+
+def build_one(ref: str, source: str, arg: str | None, job: BuildJob, work_root: Path, tasks_root: Path,
+              through: str = "finalize") -> Outcome:
+    """Take one dataset through every stage up to `through` (the task is written under `tasks_root`);
+    returns its Outcome, failed with the stage and one-line reason if a stage rejected it."""
+    candidate = Candidate(source, arg, ref)
+    outcome = steps.start(ref, str(work_root))
+    for stage in STAGES[: STAGES.index(through) + 1]:
+        outcome = STEPS[stage](outcome, **job.step_args(stage, candidate, tasks_root))
+    return outcome
+
+
+def list_candidates(sources: str, limit: int | None) -> list[Candidate]:
+    """Every source's candidates in the sources' stable order, the first `limit` of them."""
+    out = []
+    for key, arg in parse_sources(sources):
+        out += [Candidate(key, arg, ref) for ref in open_source(key, arg).candidates()]
+    return out if limit is None else out[: max(0, limit)]
+
+
+class Laps:
+    """Seconds per phase of a build, printed at the end: where a rerun spends its time."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._clock = time.monotonic()
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._clock, 2)
+        self._clock = now
+
+
+@dataclass(frozen=True)
+class Built:
+    """Every candidate's Outcome, in candidate order, and the cache hits among them."""
+
+    outcomes: list[Outcome]
+    hits: dict[str, str]  # ref -> task folder of a dataset restored from the build cache, not built
+
+
+def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
+        run: Callable[[list[Outcome]], list[Outcome]]) -> list[Outcome]:
+    """`run` over the selected outcomes only; the others keep their place and value."""
+    index = [i for i, o in enumerate(outcomes) if selected(o)]
+    out = list(outcomes)
+    for i, done in zip(index, run([outcomes[i] for i in index])):
+        out[i] = done
+    return out
+
+
+def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path,
+                   cache: Path, lap: Laps) -> Built:
+    """Every candidate through the stage waves into `staging`, cache hits restored instead of built,
+    then the guard. A cache hit never enters a wave: it is held apart in `Built.hits`."""
+    by_ref = {c.ref: c for c in candidates}
+
+    def wave(stage: str, extra: Callable[[Outcome], dict] = lambda o: {}):
+        return lambda batch: run_wave(stage, batch, lambda o: {
+            **job.step_args(stage, by_ref[o.ref], staging), **extra(o)})
+
+    outcomes = wave("source")([steps.start(c.ref, str(staging / ".work")) for c in candidates])
+    lap("source")
+    outcomes = dedupe_tables(outcomes)
+    keys = {o.ref: build_cache.dataset_key(o, seed=job.seed, designer=job.designer, settings_json=job.settings_json,
+                                           design_digest=job.design_digest) for o in outcomes if o.ok}
+    outcomes, hits = apply_cache(outcomes, cache, keys)
+    lap("cache lookup")
+
+    def fresh(o: Outcome) -> bool:
+        return o.ref not in hits
+
+    outcomes = _on(fresh, outcomes, wave("profile"))
+    outcomes = _on(fresh, outcomes, wave("design"))
+    store_rejections(outcomes, cache, keys, ("profile", "design"))
+    outcomes = dedupe_task_dirs(outcomes, hits)
+    outcomes = _on(fresh, outcomes, wave("postprocess"))
+    store_rejections(outcomes, cache, keys, ("postprocess",))
+    # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
+    outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.ref]}))
+    lap("build")
+    for o in outcomes:  # cache hits that survived the task-folder check
+        if o.ok and o.ref in hits:
+            build_cache.restore(cache, keys[o.ref], hits[o.ref], staging)
+    lap("cache restore")
+    # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
+    # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
+    verified = {o.ref for o in outcomes if o.ref in hits and build_cache.is_verified(cache, keys[o.ref])}
+    outcomes = _on(lambda o: o.ref not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
+    for o in outcomes:
+        if o.ok and o.ref in keys:
+            build_cache.mark_verified(cache, keys[o.ref])
+    lap("guard")
+    return Built(outcomes, hits)
+
+
+def dedupe_tables(outcomes: list[Outcome]) -> list[Outcome]:
+    """The same table reaching the build twice (two sources, two versions) is built once: the source
+    step's digest is the content hash of the normalised table, and the later ref loses."""
+    seen: dict[str, str] = {}
+    out = []
+    for o in outcomes:
+        if o.ok:
+            if o.digest in seen:
+                o = o.failed("source", f"duplicate of {seen[o.digest]} (same table content)")
+            else:
+                seen[o.digest] = o.ref
+        out.append(o)
+    return out
+
+
+def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> tuple[list[Outcome], dict[str, str]]:
+    """Cached rejections become failed outcomes; cached tasks are returned as {ref: task folder} and
+    their entry is put in the work folder, where the build collects entries."""
+    out, hits = [], {}
+    for o in outcomes:
+        hit = build_cache.lookup(cache, keys[o.ref]) if o.ok else None
+        if hit is not None and not hit["ok"]:
+            o = o.failed(hit["stage"], hit["reason"])
+        elif hit is not None:
+            hits[o.ref] = hit["task_dir"]
+            write_json(Path(o.work_dir) / steps.ENTRY_JSON, hit["entry"])
+        out.append(o)
+    return out, hits
+
+
+def store_rejections(outcomes: list[Outcome], cache: Path, keys: dict[str, str], stages: tuple[str, ...]) -> None:
+    for o in outcomes:
+        if (not o.ok and o.stage in stages and o.ref in keys
+                and build_cache.cacheable_rejection(o.stage, o.reason)):
+            build_cache.store_rejection(cache, keys[o.ref], o.stage, o.reason)
+
+
+def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outcome]:
+    """Two datasets must never write the same task folder; the later ref loses, with a reason."""
+    seen: dict[str, str] = {}
+    out = []
+    for o in outcomes:
+        if o.ok:
+            task_dir = hits.get(o.ref) or steps.load_spec(Path(o.work_dir)).task_dir
+            if task_dir in seen:
+                o = o.failed("design", f"task folder {task_dir} already taken by {seen[task_dir]}")
+            else:
+                seen[task_dir] = o.ref
+        out.append(o)
+    return out
+
+
+def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
+                     limit: int | None) -> dict | None:
+    """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
+    returns the DSAgentBench report (None when nothing was built)."""
+    write_question_list(staging, entries)
+    dsagent_report = write_dsagent(staging, job.seed) if entries else None  # desktop configs, validated
+    write_json(staging / names.ENVIRONMENT, fingerprint())
+    write_json(staging / names.MANIFEST, build_manifest(staging, {
+        "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
+        "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries)}))
+    return dsagent_report
+
+
+def _report_or_warn(what: str, write: Callable, *args) -> None:
+    """A report is a view of the tree, not part of it: its failure (a licence matplotlib cannot draw,
+    say) is a warning, never a lost build."""
+    try:
+        write(*args)
+    except Exception as exc:  # noqa: BLE001 -- see the docstring
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        print(f"daregen: warning: {what} not written ({type(exc).__name__}: {reason})", file=sys.stderr, flush=True)
+
+
+def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Path, *, sources: str,
+                     limit: int | None, cache: Path, keep: int, started: float) -> dict:
+    """Build the first `limit` candidates of `sources` into the partial generation `staging` and publish
+    it at `out` if it holds any task (an empty build never replaces a published tree); returns the run
+    report, also written at the generation's root."""
+    lap = Laps()
+    candidates = list_candidates(sources, limit)
+    print(f"daregen: {len(candidates)} candidate datasets from {sources}", file=sys.stderr, flush=True)
+    built = build_datasets(run_wave, job, candidates, staging, cache, lap)
+    outcomes = built.outcomes
+    entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
+    usages = [read_json(p) for o in outcomes if (p := Path(o.work_dir) / steps.DESIGN_USAGE_JSON).exists()]
+    shutil.rmtree(staging / ".work", ignore_errors=True)  # absent when no candidate was considered
+    dsagent_report = write_root_files(staging, entries, job, sources, limit)
+    lap("root files")
+    report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
+    report["cached"] = sum(o.ok and o.ref in built.hits for o in outcomes)
+    report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
+    report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
+    if job.settings_json:
+        report["llm"] = LLMUsage.total(usages)
+    report["published"] = bool(entries)
+    if entries:
+        report["generation"] = staging.name.removesuffix(PARTIAL)
+    write_json(staging / names.RUN_REPORT_JSON, report)
+    write_report_md(staging, report)
+    if not entries:  # its reasons stay readable beside the output, at the path the CLI prints
+        kept = staging.parent / f"unpublished-{names.RUN_REPORT_MD}"
+        shutil.copyfile(staging / names.RUN_REPORT_MD, kept)
+        report["run_report_md"] = str(kept)
+        shutil.rmtree(staging)
+        return report
+    _report_or_warn("tree reports", write_tree_reports, staging)  # after the run report: it charts rejections
+    lap("tree reports")
+    problems = check_generation(staging)
+    if problems:
+        raise RuntimeError(f"generation {staging.name} not published: {'; '.join(problems[:5])}")
+    previous = published_generation(out)
+    if previous is not None:
+        _report_or_warn("diff reports", write_diff_reports, previous, staging, staging)
+    lap("check and diff")
+    crash_point("publish")
+    publish(staging, out, keep)
+    lap("publish")
+    print(f"daregen: seconds by phase: {lap.seconds}", file=sys.stderr, flush=True)
+    return report

@@ -1,0 +1,36 @@
+"""Where daregen keeps what it can fetch or compute again: one root, `$DAREGEN_CACHE`, and its folders.
+
+    $DAREGEN_CACHE (default .cache/daregen, relative to the working directory)
+      tasks/      the per-dataset build cache (pipeline/build_cache.py)
+      downloads/  fetched files, by content hash (sourcing/download.py)
+      openml/     the openml client's own cache (sourcing/openml_source.py)
+      kaggle/     extracted Kaggle archives (sourcing/kaggle_source.py)
+      llm/        design answers of the LLM, by prompt and model (task_design/llm_cache.py)
+
+Every path is computed when asked, not at import, so a test or a served flow that sets
+DAREGEN_CACHE later still gets its own folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE_ENV = "DAREGEN_CACHE"
+DEFAULT_CACHE = Path(".cache/daregen")
+
+TASKS = "tasks"
+DOWNLOADS = "downloads"
+OPENML = "openml"
+KAGGLE = "kaggle"
+LLM = "llm"
+
+
+def cache_root(root: str | Path | None = None) -> Path:
+    """`root` if given, else `$DAREGEN_CACHE`, else .cache/daregen (not resolved: as the user spelled it)."""
+    return Path(root or os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+
+
+def llm_cache_dir() -> str:
+    """The LLM answer cache's default folder, as text (LLMSettings.cache_dir is a string)."""
+    return str(cache_root() / LLM)

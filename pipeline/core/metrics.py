@@ -1,0 +1,136 @@
+"""DARE-bench's four metrics, defined once: exact match, allclose, macro-F1 and clipped R².
+
+`daregen score`, the MM feasibility check, the time-series baselines and the DSAgentBench
+evaluator all call these, so a baseline recorded at build time and a score given later agree.
+
+Each metric takes the reference and the prediction for one target column, aligned row for row.
+Values may be the raw text a CSV holds (read with dtype=str, which keeps "1" vs "1.0" and
+timestamps under our control instead of pandas' inference) or numbers.
+
+Edge-case policy (the one `daregen score` has always applied, because that is what users see):
+
+- **labels** (exact match, macro-F1): when every reference value is a finite number, labels are
+  compared as numbers (`1` and `1.0` are one class; a prediction that is not a number stays as its
+  text, a wrong label); otherwise as text with surrounding blanks stripped.
+- **numbers** (allclose, R²): a prediction value that is missing, not a number or not finite
+  raises UnscorablePrediction (the caller scores it 0 with that reason); such a reference value
+  raises ValueError, because a broken reference is the pipeline's bug, not the solver's.
+- **macro-F1**: averaged over every label in the reference or the prediction; a label that is
+  never predicted, or predicted but absent from the reference, has F1 0 (zero_division=0).
+- **clipped R²**: scikit-learn's R² clipped to [0, 1]. A constant reference scores 1.0 when the
+  prediction matches it exactly and 0.0 otherwise (scikit-learn's force_finite). Fewer than two
+  reference rows raise ValueError: R² is undefined there.
+- **allclose**: numpy.allclose(reference, prediction) with numpy's default tolerances.
+- an empty pair of columns is an exact match.
+
+The block between the two `self-contained` markers imports only numpy, pandas and scikit-learn:
+finalize/dsagent/build.py copies its text into each DSAgentBench evaluator, which must run without
+daregen installed. Keep everything the metrics need inside it.
+"""
+
+from __future__ import annotations
+
+# ---- self-contained metrics: begin (copied verbatim into the DSAgentBench evaluator) ----
+import numpy as np
+import pandas as pd
+
+
+class UnscorablePrediction(Exception):
+    """The solver's file cannot be scored; the message is the one-line reason."""
+
+
+def _series(values) -> pd.Series:
+    return values if isinstance(values, pd.Series) else pd.Series(np.asarray(values))
+
+
+def finite_numbers(values) -> pd.Series:
+    """Floats where the value is (or its text spells) a finite number, NaN elsewhere."""
+    values = _series(values)
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        values = values.astype(str).str.strip()
+    numbers = pd.to_numeric(values, errors="coerce").astype(float)
+    return numbers.where(np.isfinite(numbers))
+
+
+def _float_text(value: float) -> str:
+    return repr(float(value) + 0.0)  # + 0.0 turns -0.0 into 0.0
+
+
+def canonical_labels(reference, prediction) -> tuple[pd.Series, pd.Series]:
+    """Make labels comparable: numerically when the reference is numeric, else as stripped text.
+
+    A reference written as `1` and a prediction written as `1.0` (pandas writes an int column
+    with a missing value as floats) must count as the same class. When the reference is all
+    numbers, each prediction that parses as a number becomes the text of its float; one that
+    does not stays as text, so it is a wrong label rather than a reason to compare the whole
+    column as strings.
+    """
+    ref = _series(reference).astype(str).str.strip()
+    pred = _series(prediction).astype(str).str.strip()
+    ref_num = finite_numbers(ref)
+    if ref_num.notna().all():
+        pred_num = finite_numbers(pred)
+        pred_canon = pred.where(pred_num.isna(), pred_num.map(_float_text, na_action="ignore"))
+        return ref_num.map(_float_text), pred_canon.astype(str)
+    return ref, pred
+
+
+def numeric_prediction(prediction) -> np.ndarray:
+    """The prediction as floats; UnscorablePrediction names the first value that is not a finite number."""
+    prediction = _series(prediction)
+    numbers = finite_numbers(prediction)
+    bad = numbers.isna()
+    if bad.any():
+        example = prediction[bad].iloc[0]
+        raise UnscorablePrediction(
+            f"column {prediction.name!r} has {int(bad.sum())} missing or non-numeric value(s), e.g. {example!r}"
+        )
+    return numbers.to_numpy()
+
+
+def numeric_reference(reference) -> np.ndarray:
+    reference = _series(reference)
+    numbers = finite_numbers(reference)
+    if numbers.isna().any():
+        raise ValueError(f"reference column {reference.name!r} has missing or non-numeric values")
+    return numbers.to_numpy()
+
+
+def exact_match(reference, prediction) -> float:
+    ref, pred = canonical_labels(reference, prediction)
+    return float((ref.to_numpy() == pred.to_numpy()).all())
+
+
+def allclose_match(reference, prediction) -> float:
+    return float(np.allclose(numeric_reference(reference), numeric_prediction(prediction)))
+
+
+def macro_f1(reference, prediction) -> float:
+    from sklearn.metrics import f1_score  # imported on first use: loading scikit-learn takes a second
+
+    ref, pred = canonical_labels(reference, prediction)
+    return float(f1_score(ref.to_numpy(), pred.to_numpy(), average="macro", zero_division=0))
+
+
+def clipped_r2(reference, prediction) -> float:
+    from sklearn.metrics import r2_score
+
+    ref = numeric_reference(reference)
+    if len(ref) < 2:
+        raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
+    value = float(r2_score(ref, numeric_prediction(prediction)))
+    return min(1.0, max(0.0, value))
+# ---- self-contained metrics: end ----
+
+
+BLOCK_BEGIN = "# ---- self-contained metrics: begin"
+BLOCK_END = "# ---- self-contained metrics: end ----"
+
+
+def self_contained_source() -> str:
+    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+    from pathlib import Path
+
+    text = Path(__file__).read_text(encoding="utf-8")
+    start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
+    return text[start:text.index(BLOCK_END)]

@@ -1,0 +1,46 @@
+"""SQLite access shared by every stage: identifier quoting and read-only connections.
+
+Table and column names come from the data (a source database, a dataset's headers), so they are
+always quoted as identifiers and never pasted into SQL as text. A file we only read is opened
+read-only three ways (a `mode=ro` URI, `query_only`, an authorizer that denies writes), so a
+hostile or buggy statement can never change a source database or a built task.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+def quote_identifier(name: object) -> str:
+    """Double quotes with inner quotes doubled: `x"; DROP TABLE t; --` stays one identifier."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+_WRITES = frozenset(getattr(sqlite3, n) for n in dir(sqlite3) if n.startswith((
+    "SQLITE_CREATE_", "SQLITE_DROP_")) or n in (
+    "SQLITE_INSERT", "SQLITE_DELETE", "SQLITE_ALTER_TABLE", "SQLITE_ATTACH", "SQLITE_DETACH", "SQLITE_REINDEX",
+    "SQLITE_ANALYZE"))
+
+
+def _read_only_authorizer(action: int, arg1, *_args) -> int:
+    """Defence in depth beside mode=ro and query_only: deny anything that writes. UPDATE is
+    allowed on sqlite_master alone, because SQLite reports its own schema load that way when a
+    statement first uses a pragma table function (pragma_table_info etc.)."""
+    if action in _WRITES or (action == sqlite3.SQLITE_UPDATE and arg1 != "sqlite_master"):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def connect_read_only(path: str | Path) -> sqlite3.Connection:
+    """A connection that cannot write `path` (percent-encoded, so `?` or `#` in a folder name is a path)."""
+    uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True)
+    con.execute("PRAGMA query_only = ON")
+    con.set_authorizer(_read_only_authorizer)
+    return con
+
+
+def table_names(con: sqlite3.Connection) -> list[str]:
+    """The user tables of `con`, sorted by name."""
+    return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]

@@ -1,0 +1,95 @@
+"""The run report of a build: what was built, what was rejected and why, as JSON, Markdown and the CLI's summary.
+
+`run_report.json` and `run_report.md` sit at the root of a generation, outside
+the manifest (they hold timings). Rejection reasons are bucketed by `reason_kind`
+wherever they are counted: the CLI summary, the corpus report
+(pipeline.review.reports) and bench/bench_designers.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pipeline.core import names
+from pipeline.core.jsonio import write_text
+from pipeline.core.safe_io import md_cell, printable
+from pipeline.steps import Outcome
+from task_design.llm_schema import usage_line
+
+
+def reason_kind(reason: str) -> str:
+    """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
+    the same reason for different datasets falls into one bucket."""
+    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
+    return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
+
+
+def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, seconds: float, seed: int,
+                 sources: str, limit: int | None) -> dict:
+    """The report's core: counts by problem type and file format, the task list and every rejection."""
+    by_type: dict[str, int] = {}
+    formats: dict[str, int] = {}
+    for e in entries:
+        by_type[e["task"]] = by_type.get(e["task"], 0) + 1
+        ftype = e["needed_files_v1"][0].rsplit(".", 1)[-1]
+        formats[ftype] = formats.get(ftype, 0) + 1
+    rejections = [{"ref": o.ref, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
+    return {
+        "considered": considered,
+        "built": len(entries),
+        "by_type": dict(sorted(by_type.items())),
+        "by_format": dict(sorted(formats.items())),
+        "tasks": sorted(e["file_path"] for e in entries),
+        "rejections": rejections,
+        "seconds": round(seconds, 2),
+        "seed": seed,
+        "sources": sources,
+        "limit": limit,
+    }
+
+
+def write_report_md(root: Path, report: dict) -> None:
+    lines = ["# daregen run report", "", f"- built: {report['built']} tasks "
+             f"({report['by_type'].get('classification', 0)} classification, "
+             f"{report['by_type'].get('regression', 0)} regression)",
+             f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
+             f"- reused from the build cache: {report.get('cached', 0)}",
+             f"- wall time: {report['seconds']:.1f} s"]
+    if "llm" in report:
+        lines.append(f"- {usage_line(report['llm'])}")
+    lines += ["", "## Rejections", "",
+              "| dataset | stage | reason |", "|---|---|---|"]
+    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'])} |" for r in report["rejections"]]
+    write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
+
+
+def summary_table(report: dict, out: Path) -> str:
+    """What `daregen build` prints at the end: counts by type and format, the commonest rejection reasons."""
+    lines = [
+        f"built {report['built']} tasks from {report['considered']} candidate datasets "
+        f"in {report['seconds']:.0f} s -> {out}",
+        "",
+        f"  {'problem type':<16}{'tasks':>6}",
+    ]
+    for kind, n in report["by_type"].items():
+        lines.append(f"  {kind:<16}{n:>6}")
+    lines.append("")
+    lines.append(f"  {'file type':<16}{'tasks':>6}")
+    for ftype, n in report["by_format"].items():
+        lines.append(f"  {ftype:<16}{n:>6}")
+    lines.append("")
+    reasons: dict[str, int] = {}
+    for r in report["rejections"]:
+        key = reason_kind(r["reason"])
+        reasons[key] = reasons.get(key, 0) + 1
+    if reasons:
+        lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
+        for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
+            lines.append(f"    {n:>4}  {printable(reason)}")
+        # A build that published nothing keeps its report beside the output (run_report_md).
+        lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / names.RUN_REPORT_MD)}")
+    if "llm" in report:
+        lines.append(f"  {usage_line(report['llm'])}")
+    lines.append(f"  instructions: {out / names.QUESTION_LIST}")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""The four DARE-bench metrics have one edge-case policy (pipeline/core/metrics.py): labels compare as numbers
+when the reference is numeric, a prediction that is not a finite number is unscorable, a broken reference or
+an undefined R² is a ValueError, a constant reference scores 1 only when matched exactly."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.core.metrics import (
+    UnscorablePrediction,
+    allclose_match,
+    canonical_labels,
+    clipped_r2,
+    exact_match,
+    macro_f1,
+    self_contained_source,
+)
+
+
+def _text(*values) -> pd.Series:
+    return pd.Series([str(v) for v in values], name="y")
+
+
+def test_numeric_labels_match_however_they_are_spelled() -> None:
+    assert exact_match(_text(1, 2, 0), _text("1.0", " 2 ", "-0.0")) == 1.0
+    assert macro_f1(_text(1, 2, 0), _text("1.0", "2", "0")) == 1.0
+    ref, pred = canonical_labels(_text(1, 2), _text("1.0", "two"))
+    assert ref.tolist() == ["1.0", "2.0"] and pred.tolist() == ["1.0", "two"]  # a non-number stays a wrong label
+
+
+def test_text_labels_are_compared_as_stripped_text() -> None:
+    assert exact_match(_text("yes", "no"), _text(" yes", "no ")) == 1.0
+    assert exact_match(_text("yes", "no"), _text("Yes", "no")) == 0.0
+    # A text reference keeps `1` and `1.0` apart: the numeric reading applies only to a numeric reference.
+    assert exact_match(_text("a", "1"), _text("a", "1.0")) == 0.0
+
+
+def test_macro_f1_counts_every_label_and_a_never_predicted_one_scores_zero_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # zero_division is explicit, so no UndefinedMetricWarning
+        one_class = macro_f1(_text("a", "a", "a"), _text("a", "a", "a"))
+        majority = macro_f1(_text("a", "a", "b"), _text("a", "a", "a"))
+    assert one_class == 1.0
+    assert majority == pytest.approx((0.8 + 0.0) / 2)  # F1(a) = 2*2/(2*2+1), F1(b) = 0
+    # A label only the prediction uses is a class too, with F1 0.
+    assert macro_f1(_text("a", "a"), _text("a", "z")) == pytest.approx((2 / 3 + 0.0) / 2)
+
+
+def test_clipped_r2_is_clipped_and_handles_a_constant_reference() -> None:
+    ref = _text(1, 2, 3, 4)
+    assert clipped_r2(ref, _text(1, 2, 3, 4)) == 1.0
+    assert clipped_r2(ref, _text(4, 3, 2, 1)) == 0.0  # R² = -3, clipped
+    assert 0.0 < clipped_r2(ref, _text(1.1, 2.2, 2.9, 3.8)) < 1.0
+    constant = _text(5, 5, 5)
+    assert clipped_r2(constant, _text(5, 5, 5)) == 1.0  # matched exactly
+    assert clipped_r2(constant, _text(5, 5, 5.001)) == 0.0
+
+
+def test_r2_on_fewer_than_two_rows_is_undefined() -> None:
+    with pytest.raises(ValueError, match="undefined"):
+        clipped_r2(_text(1), _text(1))
+
+
+@pytest.mark.parametrize("metric", [clipped_r2, allclose_match])
+@pytest.mark.parametrize("bad", ["", "nan", "inf", "abc"])
+def test_a_prediction_that_is_not_a_finite_number_is_unscorable(metric, bad) -> None:
+    with pytest.raises(UnscorablePrediction, match="missing or non-numeric"):
+        metric(_text(1, 2, 3), _text(1, bad, 3))
+
+
+@pytest.mark.parametrize("metric", [clipped_r2, allclose_match])
+def test_a_reference_that_is_not_numbers_is_the_pipelines_bug(metric) -> None:
+    with pytest.raises(ValueError, match="reference column"):
+        metric(_text(1, "nan", 3), _text(1, 2, 3))
+
+
+def test_allclose_uses_numpys_default_tolerances_relative_to_the_prediction() -> None:
+    assert allclose_match(_text(100000.0), _text(100000.9)) == 1.0  # |diff| <= 1e-8 + 1e-5 * 100000.9
+    assert allclose_match(_text(100000.0), _text(100002)) == 0.0
+    assert allclose_match(_text(0.0), _text(1e-9)) == 1.0
+
+
+def test_numbers_and_their_text_score_alike() -> None:
+    """The MM check passes arrays of floats; `daregen score` passes the CSV's text. Both must agree."""
+    rng = np.random.default_rng(0)
+    y, p = rng.normal(size=50), rng.normal(size=50) * 0.3
+    y_text, p_text = pd.Series([repr(float(v)) for v in y]), pd.Series([repr(float(v)) for v in p])
+    assert clipped_r2(y, y + p) == clipped_r2(y_text, pd.Series([repr(float(v)) for v in y + p]))
+    assert allclose_match(y, p) == allclose_match(y_text, p_text)
+    labels = rng.choice(["1", "2", "3"], size=50)
+    guesses = rng.choice(["1.0", "2", "3"], size=50)
+    assert macro_f1(labels, guesses) == macro_f1(pd.Series(labels), pd.Series(guesses))
+
+
+def test_empty_columns_are_an_exact_match() -> None:
+    assert exact_match(_text(), _text()) == 1.0
+
+
+def test_the_self_contained_block_defines_every_metric_without_daregen() -> None:
+    source = self_contained_source()
+    assert "pipeline" not in source.replace("pipeline/core/metrics.py", "")
+    scope: dict = {}
+    exec(compile("from __future__ import annotations\n" + source, "metrics_block", "exec"), scope)  # noqa: S102
+    for name in ("exact_match", "allclose_match", "macro_f1", "clipped_r2", "UnscorablePrediction"):
+        assert name in scope
+    assert scope["clipped_r2"](_text(1, 2, 3), _text(1, 2, 3)) == 1.0
+    assert not math.isnan(scope["macro_f1"](_text("a", "b"), _text("a", "a")))

@@ -60,7 +60,8 @@ def write_report_md(root: Path, report: dict) -> None:
         lines.append(f"- {usage_line(report['llm'])}")
     lines += ["", "## Rejections", "",
               "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'])} |" for r in report["rejections"]]
+    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"
+              for r in report["rejections"]]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
 
 

@@ -67,7 +67,7 @@ def test_tildes_and_backticks_cannot_close_the_markdown_early(tmp_path: Path) ->
 def test_html_in_a_licence_is_shown_as_text(tmp_path: Path) -> None:
     write_question_list(tmp_path, [write_task_folder(tmp_path, "t_class", licence="<img src=x onerror=alert(1)>")])
     md = render_licence_distribution(read_tree_facts(tmp_path))
-    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
 
 
 def test_control_characters_in_a_task_name_are_printed_escaped(tmp_path: Path) -> None:

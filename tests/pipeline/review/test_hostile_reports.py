@@ -25,7 +25,7 @@ def test_a_multi_line_reason_stays_one_table_row(tmp_path: Path) -> None:
               "rejections": [{"ref": "local/x|y", "stage": "source", "reason": "line one\n| forged | row |\nthree"}]}
     write_report_md(tmp_path, report)
     rows = [line for line in (tmp_path / names.RUN_REPORT_MD).read_text().splitlines() if line.startswith("| ")]
-    assert rows[-1] == r"| local/x\|y | source | line one \| forged \| row \| three |"
+    assert rows[-1] == r"| local/x\|y | source | line one / forged / row / three |"
 
 
 def test_a_failing_report_is_a_warning_not_a_lost_build(tmp_path: Path, capsys) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import re
 import textwrap
 from pathlib import Path

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from finalize import sandbox
-from pipeline.review.verify import check_determinism, verify_task, verify_tree
+from pipeline.review.verify import check_determinism, verify_task
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.safe_io import InputLimits

@@ -263,7 +263,7 @@ def validate_answer(answer: DesignAnswer, record: DatasetRecord, profile: Datase
     if invented:
         return None, [f"unknown column(s) {invented}: use only the listed column names, exactly"]
     problems: list[str] = []
-    exclusions, usable = frame.exclusions, frame.usable
+    exclusions = frame.exclusions
     allowed = set(targetable(record, profile, frame.roles, list(frame.problem_types)))
     candidates = {k: [c for c in v if c in allowed]
                   for k, v in heuristic.target_candidates(profile, table, config).items()}

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json
 from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
@@ -177,7 +178,7 @@ def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: l
     if not path.exists():
         problems.append(Problem(task_dir.name, f"missing {names.VERIFY_DIR}/{name}"))
         return None
-    df = pd.read_csv(path)
+    df = read_task_csv(path)
     missing = [c for c in required if c not in df.columns]
     if missing:
         problems.append(Problem(task_dir.name, f"{name} lacks column(s) {missing}"))

@@ -12,6 +12,7 @@ import json
 import re
 
 from pipeline.core import names
+from pipeline.core.csv_convention import QUESTION_V1_PHRASE
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from postprocess.relational import task_join_path
 
@@ -118,6 +119,8 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     else:
         load = f"You are given access to a training {_FORMAT_WORD[ftype]} file `{train_file}` containing the training data."
         first = f"First, load the training data from `{train_file}`."
+        if ftype == "csv":  # DARE-bench's CSV convention (pipeline.core.csv_convention), in its own words
+            first = f"First, load the training data from `{train_file}`, {QUESTION_V1_PHRASE}."
     intro = (
         PREAMBLE + "Proceed under the assumption that all required information is provided. " + load
         + f" You are also provided with a metadata file `{names.METADATA_TXT}` that describes the original dataset "

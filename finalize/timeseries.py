@@ -22,6 +22,7 @@ from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
 from finalize.metadata_txt import render_metadata_txt
 from pipeline.core.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
@@ -159,7 +160,7 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
     target = question["target"][0]
     val_v1 = _read_text(src / VAL_V1_CSV)
-    gt_v1 = pd.read_csv(verify / names.GROUND_TRUTH_V1, dtype={names.ROW_ID: str})
+    gt_v1 = read_task_csv(verify / names.GROUND_TRUTH_V1, dtype={names.ROW_ID: str})
     future = val_v1.merge(gt_v1, on=names.ROW_ID, how="inner", validate="one_to_one")
     future[target] = pd.to_numeric(future[target], errors="coerce")
     return ground_truth_v2(question, future, _read_text(src / VAL_V2_CSV))

@@ -20,7 +20,8 @@ import pandas as pd
 from finalize.checks import Problem, errors
 from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
 from finalize.metadata_txt import render_metadata_txt
-from pipeline.core.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
+from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
+                                         ground_truth_v2, parse_times, round_trips)
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.environment import code_version
@@ -77,8 +78,9 @@ def question_v2(spec: TimeSeriesSpec) -> str:
     if spec.is_resampled:
         per = " for each series separately" if spec.entity_columns else ""
         parts.append(
-            f"Before training, resample the training data{per} to a uniform time interval of "
-            f"'{spec.resample_rule}' ({RULE_WORDS[spec.resample_rule]}, each interval labelled with its last day), "
+            f"Before training, resample the training data{per} to a uniform time interval of one "
+            f"{RULE_WORDS[spec.resample_rule]} (pandas offset alias '{RESAMPLE_ALIASES[spec.resample_rule]}', "
+            "each interval labelled with its last day), "
             f"and aggregate the target column using the method '{spec.resample_aggregation}'. Fill intervals "
             "without observations by backward filling and then forward filling (imputer 'bfill_ffill'). The time "
             f"points in `{VAL_V2_CSV}` are on that resampled grid.")
@@ -247,6 +249,14 @@ def check_ts_task(task_dir: Path) -> list[Problem]:
         bad = [t for t in frame[time_col].unique().tolist() if not round_trips(t, fmt)]
         if bad:
             problems.append(Problem(where, f"{name} timestamps do not round-trip through {fmt!r}, e.g. {bad[0]!r}"))
+        # the instruction hands the agent `fmt`: it must work with the parsers an agent reaches for
+        unusable = check_standard_format(frame[time_col], fmt)
+        if unusable:
+            problems.append(Problem(where, f"{name}: {unusable}", "error" if ours else "warning"))
+    if q.get("is_resampled") and q.get("resample_rule"):
+        rejected = check_resample_alias(q["resample_rule"])
+        if rejected:
+            problems.append(Problem(where, rejected, "error" if ours else "warning"))
     if problems:
         return problems
     problems += _order_problems(where, train, val_v1, time_col, fmt, entities)

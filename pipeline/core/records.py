@@ -259,10 +259,11 @@ class TimeSeriesSpec(_Frozen):
     """Every choice the designer made for one time-series (XF/CF) task.
 
     `kind` is stored in spec.json so the steps dispatch on it (TaskSpec has none).
-    The time column is written back as text in `time_format` (strftime, with
-    `%:z` meaning a `+HH:MM` offset as in Python 3.12); `time_source` says how
+    The time column is written back as text in `time_format` (a pattern strptime and
+    pandas.to_datetime both read; a `%z` offset is written `+HH:MM`); `time_source` says how
     that text is made from the source column: kept as it is (`text`), an integer
-    year (`year`), or an R `ts` time index of fractional years (`ts_index`).
+    year (`year`), an R `ts` time index of fractional years (`ts_index`), or quarter labels
+    such as `1998 Q1` written as the quarter's first day (`quarter`).
     """
 
     kind: Literal["time_series"] = "time_series"
@@ -273,7 +274,7 @@ class TimeSeriesSpec(_Frozen):
     target: tuple[str, ...]
     time_column: str
     time_format: str
-    time_source: Literal["text", "year", "ts_index"]
+    time_source: Literal["text", "year", "ts_index", "quarter"]
     ts_index_frequency: int | None = None  # periods per year of an R ts index (4, 12)
     entity_columns: tuple[str, ...] = ()
     related_features: tuple[str, ...] = ()

@@ -12,6 +12,7 @@ returns its problems, so `daregen verify` runs the same reference and checks.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pandas as pd
 
 from finalize.checks import Problem, errors
 from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
-from finalize.metadata_txt import render_metadata_txt
+from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
                                          ground_truth_v2, parse_times, round_trips)
 from pipeline.core import names
@@ -170,6 +171,8 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
 
 def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict:
     """Write, run the reference for ground_truth_v2, check. Returns the question_list entry."""
+    # the source's column documentation, minus format claims the data contradicts (metadata_txt.py)
+    pkg = replace(pkg, record=with_checked_claims(pkg.record, pkg.frames[names.TS_TRAIN]))
     spec = pkg.spec
     task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:

@@ -98,10 +98,12 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
     train_v2 = read(names.TRAIN_V2)
     if any(t not in train_v2.columns for t in target):
         problems.append(Problem(where, "train_v2 lacks the target"))
-    if q["problem_type"] == "classification" and gt is not None:
-        unseen = set(gt[target[0]].astype(str)) - set(train_v2[target[0]].astype(str))
-        if unseen:
-            problems.append(Problem(where, f"val classes never seen in training: {sorted(unseen)}", "warning"))
+    if q["problem_type"] == "classification" and gt is not None and all(t in train_v2.columns for t in target):
+        for t in target:
+            unseen = set(gt[t].astype(str)) - set(train_v2[t].astype(str))
+            if unseen:
+                problems.append(Problem(where, f"val classes of {t!r} never seen in training: {sorted(unseen)}",
+                                        "warning"))
     return problems
 
 

@@ -76,6 +76,10 @@ class DatasetRecord(_Frozen):
     usability_rating: float | None = None
     last_updated: str | None = None
     target_hint: str | None = None  # a source's suggestion; the designer may ignore it
+    # Several categorical outcomes of the same unit that the source documents as its targets (OpenML's
+    # comma-separated default target, a sidecar's `outcome_columns`): task_design.multi_target may make
+    # them one task with a target list, as DARE-bench has.
+    outcome_columns: tuple[str, ...] = ()
     # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
     join_path: tuple[JoinStep, ...] = ()
     # Which design path the source routes this dataset to: None (tabular) or "time_series"
@@ -182,10 +186,11 @@ class TaskSpec(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> "TaskSpec":
-        if len(self.target) != 1:
-            raise ValueError("exactly one target column is supported")
-        target = self.target[0]
-        if target in self.related_features:
+        if not self.target or len(set(self.target)) != len(self.target):
+            raise ValueError("target must list one or more distinct columns")
+        if len(self.target) > 1 and self.problem_type != "classification":
+            raise ValueError("a target list is supported for classification only")
+        if set(self.target) & set(self.related_features):
             raise ValueError("target listed as a feature")
         if not set(self.not_filtered_related_features) <= set(self.related_features):
             raise ValueError("not_filtered_related_features must be related features")

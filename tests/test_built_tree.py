@@ -19,6 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from pipeline.core import names
+from pipeline.core.ts_reference import RESAMPLE_ALIASES
 
 
 TS = "time_series_analysis"
@@ -296,7 +297,11 @@ def test_time_series_layout_and_keys(built_tree):
         assert pd.to_numeric(gt2[target]).nunique() > 1
         if q["is_resampled"]:
             text = entry["question_v2"]
-            assert f"'{q['resample_rule']}'" in text and f"'{q['resample_aggregation']}'" in text
+            # the rule as pandas' alias, which the locked pandas accepts (it rejects '1M', '1Q', '1Y')
+            alias = RESAMPLE_ALIASES[q["resample_rule"]]
+            assert f"'{alias}'" in text and f"'{q['resample_rule']}'" not in text
+            assert f"'{q['resample_aggregation']}'" in text
+            pd.Series([1.0, 2.0], index=pd.to_datetime(["2000-01-01", "2000-06-01"])).resample(alias).mean()
 
 
 def test_time_series_split_is_by_time_and_timestamps_round_trip(built_tree):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
+from pipeline.core.safe_io import md_cell, printable
 from pipeline.steps import Outcome
 from task_design.llm_schema import usage_line
 
@@ -59,7 +60,8 @@ def write_report_md(root: Path, report: dict) -> None:
         lines.append(f"- {usage_line(report['llm'])}")
     lines += ["", "## Rejections", "",
               "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {r['ref']} | {r['stage']} | {r['reason'].replace('|', '/')} |" for r in report["rejections"]]
+    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"
+              for r in report["rejections"]]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
 
 
@@ -85,8 +87,9 @@ def summary_table(report: dict, out: Path) -> str:
     if reasons:
         lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
         for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
-            lines.append(f"    {n:>4}  {reason}")
-        lines.append(f"  every skipped dataset and its reason: {out / names.RUN_REPORT_MD}")
+            lines.append(f"    {n:>4}  {printable(reason)}")
+        # A build that published nothing keeps its report beside the output (run_report_md).
+        lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / names.RUN_REPORT_MD)}")
     if "llm" in report:
         lines.append(f"  {usage_line(report['llm'])}")
     lines.append(f"  instructions: {out / names.QUESTION_LIST}")

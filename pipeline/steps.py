@@ -128,6 +128,7 @@ def profile_step(work: Path) -> str:
 def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
     from task_design.config import DesignConfig
     from task_design.llm_schema import LLMUsage
+    from task_design.multi_target import with_documented_outcomes
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
     record = load_record(work)
@@ -155,6 +156,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     finally:
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
+    spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     return sha256_file(work / SPEC_JSON)
 

@@ -25,8 +25,8 @@ from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.guard import guard_staging_tree
-from pipeline.publish import (PARTIAL, build_manifest, check_generation, crash_point, publish,
-                              published_generation, write_question_list)
+from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
+                              sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.reports import write_tree_reports
 from pipeline.run_report import build_report, write_report_md
@@ -282,7 +282,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         report["llm"] = LLMUsage.total(usages)
     report["published"] = bool(entries)
     if entries:
-        report["generation"] = staging.name.removesuffix(PARTIAL)
+        report["generation"] = sealed_path(staging).name
     write_json(staging / names.RUN_REPORT_JSON, report)
     write_report_md(staging, report)
     if not entries:
@@ -295,7 +295,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         raise RuntimeError(f"generation {staging.name} not published: {'; '.join(problems[:5])}")
     previous = published_generation(out)
     if previous is not None:
-        write_diff_reports(previous, staging, staging)
+        write_diff_reports(previous, staging, staging, new_name=str(sealed_path(staging)))
     lap("check and diff")
     crash_point("publish")
     publish(staging, out, keep)

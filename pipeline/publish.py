@@ -83,6 +83,11 @@ def new_generation(out: Path) -> Path:
     return path
 
 
+def sealed_path(partial: Path) -> Path:
+    """Where a partial generation lives once published: `<id>.partial` -> `<id>`."""
+    return partial.with_name(partial.name.removesuffix(PARTIAL))
+
+
 def write_question_list(root: Path, entries: list[dict]) -> None:
     write_json(root / names.QUESTION_LIST, sorted(entries, key=lambda e: e["file_path"]))
 
@@ -148,7 +153,7 @@ def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:
         carry_user_files(out, partial)
         legacy = gens / f"legacy-{uuid.uuid4().hex[:6]}"
         os.replace(out, legacy)
-    final = partial.with_name(partial.name.removesuffix(PARTIAL))
+    final = sealed_path(partial)
     os.replace(partial, final)
     crash_point("switch")
     link = gens / f".current-{uuid.uuid4().hex[:8]}"

@@ -333,8 +333,9 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
                       instructions=tuple(instructions))
 
 
-def diff_trees(old: Path, new: Path) -> TreeDiff:
-    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one."""
+def diff_trees(old: Path, new: Path, new_name: str | None = None) -> TreeDiff:
+    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. The
+    reports name the trees by their paths (`new_name` in place of `new`'s)."""
     old, new = Path(old), Path(new)
     for tree in (old, new):
         if tree.exists() and not tree.is_dir():
@@ -355,7 +356,7 @@ def diff_trees(old: Path, new: Path) -> TreeDiff:
                     if not ((old / name).is_file() and (new / name).is_file()
                             and sha256_file(old / name) == sha256_file(new / name))]
     settings = [_build_settings(tree) for tree in (old, new)]
-    return TreeDiff(old=str(old), new=str(new), added=tuple(sorted(set(new_tasks) - set(old_tasks))),
+    return TreeDiff(old=str(old), new=new_name or str(new), added=tuple(sorted(set(new_tasks) - set(old_tasks))),
                     removed=tuple(sorted(set(old_tasks) - set(new_tasks))), changed=tuple(changed),
                     unchanged=tuple(unchanged), root_files_changed=tuple(root_changed),
                     build_settings=tuple(json_changes(*settings, "manifest") if all(settings) else ()))
@@ -573,15 +574,17 @@ def render_summary(d: TreeDiff, limit: int = 10) -> str:
     return "\n".join(lines)
 
 
-def write_diff(d: TreeDiff, out_dir: Path) -> tuple[Path, Path]:
-    """Write diff.md and diff.html for an already computed diff; returns their paths."""
+def write_diff(d: TreeDiff, out_dir: Path, prefix: str = "") -> tuple[Path, Path]:
+    """Write `<prefix>diff.md` and `<prefix>diff.html` for an already computed diff; returns their paths."""
     out_dir = Path(out_dir)
-    md, page = out_dir / DIFF_MD, out_dir / DIFF_HTML
+    md, page = out_dir / f"{prefix}{DIFF_MD}", out_dir / f"{prefix}{DIFF_HTML}"
     write_text(md, render_markdown(d))
     write_text(page, render_html(d))
     return md, page
 
 
-def write_diff_reports(old: Path, new: Path, out_dir: Path) -> tuple[Path, Path]:
-    """Write diff.md and diff.html for `old` -> `new` into `out_dir`; returns their paths."""
-    return write_diff(diff_trees(old, new), out_dir)
+def write_diff_reports(old: Path, new: Path, out_dir: Path, new_name: str | None = None) -> tuple[Path, Path]:
+    """Write diff.md and diff.html for `old` -> `new` into `out_dir`; returns their paths. `new_name` is
+    the path the reports give the new tree when it is read from elsewhere (a generation being built is
+    named by where it will be published, not by its `.partial` folder)."""
+    return write_diff(diff_trees(old, new, new_name=new_name), out_dir)

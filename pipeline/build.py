@@ -12,7 +12,6 @@ run report, the tree reports and publishing.
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.guard import guard_staging_tree
+from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
                               sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
@@ -186,6 +186,10 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
     verified = {o.ref for o in outcomes if o.ref in hits and build_cache.is_verified(cache, keys[o.ref])}
+    to_check = sum(o.ok and o.ref not in verified for o in outcomes)
+    if to_check:
+        note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
+             "interpreters")
     outcomes = _on(lambda o: o.ref not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
     for o in outcomes:
         if o.ok and o.ref in keys:
@@ -266,7 +270,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report, also written at the generation's root."""
     lap = Laps()
     candidates = list_candidates(sources, limit)
-    print(f"daregen: {len(candidates)} candidate datasets from {sources}", file=sys.stderr, flush=True)
+    note(f"{plural(len(candidates), 'candidate dataset')} from {sources}")
     built = build_datasets(run_wave, job, candidates, staging, cache, lap)
     outcomes = built.outcomes
     entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
@@ -300,5 +304,5 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     crash_point("publish")
     publish(staging, out, keep)
     lap("publish")
-    print(f"daregen: seconds by phase: {lap.seconds}", file=sys.stderr, flush=True)
+    note(f"seconds by phase: {phase_seconds(lap.seconds)}")
     return report

@@ -132,10 +132,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
     check_sources_spec(args.sources)
-    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); loading the pipeline "
-          "and starting Prefect, about 30 s", file=sys.stderr, flush=True)
-    open_sources(args.sources)  # a spec or a sources.toml path
     settings = _designer_settings(args, file_llm)
+    open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
+    # After every check (a failure stays one line), before the longest silence: Prefect's start-up.
+    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); starting Prefect, about 30 s",
+          file=sys.stderr, flush=True)
     configure_prefect()  # before flows imports Prefect, which reads its settings at import
     from flows import build_tasks
     from pipeline.run_report import summary_table
@@ -189,11 +190,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_sources_spec(params["sources"])
         if Path(params["sources"]).is_file():
             params["sources"] = os.path.abspath(params["sources"])
-    print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
-          f"out {params.get('out', 'the flow default')}; loading the pipeline and Prefect", file=sys.stderr,
-          flush=True)
     if "sources" in params:
         open_sources(params["sources"])
+    print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
+          f"out {params.get('out', 'the flow default')}; starting Prefect", file=sys.stderr, flush=True)
     configure_prefect(service=True)
     from flows import serve
 

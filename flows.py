@@ -27,15 +27,17 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
 from pipeline.build import BuildJob, WaveRunner, build_generation
+from pipeline.core.safe_io import InputLimits
 from pipeline.progress import WaveProgress
 from pipeline.core import names
-from pipeline.publish import build_lock, crash_point, generations_dir, new_generation
+from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
 from pipeline.run_report import rejection_line, summary_markdown
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
 from sourcing.sources_file import resolve_spec
+from task_design.config import DesignConfig
 
 # Compute-bound stages: no retries (a retry would only repeat a deterministic failure).
 # Prefect's own result caching is off: the build cache keys on content, which Prefect cannot see.
@@ -58,14 +60,14 @@ def _reported(outcome: Outcome):
 
 
 @task(name="source", task_run_name="source {prev.ref}", **_TASK)
-def source_task(prev: Outcome, source_key: str, source_arg: str | None) -> Outcome:
-    return _reported(steps.source_step(prev, source_key, source_arg))
+def source_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
+    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
 
 
 @task(name="source-network", task_run_name="source {prev.ref}", cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=10, tags=[NETWORK_TAG])
-def source_network_task(prev: Outcome, source_key: str, source_arg: str | None) -> Outcome:
-    return _reported(steps.source_step(prev, source_key, source_arg))
+def source_network_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
+    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
 
 
 @task(name="profile", task_run_name="profile {prev.ref}", **_TASK)
@@ -160,7 +162,7 @@ def prefect_waves(pool) -> WaveRunner:
 def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0, sources: str = "builtin",
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
-                keep_generations: int = 3) -> dict:
+                keep_generations: int = 3, input_limits: dict | None = None, force: bool = False) -> dict:
     """Build a DARE-bench task tree as a new generation and publish it at `out` (a symlink); returns
     the run report (pipeline.build.build_generation).
 
@@ -168,13 +170,17 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     configures a designer that has settings (e.g. the LLM designer's model, api_base and cache
     folder); it never holds an API key. `runner` is `local` (threads) or `dask` (`dask_address`
     of a scheduler, or a LocalCluster of `dask_workers` processes). `cache_dir` holds the
-    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`).
+    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`). `input_limits` raises the
+    bounds on reading source files (pipeline.core.safe_io.InputLimits); `force` lets `out` be an
+    existing folder daregen did not write (it is moved aside, never deleted).
     """
     started = time.monotonic()
     sources = resolve_spec(sources)
-    job = BuildJob.make(seed, designer, designer_settings)
+    job = BuildJob.make(seed, designer, designer_settings,
+                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {})))
     cache = build_cache.cache_root(cache_dir)
     out_path = Path(os.path.abspath(out))
+    check_out_target(out_path, force)
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:
         staging = new_generation(out_path)
         try:

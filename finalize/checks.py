@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from finalize.metadata_txt import COLUMNS_HEADER
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from postprocess.formats import read_frame
@@ -128,7 +129,7 @@ def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, st
     """The IF text names everything the reference depends on: each selected feature (by name or
     description), each range endpoint or allowed value, the model, its random_state and the
     imputation. The generator's own wording always passes; this guards rewordings."""
-    from finalize.instructions import column_phrase, format_number
+    from finalize.instructions import column_phrase, format_number, quoted_value
     from finalize.reference_solution import make_model
 
     descriptions = descriptions or {}
@@ -143,9 +144,10 @@ def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, st
         if q["column_type_inference"].get(col) == "numerical":
             missing += [f"range value {v} of {col!r}" for v in map(format_number, allowed)
                         if not re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", text)]
-        else:  # a category value must appear quoted, in any of the usual quote styles
+        else:  # a category value must appear quoted: as the generator escapes it, or in a usual quote style
             missing += [f"range value {v} of {col!r}" for v in map(str, allowed)
-                        if not any(f"{a}{v}{b}" in text for a, b in ('""', "''", "‘’", "“”"))]
+                        if quoted_value(v) not in text and not any(f"{a}{v}{b}" in text
+                                                                   for a, b in ('""', "''", "‘’", "“”"))]
     if q["model_type"] not in text:
         missing.append(f"model {q['model_type']}")
     seeded = "random_state" in make_model(q["model_type"], 0).get_params()
@@ -161,10 +163,12 @@ def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, st
 
 
 def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
-    """`name: description` lines of metadata.txt's columns section."""
-    _, _, columns = metadata_txt.partition("=== Columns & descriptions ===")
+    """`name: description` lines of metadata.txt's columns section: after the *last* line that is
+    exactly the section header, since the dataset's own description (above it) may contain one."""
+    lines = metadata_txt.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == COLUMNS_HEADER]
     out = {}
-    for line in columns.splitlines():
+    for line in lines[starts[-1] + 1:] if starts else []:
         name, sep, desc = line.partition(": ")
         if sep and name.strip():
             out[name.strip()] = desc.strip()

@@ -71,11 +71,16 @@ def format_number(value) -> str:
     return str(value) if isinstance(value, int) else repr(float(value))
 
 
+def quoted_value(value) -> str:
+    """A category value as the instruction spells it: a JSON string, so quotes and backslashes are escaped."""
+    return json.dumps(str(value), ensure_ascii=False)
+
+
 def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, str]) -> str:
     phrase = column_phrase(column, descriptions)
     if kind == "numerical":
         return f"{phrase} between {format_number(allowed[0])} and {format_number(allowed[1])} inclusive"
-    values = ", ".join(json.dumps(str(v), ensure_ascii=False) for v in allowed)
+    values = ", ".join(quoted_value(v) for v in allowed)
     return f"{phrase} limited to the values {values}"
 
 

@@ -11,16 +11,21 @@ Process tree of one job:
     caller ── forkserver ── supervisor (unshared namespaces, private mounts)
                                └── job (PID 1 of a new PID namespace, uid nobody, rlimits)
 
-- The job starts in a fresh working directory holding copies of `files` only;
-  it is never handed a path into the task tree, and the tree it came from
-  (`hide`), the home directories and the world-writable temporary folders are
-  covered by empty private tmpfs mounts, so it cannot read `verify/` through an
-  absolute path or leave files behind in /tmp.
+- The job starts in a fresh working directory holding copies of `files` only (regular files,
+  never through a link); it is never handed a path into the task tree. Its root is a new,
+  nearly empty file system (pivot_root): the system's programs and libraries (/usr, /lib, ...),
+  the few /etc files the loader reads, the interpreter and its import path, daregen's packages
+  (not the rest of the checkout), a few devices, an empty /tmp and its working directory at
+  JOB_DIR. The task tree, the other generations beside it, the caller's working directory
+  (build cache, `generated/`), the homes and everything else do not exist there.
 - No network: a new network namespace has only a loopback that is down.
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
-- The environment is the caller's minus anything that looks like a credential.
+- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential.
+- The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
+  (their command lines and environments). In a user namespace (not root) the kernel refuses that
+  mount where no full procfs is visible; the job then has no /proc at all.
 - stdout and stderr are read through pipes by the supervisor and kept up to a cap.
 - The return value travels back as JSON, never pickle: a hostile job must not be
   able to make the caller execute code when it decodes the result.
@@ -39,12 +44,14 @@ import gc
 import json
 import multiprocessing
 import os
+import platform
 import pwd
 import re
 import resource
 import select
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -54,6 +61,8 @@ from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any, Callable
+
+from pipeline.core.environment import CODE_PACKAGES
 
 SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
 # Everything a reference run imports, so no job pays for an import: the lazy ones (pyarrow's dataset
@@ -74,18 +83,26 @@ DETERMINISTIC_ENV = {
     "PYTHONWARNINGS": "ignore",
 }
 
-# Names of variables that may hold credentials; matched case-insensitively.
-_CREDENTIAL = re.compile(
-    r"(_KEY|_TOKEN|_SECRET|_PASS|_PASSWD)$|PASSWORD|CREDENTIAL|^(OPENAI|ANTHROPIC|KAGGLE|AWS|AZURE|GOOGLE|GCP|"
-    r"HF|HUGGING_?FACE|GITHUB|GH|GITLAB|LITELLM|COHERE|MISTRAL|GROQ|TOGETHER|REPLICATE|WANDB|PREFECT_API)_|"
-    r"^(SSH_AUTH_SOCK|NETRC|PGPASSFILE)$", re.IGNORECASE)
+# The only variables a job inherits (plus DETERMINISTIC_ENV, and HOME/TMPDIR set in the job): an
+# allow-list, because no deny-list recognises every secret (`MY_APIKEY`, `DATABASE_URL=postgres://u:pw@h`,
+# `TOKEN` all passed the old one). Locale and time zone keep text and time parsing as the caller's.
+_ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBRARY_PATH)$")
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 0x1000, 0x4000, 0x40000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when isolated
-_WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# The host paths a job's new root holds besides the interpreter and its working directory: programs,
+# libraries, the files the dynamic loader and the C library read, and harmless devices.
+_SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache",
+                 "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
+                 "/etc/nsswitch.conf")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_MNT_DETACH = 2
 _HOMES = ("/root", "/home")
+# The folder holding daregen's packages (a checkout, or site-packages).
+_CODE_ROOT = Path(__file__).resolve().parents[1]
 _GRACE_S = 10.0  # the caller's backstop beyond the supervisor's own wall-clock limit
 
 
@@ -174,7 +191,7 @@ def forkserver_context():
 
 
 def scrubbed_environment(env: dict[str, str]) -> dict[str, str]:
-    clean = {k: v for k, v in env.items() if not _CREDENTIAL.search(k)}
+    clean = {k: v for k, v in env.items() if _ALLOWED_ENV.match(k)}
     clean.update(DETERMINISTIC_ENV)
     return clean
 
@@ -204,12 +221,13 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
     try:
         workdir = run_dir / "work"
         workdir.mkdir()
+        (run_dir / "root").mkdir()
         for rel, src in (files or {}).items():
             dest = (workdir / rel).resolve()
             if workdir.resolve() not in dest.parents:
                 raise ValueError(f"sandbox file name {rel!r} leaves the working directory")
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
+            _copy_regular_file(Path(src), dest)
         if ids is not None:
             for path in [workdir, *workdir.rglob("*")]:
                 if path.is_dir():  # the job may create files, but not rewrite its inputs
@@ -217,10 +235,10 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
             os.chmod(run_dir, 0o711)  # the job reaches its cwd, cannot list its neighbours
         hidden = [str(Path(p).resolve()) for p in hide if str(Path(p).resolve()) != "/"]
         home = os.path.expanduser("~")
-        hidden += [p for p in (home, *_HOMES) if p not in ("/", "") and os.path.isdir(p)]
+        hidden += [p for p in (home, *_HOMES, *_caller_paths(hide)) if p not in ("/", "") and os.path.isdir(p)]
         job = _Job(fn=fn, args=tuple(args), workdir=str(workdir), env=scrubbed_environment(dict(os.environ)),
                    limits=limits, isolate=isolate, ids=ids, hidden=tuple(dict.fromkeys(hidden)),
-                   report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
+                   root=str(run_dir / "root"), report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
                    stderr=str(run_dir / "stderr"))
         start = time.monotonic()
         ctx = forkserver_context()
@@ -235,6 +253,31 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
         return _result(job, proc.exitcode, wall)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _copy_regular_file(src: Path, dest: Path) -> None:
+    """Copy `src` only if it is itself a regular file: a job's input that is a link would hand it the
+    link's target (`/etc/passwd`, `/proc/self/environ`: the caller's unscrubbed environment), and a
+    FIFO would block the copy forever."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ValueError(f"sandbox input {src.name}: {exc.strerror} (a symbolic link is refused)") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError(f"sandbox input {src.name} is not a regular file")
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out)
+
+
+def _caller_paths(hide: tuple[Path, ...]) -> list[str]:
+    """What a job could otherwise list beyond its tree: the caller's working directory (the build cache
+    and `generated/` by default), daregen's checkout (not site-packages, which holds the interpreter's
+    libraries), and the folder around each hidden tree (the other generations of an output)."""
+    paths = [os.getcwd(), *(str(Path(p).resolve().parent) for p in hide)]
+    if _CODE_ROOT.name not in ("site-packages", "dist-packages"):
+        paths.append(str(_CODE_ROOT))
+    return paths
 
 
 _isolation_checked: bool | None = None
@@ -315,6 +358,7 @@ class _Job:
     isolate: bool
     ids: tuple[int, int] | None
     hidden: tuple[str, ...]
+    root: str  # an empty folder that becomes the job's root
     report: str
     stdout: str
     stderr: str
@@ -335,16 +379,36 @@ def _under(path: str, root: str) -> bool:
 
 
 def _code_dirs(hidden: list[str]) -> list[str]:
-    """The interpreter and import path entries that the hidden folders would cover (pyenv lives in
-    /root, a checkout may live in a home): they are bound back, so lazy imports keep working."""
-    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path)
+    """The interpreter, its import path and daregen's packages: what the job's file system must hold
+    besides its working directory. An entry that holds a hidden folder (the checkout, the caller's
+    working directory) is left out; daregen's packages inside it are listed on their own."""
+    packages = [str(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
+    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *packages)
                    if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []
     for d in dirs:
-        if any(_under(d, h) and d != h for h in hidden) and not any(_under(h, d) for h in hidden) \
-                and not any(_under(d, k) for k in kept):  # never re-expose a hidden folder itself
+        if d != "/" and not any(_under(h, d) for h in hidden) and not any(_under(d, k) for k in kept):
             kept.append(d)
     return kept
+
+
+def _graft(libc, path: str, root: str) -> None:
+    """Make `path` of the host appear at the same path under `root`: a link as the same link, a folder
+    or file by a bind mount; nothing if it does not exist."""
+    target = root + path
+    if os.path.islink(path):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(path), target)
+        return
+    if not os.path.exists(path):
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _check(libc.mount(path.encode(), target.encode(), None, _MS_BIND | _MS_REC, None), f"bind {path}")
 
 
 def _bind(libc, fd: int, target: str) -> None:
@@ -353,27 +417,50 @@ def _bind(libc, fd: int, target: str) -> None:
     os.close(fd)
 
 
+def _pivot_root(libc, root: str) -> None:
+    """Make `root` the file system's root and drop the old one, so nothing else is reachable."""
+    os.chdir(root)
+    os.mkdir(".old-root")
+    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None:  # an architecture whose syscall number we do not know: chroot, a weaker fence
+        os.chroot(".")
+    else:
+        _check(libc.syscall(number, b".", b".old-root"), "pivot_root")
+        os.chdir("/")
+        _check(libc.umount2(b"/.old-root", _MNT_DETACH), "umount the old root")
+        os.rmdir("/.old-root")
+    os.chdir("/")
+
+
 def _isolate(job: _Job, libc) -> None:
-    """In the supervisor: new mount, network and PID namespaces; hide the tree, homes and /tmp."""
+    """In the supervisor: new mount, network and PID namespaces, and a new root holding only the
+    system's programs and libraries, the interpreter, daregen's packages, a few devices, an empty
+    /tmp and the job's working directory at JOB_DIR."""
     flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID
     if os.geteuid() != 0:
         flags |= _CLONE_NEWUSER
     _check(libc.unshare(flags), "unshare")
     # Mounts below must not propagate back to the host's mount namespace.
     _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
-    hidden = [p for p in (*job.hidden, *_WORLD_WRITABLE) if os.path.isdir(p)]
-    # Opened inside the new mount namespace (a bind mount cannot cross namespaces) and before the
-    # tmpfs mounts hide their paths.
-    work_fd = os.open(job.workdir, os.O_RDONLY | os.O_DIRECTORY)
-    code_fds = {d: os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in _code_dirs(hidden)}
-    for path in hidden:
-        opts = b"size=64m,mode=1777" if path in _WORLD_WRITABLE else b"size=1m,mode=0755"
-        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts), f"mount tmpfs on {path}")
-    for d, fd in code_fds.items():
-        _bind(libc, fd, d)
-    # The working directory lived under the now hidden /tmp: bind it back at a fixed path, since
-    # some libraries (sqlite) resolve relative names through getcwd().
-    _bind(libc, work_fd, JOB_DIR)
+    root = job.root
+    _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755"),
+           "mount the new root")
+    hidden = list(job.hidden)
+    grafted = [*_SYSTEM_PATHS, *_DEVICES, *_code_dirs(hidden)]
+    for path in grafted:
+        _graft(libc, path, root)
+    for path in hidden:  # a hidden folder inside a grafted one (a checkout under /usr/src, say)
+        if any(_under(path, g) and path != g for g in grafted) and os.path.isdir(root + path):
+            _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m"),
+                   f"mount tmpfs on {path}")
+    for path in ("/tmp", "/dev/shm"):
+        os.makedirs(root + path, exist_ok=True)
+        _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                          b"size=64m,mode=1777"), f"mount tmpfs on {path}")
+    os.makedirs(root + "/proc", exist_ok=True)  # the job mounts its own procfs there
+    # Some libraries (sqlite) resolve relative names through getcwd(): a fixed path.
+    _bind(libc, os.open(job.workdir, os.O_RDONLY | os.O_DIRECTORY), root + JOB_DIR)
+    _pivot_root(libc, root)
 
 
 def _supervise(job: _Job) -> None:
@@ -493,13 +580,20 @@ def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[in
         os.dup2(err_w, 2)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
-        keep = {0, 1, 2, res_w, work_fd}
-        for fd in map(int, os.listdir("/proc/self/fd")):
-            if fd not in keep:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+        keep = sorted({0, 1, 2, res_w, work_fd})
+        for low, high in zip(keep, [*keep[1:], resource.getrlimit(resource.RLIMIT_NOFILE)[0]]):
+            os.closerange(low + 1, high)
         if not job.isolate:
             os.setsid()  # its own process group, killed as a whole afterwards
+        else:  # PID 1 of its PID namespace: a procfs of its own lists this namespace's processes only
+            try:
+                _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None),
+                       "mount /proc")
+            except OSError:
+                # In a user namespace the kernel refuses a new procfs where no full one is visible (the
+                # new root has none): the job then has no /proc at all, which hides the host as well.
+                if job.ids is not None:
+                    raise
         lim = job.limits
         resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (lim.memory_bytes, lim.memory_bytes))

@@ -61,18 +61,20 @@ class BuildJob:
     config_json: str
     design_digest: str
     settings_json: str = ""  # the designer's validated settings; "" for a designer without settings
+    limits_json: str = ""  # the bounds on reading source files (DesignConfig.input_limits); "" for the defaults
 
     @classmethod
     def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
              config: DesignConfig | None = None) -> "BuildJob":
         config = config or DesignConfig()
         return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
-                   design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings))
+                   design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),
+                   limits_json=config.input_limits.model_dump_json())
 
     def step_args(self, stage: str, candidate: Candidate, tasks_root: Path) -> dict:
         """The keyword arguments of `stage`'s step for one dataset (after its `prev` Outcome)."""
         if stage == "source":
-            return {"source_key": candidate.source, "source_arg": candidate.arg}
+            return {"source_key": candidate.source, "source_arg": candidate.arg, "limits_json": self.limits_json}
         if stage == "profile":
             return {}
         if stage == "design":
@@ -263,6 +265,16 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     return dsagent_report
 
 
+def _report_or_warn(what: str, write: Callable, *args) -> None:
+    """A report is a view of the tree, not part of it: its failure (a licence matplotlib cannot draw,
+    say) is a warning, never a lost build."""
+    try:
+        write(*args)
+    except Exception as exc:  # noqa: BLE001 -- see the docstring
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        note(f"warning: {what} not written ({type(exc).__name__}: {reason})")
+
+
 def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Path, *, sources: str,
                      limit: int | None, cache: Path, keep: int, started: float) -> dict:
     """Build the first `limit` candidates of `sources` into the partial generation `staging` and publish
@@ -289,17 +301,21 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         report["generation"] = sealed_path(staging).name
     write_json(staging / names.RUN_REPORT_JSON, report)
     write_report_md(staging, report)
-    if not entries:
+    if not entries:  # its reasons stay readable beside the output, at the path the CLI prints
+        kept = staging.parent / f"unpublished-{names.RUN_REPORT_MD}"
+        shutil.copyfile(staging / names.RUN_REPORT_MD, kept)
+        report["run_report_md"] = str(kept)
         shutil.rmtree(staging)
         return report
-    write_tree_reports(staging)  # after the run report: the corpus report charts its rejections
+    _report_or_warn("tree reports", write_tree_reports, staging)  # after the run report: it charts rejections
     lap("tree reports")
     problems = check_generation(staging)
     if problems:
         raise RuntimeError(f"generation {staging.name} not published: {'; '.join(problems[:5])}")
     previous = published_generation(out)
     if previous is not None:
-        write_diff_reports(previous, staging, staging, new_name=str(sealed_path(staging)))
+        _report_or_warn("diff reports", lambda: write_diff_reports(previous, staging, staging,
+                                                                new_name=str(sealed_path(staging))))
     lap("check and diff")
     crash_point("publish")
     publish(staging, out, keep)

@@ -2,11 +2,12 @@
 
     daregen build [--config FILE] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
+                  [--llm-api-key-env VAR] [--llm-allow-key-env] [--force]
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
-    daregen score PRED_DIR --tasks TREE [--summary FILE]
-    daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism]
-    daregen diff OLD NEW [--out DIR]
+    daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
+    daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism] [--config FILE]
+    daregen diff OLD NEW [--out DIR] [--config FILE]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
 """
@@ -22,8 +23,11 @@ from pathlib import Path
 # Only light modules at import: arguments and paths are checked before pandas, scikit-learn, the
 # stages or Prefect load (12-37 s on a busy machine), so a typo costs a one-line error, not a wait.
 from pipeline.core import names
+from pipeline.core.safe_io import printable
 from pipeline.prefect_env import configure_prefect
 
+LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
+_CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
 BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic"}
 PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
@@ -133,6 +137,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     writable_target(args.out, "--out", parent=True)
     check_sources_spec(args.sources)
     settings = _designer_settings(args, file_llm)
+    limits = _limits(args)
+    from pipeline.publish import check_out_target
+
+    check_out_target(Path(args.out), args.force)
     open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
     # After every check (a failure stays one line), before the longest silence: Prefect's start-up.
     print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); starting Prefect, about 30 s",
@@ -143,7 +151,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
-                         dask_address=args.dask_address, dask_workers=args.dask_workers)
+                         dask_address=args.dask_address, dask_workers=args.dask_workers,
+                         input_limits=limits.model_dump(), force=args.force)
     print(summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
@@ -160,20 +169,28 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
 
     if args.designer not in DESIGNERS:
         raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
-    flags = {k: v for k, v in {"model": args.llm_model, "api_base": args.llm_api_base,
+    # An endpoint named on the command line or in the environment may receive the API key; one that
+    # only a config file names may not (a shared TOML must not collect the user's key).
+    api_base = args.llm_api_base or os.environ.get(LLM_API_BASE_ENV) or None
+    flags = {k: v for k, v in {"model": args.llm_model, "api_base": api_base,
                                "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
-                               "cache_only": args.llm_cache_only or None}.items() if v is not None}
+                               "cache_only": args.llm_cache_only or None,
+                               "allow_key_env": args.llm_allow_key_env or None}.items() if v is not None}
     given = {**(file_llm or {}), **flags}
+    given["key_to_api_base"] = "api_base" in flags or "api_base" not in given
     if args.designer not in DESIGNER_SETTINGS:
         if flags:  # a config file may keep [llm] settings for a later --designer llm
             raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
         return None
     try:
-        DESIGNER_SETTINGS[args.designer].model_validate(given)
+        checked = DESIGNER_SETTINGS[args.designer].model_validate(given)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"bad --llm-* setting {where!r}: {err['msg']}") from None
+        where = ".".join(str(p) for p in err["loc"]) or "api_key_env"
+        raise ValueError(f"bad --llm-* setting {where!r}: {err['msg'].removeprefix('Value error, ')}") from None
+    from task_design.llm import key_destination
+
+    print(f"daregen: {key_destination(checked)}", file=sys.stderr)
     return given
 
 
@@ -201,18 +218,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _limits(args: argparse.Namespace):
+    """The InputLimits of --config's [limits] table (the defaults without one)."""
+    from pipeline.config_file import load_limits
+
+    return load_limits(Path(args.config) if args.config else None)
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    limits = _limits(args)
     dare_tree(args.tasks, "--tasks")
     pred_dir = existing_dir(args.pred_dir, "PRED_DIR")
     if next(pred_dir.glob(PRED_GLOB), None) is None:  # scoring nothing would print a page of zeros
         raise ValueError(f"PRED_DIR {args.pred_dir}: no predictions (expected <task>/<v1|v2>/{names.PREDICTION})")
     from pipeline.review.score import run_score
 
-    run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None)
+    run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None, limits)
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    limits = _limits(args)
     tree = existing_dir(args.tree, "TREE")
     if not (tree / names.VERIFY_DIR / names.ALL_METADATA).is_file():  # a whole tree, not one task folder
         dare_tree(tree, "TREE")
@@ -221,13 +247,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
-                         determinism=args.determinism,
+                         determinism=args.determinism, limits=limits,
                          on_verdict=lambda v: print(v.line(), flush=True))
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    limits = _limits(args)
     new = existing_dir(args.new, "NEW")
     if Path(args.old).exists():  # a missing OLD is a first generation; a missing NEW is a typo
         existing_dir(args.old, "OLD")
@@ -237,7 +264,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                    else (writable_target(new_abs.parent, "the folder of NEW"), f"{new_abs.name}."))
     from pipeline.review.diff import diff_trees, render_summary, write_diff
 
-    diff = diff_trees(Path(args.old), new)
+    diff = diff_trees(Path(args.old), new, limits)
     md, page = write_diff(diff, out, prefix)
     print(render_summary(diff))
     print(f"reports: {md}, {page}")
@@ -286,6 +313,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,
                    help="environment variable holding the API key (default: the provider's usual variable)")
+    b.add_argument("--llm-allow-key-env", action="store_true",
+                   help="let --llm-api-key-env / api_key_env name a variable that does not look like an LLM key")
+    b.add_argument("--force", action="store_true",
+                   help="let --out be a non-empty folder daregen did not write (moved aside, never deleted)")
     b.add_argument("--llm-cache-dir", default=None,
                    help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
@@ -304,6 +335,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")
     s.add_argument("--tasks", required=True, help="task tree built by daregen build")
     s.add_argument("--summary", default=None, help="JSON summary path (default PRED_DIR/score_summary.json)")
+    s.add_argument("--config", default=None, help=_CONFIG_LIMITS_HELP)
     s.set_defaults(func=cmd_score)
     v = sub.add_parser("verify", help="re-run every reference in the sandbox and re-check a DARE-layout tree")
     v.add_argument("tree", help="task tree (ours or DARE-bench's)")
@@ -315,12 +347,14 @@ def parser() -> argparse.ArgumentParser:
                    help="skip the determinism check (on by default: every reference is re-run in two fresh "
                         "interpreters with different PYTHONHASHSEED, which must agree with each other and, for "
                         "daregen's tasks, with simulated_pred_local.csv; costs two interpreter start-ups)")
+    v.add_argument("--config", default=None, help=_CONFIG_LIMITS_HELP)
     v.set_defaults(func=cmd_verify)
     d = sub.add_parser("diff", help="curator review: what changed between two task trees (Markdown + HTML)")
     d.add_argument("old", help="the previous tree (may be missing: a first generation)")
     d.add_argument("new", help="the new tree")
     d.add_argument("--out", default=None,
                    help="folder for diff.md and diff.html (default: NEW.diff.md and NEW.diff.html beside NEW)")
+    d.add_argument("--config", default=None, help=_CONFIG_LIMITS_HELP)
     d.set_defaults(func=cmd_diff)
     so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")
     so_sub = so.add_subparsers(dest="sources_command", required=True, parser_class=_OneLineParser)
@@ -348,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ValueError, OSError) as exc:  # bad user input, or a path that cannot be read: one clear line
-        print(f"daregen: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        # printable: a path or reason holding control characters cannot forge lines or move the cursor.
+        print(f"daregen: error: {printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
+              file=sys.stderr)
         return 2
 
 

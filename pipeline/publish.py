@@ -73,6 +73,29 @@ def build_lock(out: Path):
         yield gens
 
 
+USER_FOLDER_PREFIX = "user-folder-"  # a plain folder moved aside by --force: never pruned
+
+
+def _is_daregen_tree(folder: Path) -> bool:
+    """A plain-folder tree an older daregen published (its manifest and question list are at the root)."""
+    return (folder / names.MANIFEST).is_file() and (folder / names.QUESTION_LIST).is_file()
+
+
+def check_out_target(out: Path, force: bool = False) -> None:
+    """Refuse an `out` that daregen did not create: anything but nothing, a generation pointer, an empty
+    folder or an older daregen's plain-folder tree, unless `force` (then it is moved aside as
+    `user-folder-<id>` beside the generations and never deleted)."""
+    out = Path(os.path.abspath(out))
+    if out.is_symlink() or not os.path.lexists(out):
+        return
+    if not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
+    if force or _is_daregen_tree(out) or not any(out.iterdir()):
+        return
+    raise ValueError(f"--out {out} is a non-empty folder daregen did not write; choose another --out, or pass "
+                     f"--force to move it aside (kept, never deleted, in {generations_dir(out)})")
+
+
 def new_generation(out: Path) -> Path:
     """An empty partial generation; its id is its UTC start time to the microsecond, so ids sort
     in build order (builds of one output are serialised by `build_lock`)."""
@@ -143,16 +166,21 @@ def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:
     """Seal `partial` as a generation and point `out` at it atomically; returns the generation.
 
     A plain-folder `out` from an older daregen is first moved into the generations as
-    `legacy-<id>` (the one moment `out` is briefly absent)."""
+    `legacy-<id>` (the one moment `out` is briefly absent); any other folder only reaches here with
+    --force, and is kept as `user-folder-<id>`."""
     out = Path(os.path.abspath(out))
     gens = partial.parent
     previous = published_generation(out)
     if previous is not None:
         carry_user_files(previous, partial)
     elif out.is_dir() and not out.is_symlink():
-        carry_user_files(out, partial)
-        legacy = gens / f"legacy-{uuid.uuid4().hex[:6]}"
-        os.replace(out, legacy)
+        if not any(out.iterdir()):
+            out.rmdir()
+        elif _is_daregen_tree(out):
+            carry_user_files(out, partial)
+            os.replace(out, gens / f"legacy-{uuid.uuid4().hex[:6]}")
+        else:  # only with --force (check_out_target): the user's folder, moved aside and never pruned
+            os.replace(out, gens / f"{USER_FOLDER_PREFIX}{uuid.uuid4().hex[:6]}")
     final = sealed_path(partial)
     os.replace(partial, final)
     crash_point("switch")
@@ -167,8 +195,8 @@ def prune_generations(out: Path, keep: int) -> None:
     """Keep the newest `keep` sealed generations (never the published one)."""
     gens = generations_dir(out)
     current = published_generation(out)
-    sealed = sorted((p for p in gens.iterdir() if p.is_dir() and not p.name.endswith(PARTIAL)
-                     and not p.name.startswith(".")),
+    sealed = sorted((p for p in gens.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.endswith(PARTIAL)
+                     and not p.name.startswith((".", USER_FOLDER_PREFIX))),
                     key=lambda p: (not p.name.startswith("legacy-"), p.name))  # a legacy tree is the oldest
     for old in sealed[: max(0, len(sealed) - max(1, keep))]:
         if old != current:

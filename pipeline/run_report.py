@@ -14,6 +14,7 @@ from pathlib import Path
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.progress import plural
+from pipeline.core.safe_io import md_cell, printable
 from pipeline.steps import Outcome
 from task_design.llm_schema import usage_line
 
@@ -82,7 +83,8 @@ def write_report_md(root: Path, report: dict) -> None:
         lines.append(f"- {usage_line(report['llm'])}")
     lines += ["", "## Rejections", "",
               "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {r['ref']} | {r['stage']} | {r['reason'].replace('|', '/')} |" for r in report["rejections"]]
+    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"
+              for r in report["rejections"]]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
 
 
@@ -105,7 +107,8 @@ def summary_table(report: dict, out: Path) -> str:
     if reasons:
         lines.append(f"  {plural(len(report['rejections']), 'dataset')} skipped; most common reasons:")
         for reason, n in reasons:
-            lines.append(f"    {n:>4}  {reason}")
+            lines.append(f"    {n:>4}  {printable(reason)}")
+        # A build that published nothing keeps its report beside the output (run_report_md).
         lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / names.RUN_REPORT_MD)}")
     if "llm" in report:
         lines.append(f"  {usage_line(report['llm'])}")

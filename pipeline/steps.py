@@ -21,6 +21,7 @@ from pipeline.core.hashing import frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec,
                                    TimeSeriesSpec, is_time_series)
+from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
@@ -71,11 +72,14 @@ def start(ref: str, work_root: str) -> Outcome:
 
 
 @_guard("source")
-def source_step(work: Path, source_key: str, source_arg: str | None) -> str:
+def source_step(work: Path, source_key: str, source_arg: str | None, limits_json: str = "") -> str:
+    """`limits_json`: the build's InputLimits, for the sources that read untrusted files."""
     from sourcing.normalize import normalize_table
     from sourcing.registry import open_source
 
     source = open_source(source_key, source_arg)
+    if limits_json and hasattr(source, "limits"):
+        source.limits = InputLimits.model_validate_json(limits_json)
     ref = read_ref(work)
     try:
         record = source.record(ref)

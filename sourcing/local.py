@@ -7,12 +7,13 @@ target_hint, ...). Useful for curators' own data and for tests.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.core.jsonio import read_json
+from pipeline.core.safe_io import InputLimits, check_table_file, read_json_inside
 from pipeline.core.records import DatasetRecord
 
 _SUFFIXES = (".csv", ".parquet")
@@ -25,12 +26,20 @@ def _slug(text: str) -> str:
 
 
 class LocalFilesSource:
+    """A folder someone else may have written: only regular files inside it are read (a link may point
+    at another folder's data, a FIFO would hang the build), each within `limits`."""
+
     key = "local"
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, limits: InputLimits | None = None):
         self.path = Path(path)
+        self.limits = limits or InputLimits()
         if not self.path.exists():
             raise ValueError(f"local source: {self.path} does not exist")
+
+    @property
+    def _root(self) -> Path:
+        return self.path.parent if self.path.is_file() else self.path
 
     def _files(self) -> dict[str, Path]:
         files = [self.path] if self.path.is_file() else sorted(self.path.iterdir())
@@ -48,7 +57,9 @@ class LocalFilesSource:
     def record(self, ref: str) -> DatasetRecord:
         path = self._file(ref)
         doc_path = path.with_suffix(".json")
-        doc = read_json(doc_path) if doc_path.exists() else {}
+        doc = read_json_inside(doc_path, self._root, self.limits) if os.path.lexists(doc_path) else {}
+        if not isinstance(doc, dict):
+            raise ValueError(f"{doc_path.name}: not a JSON object")
         unknown = set(doc) - _DOC_FIELDS
         if unknown:
             raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
@@ -59,6 +70,7 @@ class LocalFilesSource:
 
     def load_table(self, ref: str) -> pd.DataFrame:
         path = self._file(ref)
+        check_table_file(path, self._root, path.suffix.lower().lstrip("."), self.limits)  # UnsafeInput: a rejection
         try:
             return pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
         except Exception as exc:  # a malformed file is a rejection of that dataset, not a crash

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.core.safe_io import InputLimits
 
 
 class DesignConfig(BaseModel):
@@ -31,6 +33,9 @@ class DesignConfig(BaseModel):
     train_test_ratios: tuple[float, ...] = (0.8, 0.9)
     noise_fraction: float = 0.2
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
+    # Bounds on reading untrusted source files (a `local:` folder); a config file's [limits] raises
+    # them. Left out of the digest: a limit decides whether a dataset is read, never what its task is.
+    input_limits: InputLimits = Field(default_factory=InputLimits, exclude=True)
 
     def digest(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]

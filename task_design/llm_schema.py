@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.core.cache import llm_cache_dir
 
+_LLM_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_(API|LLM)_KEY$")
+# Services whose keys end in _API_KEY too, yet must never reach a model server.
+_NOT_LLM_KEY = re.compile(r"^(KAGGLE|AWS|GITHUB|GH|GITLAB|PREFECT|DATABASE|PG|STRIPE|SLACK|SENDGRID|TWILIO)_")
+
+
+def looks_like_llm_key(name: str) -> bool:
+    """`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `MY_LLM_KEY`: yes; `KAGGLE_KEY`, `AWS_API_KEY`: no."""
+    return bool(_LLM_KEY_NAME.match(name)) and not _NOT_LLM_KEY.match(name)
 
 
 class ColumnType(BaseModel):
@@ -60,6 +69,13 @@ class LLMSettings(BaseModel):
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None  # not part of the cache key: the same model behind another URL answers alike
     api_key_env: str | None = None  # name of the environment variable holding the key (litellm's default if None)
+    # Whether the API key may go to `api_base`. The CLI sets it False when api_base came from a
+    # config file (a shared TOML must not be able to collect the user's key); the flag
+    # --llm-api-base and DAREGEN_LLM_API_BASE set it True.
+    key_to_api_base: bool = True
+    # api_key_env may name any variable only with this (the CLI's --llm-allow-key-env); otherwise
+    # only one that looks like an LLM key, so a config cannot send KAGGLE_KEY to a model server.
+    allow_key_env: bool = False
     cache_dir: str = Field(default_factory=llm_cache_dir)  # $DAREGEN_CACHE/llm when the settings are made
     cache_only: bool = False  # a cache miss falls back to the heuristic instead of calling the model
     temperature: float = 0.0
@@ -67,6 +83,14 @@ class LLMSettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     num_retries: int = Field(default=2, ge=0)  # transport retries (429, 5xx, timeouts) inside litellm
     max_tokens: int = Field(default=4000, gt=0)
+
+    @model_validator(mode="after")
+    def _key_env_looks_like_an_llm_key(self) -> "LLMSettings":
+        name = self.api_key_env
+        if name is not None and not self.allow_key_env and not looks_like_llm_key(name):
+            raise ValueError(f"{name!r} does not look like an LLM API key variable (a name ending in _API_KEY "
+                             f"or _LLM_KEY, not a known non-LLM service's); --llm-allow-key-env sends it anyway")
+        return self
 
     def model_id(self) -> str:
         """What identifies the answering model in a cache key."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -101,3 +102,5 @@ def test_a_build_with_no_tasks_does_not_replace_the_published_tree(tmp_path):
     assert report["built"] == 0 and report["published"] is False
     assert (out / names.MANIFEST).read_bytes() == before
     assert not list(tmp_path.glob(".tasks.staging-*"))
+    # The reasons of an unpublished build stay readable, at the path the CLI prints.
+    assert Path(report["run_report_md"]).read_text().startswith("# daregen run report")

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
-from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries,
+from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
+from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                                      read_json_or_none, task_dirs)
 
 INSTRUCTION_KEYS = ("question_v1", "question_v2")
@@ -284,15 +285,35 @@ def word_diff_html(d: WordDiff) -> str:
 
 
 def _task_files(task_dir: Path) -> dict[str, Path]:
+    """Every entry but folders: a link or a FIFO is listed too, and compared by _digest's refusal."""
     return {p.relative_to(task_dir).as_posix(): p
-            for p in sorted(task_dir.rglob("*")) if p.is_file()}
+            for p in sorted(task_dir.rglob("*")) if p.is_symlink() or not p.is_dir()}
 
 
-def _same_content(a: Path, b: Path) -> bool:
-    """Bytes first (cheap); parquet and sqlite files with different bytes may still hold the same rows."""
-    if sha256_file(a) == sha256_file(b):
+def _digest(path: Path, limits: InputLimits) -> str:
+    """sha256 of a regular file within the limits; otherwise the refusal, which then shows as a change.
+    Never through a link (a tree may point at /proc or a FIFO, which would hang the hash)."""
+    try:
+        return sha256_file(regular_file_inside(path, path.parent, limits.max_file_bytes))
+    except UnsafeInput as exc:
+        return f"refused: {exc}"
+
+
+def _table_checked(path: Path, limits: InputLimits) -> bool:
+    """Whether a data file may be decoded: a parquet bomb must not be hashed or counted."""
+    try:
+        check_table_file(path, path.parent, path.suffix.lower().lstrip("."), limits)
         return True
-    if a.suffix.lower() in {".parquet", ".sqlite"}:
+    except UnsafeInput:
+        return False
+
+
+def _same_content(a: Path, b: Path, limits: InputLimits) -> bool:
+    """Bytes first (cheap); parquet and sqlite files with different bytes may still hold the same rows."""
+    digest = _digest(a, limits)
+    if digest == _digest(b, limits):
+        return not digest.startswith("refused")
+    if a.suffix.lower() in {".parquet", ".sqlite"} and _table_checked(a, limits) and _table_checked(b, limits):
         try:
             return content_hash(a) == content_hash(b)
         except Exception:  # an unreadable table is a change worth showing, not a crash
@@ -305,12 +326,12 @@ def _is_ground_truth(rel: str) -> bool:
     return rel.startswith(f"{names.VERIFY_DIR}/") and (name.startswith("ground_truth") or name == names.SIMULATED_PRED)
 
 
-def _row_counts(files: dict[str, Path], rels: list[str]) -> dict[str, int]:
+def _row_counts(files: dict[str, Path], rels: list[str], limits: InputLimits) -> dict[str, int]:
     """Rows of the given data files, `file:table` for each sqlite table; an unreadable file counts none."""
     out: dict[str, int] = {}
     for rel in rels:
         path = files.get(rel)
-        if path is None or path.suffix.lower() not in DATA_SUFFIXES:
+        if path is None or path.suffix.lower() not in DATA_SUFFIXES or not _table_checked(path, limits):
             continue
         try:
             counts = count_rows(path)
@@ -320,7 +341,9 @@ def _row_counts(files: dict[str, Path], rels: list[str]) -> dict[str, int]:
     return out
 
 
-def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry: dict | None) -> TaskChange:
+def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry: dict | None,
+                limits: InputLimits | None = None) -> TaskChange:
+    limits = limits or InputLimits()
     old_meta = read_json_or_none(old_dir / names.VERIFY_DIR / names.ALL_METADATA)
     new_meta = read_json_or_none(new_dir / names.VERIFY_DIR / names.ALL_METADATA)
     fields = metadata_changes(old_meta if isinstance(old_meta, dict) else {},
@@ -336,15 +359,15 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
 
     old_files, new_files = _task_files(old_dir), _task_files(new_dir)
     files_changed = [rel for rel in sorted(set(old_files) & set(new_files))
-                     if not _same_content(old_files[rel], new_files[rel])]
+                     if not _same_content(old_files[rel], new_files[rel], limits)]
     ground_truth = []
     for rel in sorted(set(old_files) | set(new_files)):
         if _is_ground_truth(rel) and (rel in files_changed or (rel in old_files) != (rel in new_files)):
-            ground_truth.append(HashChange(file=rel, old=sha256_file(old_files[rel]) if rel in old_files else None,
-                                           new=sha256_file(new_files[rel]) if rel in new_files else None))
+            ground_truth.append(HashChange(file=rel, old=_digest(old_files[rel], limits) if rel in old_files else None,
+                                           new=_digest(new_files[rel], limits) if rel in new_files else None))
     # Only files whose content changed can change row count; counting the rest would re-read the tree.
     moved = sorted(set(files_changed) | (set(old_files) ^ set(new_files)))
-    old_rows, new_rows = _row_counts(old_files, moved), _row_counts(new_files, moved)
+    old_rows, new_rows = _row_counts(old_files, moved, limits), _row_counts(new_files, moved, limits)
     row_counts = [RowCountChange(file=rel, old=old_rows.get(rel), new=new_rows.get(rel))
                   for rel in sorted(set(old_rows) | set(new_rows)) if old_rows.get(rel) != new_rows.get(rel)]
     return TaskChange(task_dir=new_dir.name, fields=tuple(fields), row_counts=tuple(row_counts),
@@ -354,10 +377,11 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
                       instructions=tuple(instructions))
 
 
-def diff_trees(old: Path, new: Path, new_name: str | None = None) -> TreeDiff:
-    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. The
-    reports name the trees by their paths (`new_name` in place of `new`'s)."""
-    old, new = Path(old), Path(new)
+def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name: str | None = None) -> TreeDiff:
+    """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. Files are
+    read within `limits` (either tree may come from someone else). The reports name the trees by their
+    paths (`new_name` in place of `new`'s)."""
+    old, new, limits = Path(old), Path(new), limits or InputLimits()
     for tree in (old, new):
         if tree.exists() and not tree.is_dir():
             raise ValueError(f"{tree} is not a directory")
@@ -369,7 +393,8 @@ def diff_trees(old: Path, new: Path, new_name: str | None = None) -> TreeDiff:
     changed, unchanged = [], []
     pairs = [(name, name) for name in set(old_tasks) & set(new_tasks)] + [(o, n) for n, o in retyped.items()]
     for old_name, name in sorted(pairs, key=lambda p: p[1]):
-        change = task_change(old_tasks[old_name], new_tasks[name], old_entries.get(old_name), new_entries.get(name))
+        change = task_change(old_tasks[old_name], new_tasks[name], old_entries.get(old_name), new_entries.get(name),
+                             limits)
         if old_name != name:
             change = change.model_copy(update={"old_task_dir": old_name})
         if change.changed:
@@ -381,7 +406,7 @@ def diff_trees(old: Path, new: Path, new_name: str | None = None) -> TreeDiff:
                         if p.is_file() and p.name not in _NOT_COMPARED)
     root_changed = [name for name in dict.fromkeys(root_files)
                     if not ((old / name).is_file() and (new / name).is_file()
-                            and sha256_file(old / name) == sha256_file(new / name))]
+                            and _same_content(old / name, new / name, limits))]
     settings = [_build_settings(tree) for tree in (old, new)]
     return TreeDiff(old=str(old), new=new_name or str(new),
                     added=tuple(sorted(set(new_tasks) - set(old_tasks) - set(retyped))),
@@ -448,7 +473,7 @@ def _short(value: Any, limit: int = 160) -> str:
 
 
 def _short_hash(h: str | None) -> str:
-    return h[:12] if h else "∅"
+    return (h if h.startswith("refused") else h[:12]) if h else "∅"
 
 
 def _rows(n: int | None) -> str:
@@ -515,53 +540,64 @@ def _word_counts(w: WordDiff) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _fenced(text: str) -> list[str]:
+    """`text` as a fenced block whose fence is longer than any run of tildes inside it, so a `~~~~`
+    line in an instruction cannot end the block and turn the rest into Markdown."""
+    fence = "~" * max(4, max((len(m) for m in re.findall(r"~+", text)), default=0) + 1)
+    return [f"{fence}text", text, fence]
 
 
 def render_markdown(d: TreeDiff) -> str:
-    lines = ["# daregen diff", "", f"- old: `{d.old}`", f"- new: `{d.new}`", f"- {d.summary()}"]
-    lines += [f"- build setting `{c.path}`: {_md(_short(c.old))} → {_md(_short(c.new))}" for c in d.build_settings]
+    lines = ["# daregen diff", "", f"- old: {md_code(_md(d.old))}", f"- new: {md_code(_md(d.new))}",
+             f"- {d.summary()}"]
+    lines += [f"- build setting {md_code(_md(c.path))}: {_md(_short(c.old))} → {_md(_short(c.new))}"
+              for c in d.build_settings]
     lines.append("")
     if d.identical:
         lines += ["No task changed.", ""]
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
             lines += [f"## {title} ({len(items)})", ""]
-            lines += [f"- `{t}`" + (f": {_md(d.removed_why[t])}" if t in d.removed_why else "") for t in items] + [""]
+            lines += [f"- {md_code(_md(t))}" + (f": {_md(d.removed_why[t])}" if t in d.removed_why else "")
+                      for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
-        lines += [f"| `{t.task_dir}` | {_md(_headline(t))} |" for t in d.changed] + [""]
+        lines += [f"| {md_code(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
-        lines += [f"### `{t.task_dir}`" + (f" (was `{t.old_task_dir}`)" if t.old_task_dir else ""), ""]
+        lines += [f"### {md_code(_md(t.task_dir))}"
+                  + (f" (was {md_code(_md(t.old_task_dir))})" if t.old_task_dir else ""), ""]
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             lines += ["| field | old | new | |", "|---|---|---|---|"]
             for c in plain:
-                old = "" if c.kind == "added" else f"`{_md(_short(c.old))}`"
-                new = "" if c.kind == "removed" else f"`{_md(_short(c.new))}`"
+                old = "" if c.kind == "added" else md_code(_md(_short(c.old)))
+                new = "" if c.kind == "removed" else md_code(_md(_short(c.new)))
                 note = c.kind if c.kind != "changed" else _md(_list_delta(c))
-                lines.append(f"| `{_md(c.path)}` | {old} | {new} | {note} |")
+                lines.append(f"| {md_code(_md(c.path))} | {old} | {new} | {note} |")
             lines.append("")
         for c in t.fields:
             if _is_long_text(c):
-                lines += [f"`{c.path}` (word diff):", "", "~~~~text",
-                          word_diff_markdown(word_diff(c.old, c.new, c.path)), "~~~~", ""]
+                lines += [f"{md_code(_md(c.path))} (word diff):", "",
+                          *_fenced(word_diff_markdown(word_diff(c.old, c.new, c.path))), ""]
         if t.row_counts:
             lines += ["| file | old rows | new rows |", "|---|---:|---:|"]
-            lines += [f"| `{r.file}` | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
+            lines += [f"| {md_code(_md(r.file))} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
         if t.ground_truth:
             lines += ["Ground truth changed:", ""]
-            lines += [f"- `{h.file}`: `{_short_hash(h.old)}` → `{_short_hash(h.new)}`" for h in t.ground_truth]
+            lines += [f"- {md_code(_md(h.file))}: {md_code(_short_hash(h.old))} → {md_code(_short_hash(h.new))}" for h in t.ground_truth]
             lines.append("")
         for w in t.instructions:
-            lines += [f"`{w.key}` ({_word_counts(w)}):", "", "~~~~text", word_diff_markdown(w), "~~~~", ""]
+            lines += [f"{md_code(w.key)} ({_word_counts(w)}):", "", *_fenced(word_diff_markdown(w)), ""]
         other = [f for f in t.files_changed if not _is_ground_truth(f)]
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
                              ("Files removed", t.files_removed)):
             if files:
-                lines += [f"{label}: " + ", ".join(f"`{f}`" for f in files), ""]
+                lines += [f"{label}: " + ", ".join(md_code(_md(f)) for f in files), ""]
     if d.root_files_changed:
-        lines += ["## Tree files that differ", "", ", ".join(f"`{f}`" for f in d.root_files_changed), ""]
+        lines += ["## Tree files that differ", "", ", ".join(md_code(_md(f)) for f in d.root_files_changed), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -644,7 +680,7 @@ def render_summary(d: TreeDiff, limit: int = 10) -> str:
         what += ["row counts"] if t.row_counts else []
         what += ["ground truth"] if t.ground_truth else []
         what += [w.key for w in t.instructions]
-        lines.append(f"  changed  {t.task_dir}: {', '.join(what) or 'file contents'}")
+        lines.append(f"  changed  {printable(t.task_dir)}: {', '.join(what) or 'file contents'}")
     if len(d.changed) > limit:
         lines.append(f"  ... and {len(d.changed) - limit} more changed tasks")
     return "\n".join(lines)

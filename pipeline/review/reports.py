@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import re
 import textwrap
 from pathlib import Path
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
+from pipeline.core.safe_io import md_cell, read_json_inside
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import reason_kind
 
@@ -70,9 +70,10 @@ def task_dirs(tree: Path) -> list[Path]:
 
 
 def read_json_or_none(path: Path) -> Any:
-    """The parsed file, or None when it is missing or not valid JSON (a report must not die on one bad file)."""
+    """The parsed file, or None when it is missing, not valid JSON, a link, not a regular file or past
+    the limits (a report must not die, hang or swell on one bad file)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return read_json_inside(path, Path(path).parent)
     except (OSError, ValueError):
         return None
 
@@ -223,8 +224,13 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def md_code(text: str) -> str:
+    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
+    padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
+    text = str(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def render_licence_distribution(facts: list[TaskFacts]) -> str:
@@ -237,14 +243,14 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
     by_name: dict[str, str] = {f.licence: f.licence_key for f in facts}
     for name, n in _tally(f.licence for f in facts):
         share = f"{100 * n / total:.1f}%"
-        lines.append(f"| {_md_cell(name)} | {by_name[name]} | {n} | {share} |")
+        lines.append(f"| {md_cell(name)} | {by_name[name]} | {n} | {share} |")
     unknown = [f for f in facts if f.licence_key == UNKNOWN_LICENCE]
     lines += ["", f"## Tasks with an unknown licence: {len(unknown)} of {total}", ""]
     if unknown:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- `{f.task_dir}` (recorded: {_md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {md_code(f.task_dir)} (recorded: {md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
@@ -306,8 +312,10 @@ def _svg(draw, name: str, width: float = 6.4, height: float = 3.2) -> str:
     # svg.hashsalt replaces the random salt of matplotlib's clip-path ids; salting by figure keeps
     # the ids of several SVGs in one page distinct. svg.fonttype "none" writes text as <text> rather
     # than glyph <defs> whose ids (DejaVuSans-13, ...) would repeat in every figure of the page.
+    # text.parse_math off: labels are source text (a licence `CC-BY-4.0 $\\foo$`), never mathtext,
+    # whose parser raises on what it cannot typeset.
     with matplotlib.rc_context({"svg.hashsalt": f"daregen-{name}", "svg.fonttype": "none",
-                                "font.family": "DejaVu Sans", "font.size": 9}):
+                                "font.family": "DejaVu Sans", "font.size": 9, "text.parse_math": False}):
         fig = Figure(figsize=(width, height))
         FigureCanvasSVG(fig)
         draw(fig)

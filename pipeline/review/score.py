@@ -32,6 +32,7 @@ ValueError or FileNotFoundError, because that is our pipeline's bug.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.jsonio import write_json
 from pipeline.core.metrics import (
     UnscorablePrediction,
     allclose_match,
@@ -62,6 +63,7 @@ from pipeline.core.names import (
     VARIANTS,
     VERIFY_DIR,
 )
+from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_text_inside, read_json_inside
 
 SCORE_SUMMARY = "score_summary.json"
 
@@ -215,8 +217,9 @@ class ScoreReport:
 
 
 def _read_text_csv(path: Path) -> pd.DataFrame:
-    """Every cell as the text written, so ids and labels are compared as the file spells them."""
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    """Every cell as the text written, so ids and labels are compared as the file spells them; a
+    tree's file only if it is a regular file inside its task, within the default limits."""
+    return read_csv_text_inside(path, path.parents[1])
 
 
 def _int_ids(ids: pd.Series) -> pd.Series | None:
@@ -227,8 +230,17 @@ def _int_ids(ids: pd.Series) -> pd.Series | None:
     return numbers.astype("int64")
 
 
+def _question(task_dir: Path) -> dict:
+    """The task's question block, read bounded and through no link."""
+    question = read_json_inside(task_dir / VERIFY_DIR / ALL_METADATA, task_dir)
+    question = question.get("question") if isinstance(question, dict) else None
+    if not isinstance(question, dict):
+        raise ValueError(f"{task_dir.name}: {ALL_METADATA} has no question block")
+    return question
+
+
 def _task_kind(task_dir: Path) -> tuple[str, list[str]]:
-    question = read_json(task_dir / VERIFY_DIR / ALL_METADATA)["question"]
+    question = _question(task_dir)
     targets = question.get("target")
     if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
         raise ValueError(f"{task_dir.name}: question.target must be a non-empty list of column names, got {targets!r}")
@@ -260,11 +272,18 @@ def _read_reference(path: Path, targets: Sequence[str], rule: ScoringRule) -> tu
     return reference[id_columns + list(targets)], id_columns
 
 
-def _read_prediction(path: Path) -> pd.DataFrame:
-    if not path.is_file():
+def _read_prediction(path: Path, root: Path, limits: InputLimits) -> pd.DataFrame:
+    """The prediction as text, if it is a regular file under the predictions folder `root` reached
+    through no link (a link to the tree's own simulated_pred_local.csv would score 1.0), within the
+    limits (a 1 GB file must score 0, not exhaust memory)."""
+    if not os.path.lexists(path):
         raise UnscorablePrediction(f"missing prediction file {path}")
     try:
-        return _read_text_csv(path)
+        return read_csv_text_inside(path, root, limits)
+    except UnsafeInput as exc:
+        raise UnscorablePrediction(str(exc)) from None
+    except MemoryError:
+        raise UnscorablePrediction(f"{path.name} does not fit in memory") from None
     # ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors.
     except (OSError, ValueError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -334,7 +353,7 @@ def _parsed_time_keys(task_dir: Path, reference: pd.DataFrame,
     """
     from pipeline.core.ts_reference import parse_times
 
-    question = read_json(task_dir / VERIFY_DIR / ALL_METADATA)["question"]
+    question = _question(task_dir)
     column, fmt = question.get("time_column"), question.get("time_format")
     if not column or not fmt or column not in reference.columns or column not in prediction.columns:
         return reference, prediction  # align_prediction names a missing id column
@@ -350,29 +369,38 @@ def _parsed_time_keys(task_dir: Path, reference: pd.DataFrame,
     return reference, prediction.assign(**{column: canonical(times)})
 
 
-def score_prediction(task_dir: Path, variant: str, prediction_path: Path) -> Score:
-    """Score one prediction file for one variant of the task in `task_dir`."""
-    task_dir = Path(task_dir)
+def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_root: Path | None = None,
+                     limits: InputLimits | None = None) -> Score:
+    """Score one prediction file for one variant of the task in `task_dir`; the file must lie under
+    `pred_root` (default: its own folder) through no link."""
+    task_dir, prediction_path = Path(task_dir), Path(prediction_path)
+    limits = limits or InputLimits()
     kind, targets = _task_kind(task_dir)
     rule = scoring_rule(kind, variant)
     reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
     try:
-        prediction = _read_prediction(Path(prediction_path))
+        prediction = _read_prediction(prediction_path, pred_root or prediction_path.parent, limits)
         if rule.align_on_identifiers:
             reference, prediction = _parsed_time_keys(task_dir, reference, prediction)
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
         per_target = [rule.metric(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
     except UnscorablePrediction as exc:
         return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc))
+    except MemoryError:  # one oversized prediction scores 0; it must not end the run
+        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason="prediction does not fit in memory")
     return Score(task_dir.name, variant, rule.metric_name, float(sum(per_target) / len(per_target)))
 
 
 def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
     """(task_dir name, task kind) for each question_list.json entry."""
-    entries = read_json(Path(tasks_root) / QUESTION_LIST)
+    entries = read_json_inside(Path(tasks_root) / QUESTION_LIST, tasks_root)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ValueError(f"{QUESTION_LIST} is not a list of task entries")
     out = []
     for entry in entries:
-        name, kind = entry["file_path"], entry["task"]
+        name, kind = entry.get("file_path"), entry.get("task")
+        if not isinstance(name, str) or not isinstance(kind, str):
+            raise ValueError(f"{QUESTION_LIST}: an entry lacks a text file_path or task")
         # file_path becomes a path under both trees; a separator would escape them.
         if not name or Path(name).name != name or name in {".", ".."}:
             raise ValueError(f"{QUESTION_LIST}: file_path {name!r} is not a plain directory name")
@@ -383,7 +411,7 @@ def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
     return out
 
 
-def score_tree(pred_dir: Path, tasks_root: Path) -> ScoreReport:
+def score_tree(pred_dir: Path, tasks_root: Path, limits: InputLimits | None = None) -> ScoreReport:
     """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`."""
     scores = []
     for name, kind in _task_entries(tasks_root):
@@ -392,20 +420,22 @@ def score_tree(pred_dir: Path, tasks_root: Path) -> ScoreReport:
         if metadata_kind != kind:
             raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
         for variant in VARIANTS:
-            scores.append(score_prediction(task_dir, variant, Path(pred_dir) / name / variant / PREDICTION))
+            scores.append(score_prediction(task_dir, variant, Path(pred_dir) / name / variant / PREDICTION,
+                                           Path(pred_dir), limits))
     return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))))
 
 
 def format_report(report: ScoreReport) -> str:
     """A fixed-width table, one line per task and variant, then one summary line."""
-    task_width = max([len("task"), *(len(s.task) for s in report.scores)])
+    task_width = max([len("task"), *(len(printable(s.task)) for s in report.scores)])
     metric_width = max([len("metric"), *(len(s.metric) for s in report.scores)])
     lines = [f"{'task':<{task_width}}  var  {'metric':<{metric_width}}   score  solved"]
     for s in report.scores:
         solved = "yes" if s.solved else "no"
-        line = f"{s.task:<{task_width}}  {s.variant:<3}  {s.metric:<{metric_width}}  {s.score:6.4f}  {solved:<6}"
+        line = (f"{printable(s.task):<{task_width}}  {s.variant:<3}  {s.metric:<{metric_width}}  {s.score:6.4f}  "
+                f"{solved:<6}")
         if s.reason is not None:
-            line += f"  {s.reason}"
+            line += f"  {printable(s.reason)}"
         lines.append(line.rstrip())
     parts = []
     for variant, summary in report.variants.items():
@@ -420,10 +450,13 @@ def format_report(report: ScoreReport) -> str:
     return "\n".join(lines)
 
 
-def run_score(pred_dir: Path, tasks_root: Path, summary_path: Path | None = None) -> ScoreReport:
+def run_score(pred_dir: Path, tasks_root: Path, summary_path: Path | None = None,
+              limits: InputLimits | None = None) -> ScoreReport:
     """Score, print the table (each zero score with its reason), and write the JSON summary."""
-    report = score_tree(pred_dir, tasks_root)
     summary_path = Path(pred_dir) / SCORE_SUMMARY if summary_path is None else Path(summary_path)
+    if summary_path.exists() and not summary_path.is_file() or summary_path.is_symlink():
+        raise ValueError(f"{summary_path} exists and is not a regular file; refusing to replace it")
+    report = score_tree(pred_dir, tasks_root, limits)
     print(format_report(report))
     write_json(summary_path, report.to_json())
     print(f"summary written to {summary_path}")

@@ -30,6 +30,7 @@ and val_v2) and finalize.timeseries.check_ts_task.
 from __future__ import annotations
 
 import io
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,9 +46,11 @@ from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
-from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.jsonio import dumps, read_json
 from pipeline.core.metrics import canonical_labels
 from pipeline.core.records import is_time_series
+from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_json_inside, write_text_inside
+from pipeline.review.untrusted_tree import tree_input_problems
 
 TABULAR = ("classification", "regression")
 _EXAMPLES = 3  # mismatching rows quoted in a message
@@ -64,8 +67,8 @@ class TaskVerdict:
     seconds: float = 0.0
 
     def line(self) -> str:
-        head = f"{self.status.upper():<11} {self.task}  ({self.seconds:.1f}s)"
-        details = [str(p) for p in self.problems] + ([self.note] if self.note else [])
+        head = f"{self.status.upper():<11} {printable(self.task)}  ({self.seconds:.1f}s)"
+        details = [printable(p) for p in self.problems] + ([printable(self.note)] if self.note else [])
         return "\n".join([head, *(f"    {d}" for d in details)])
 
 
@@ -90,7 +93,10 @@ def discover_tasks(tree: Path) -> list[Path]:
     """Task folders (those with verify/all_metadata.json) directly under `tree`, or `tree` itself."""
     if (tree / names.VERIFY_DIR / names.ALL_METADATA).is_file():
         return [tree]
-    return sorted(p for p in tree.iterdir() if (p / names.VERIFY_DIR / names.ALL_METADATA).is_file())
+    if not tree.is_dir():
+        raise ValueError(f"{tree} is not a folder")
+    # lexists, not is_file: a task whose metadata is a link or a FIFO is listed, then refused with its reason.
+    return sorted(p for p in tree.iterdir() if os.path.lexists(p / names.VERIFY_DIR / names.ALL_METADATA))
 
 
 def _simulated_pred_path(task_dir: Path, question: dict) -> Path:
@@ -143,18 +149,37 @@ def compare_predictions(reference: pd.DataFrame, recorded: pd.DataFrame, questio
 
 
 def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REFERENCE_TIMEOUT_S,
-                extra: tuple[Problem, ...] = ()) -> TaskVerdict:
-    """`extra`: problems found for this task by tree-level checks (determinism)."""
+                extra: tuple[Problem, ...] = (), limits: InputLimits | None = None) -> TaskVerdict:
+    """`extra`: problems found for this task by tree-level checks (determinism). A tree may be hostile:
+    whatever its files do, the task fails with its reason and the other tasks go on."""
     start = time.monotonic()
+    try:
+        return _verify_task(task_dir, regenerate, timeout_s, extra, limits or InputLimits(), start)
+    except Exception as exc:  # noqa: BLE001 -- one task's defect, however odd, is that task's verdict
+        message = (str(exc).strip().splitlines() or [""])[0][:300]
+        return TaskVerdict(task_dir.name, "fail", (Problem(task_dir.name, f"{type(exc).__name__}: {message}"),),
+                           seconds=time.monotonic() - start)
+
+
+def _verify_task(task_dir: Path, regenerate: bool, timeout_s: float, extra: tuple[Problem, ...],
+                 limits: InputLimits, start: float) -> TaskVerdict:
     where = task_dir.name
     done = lambda status, problems=(), note="": TaskVerdict(  # noqa: E731
         where, status, tuple(problems), note, time.monotonic() - start)
+    unsafe = tree_input_problems(task_dir, limits)
+    if unsafe:
+        return done("fail", unsafe)
     try:
-        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
-        question = meta["question"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        meta = read_json_inside(task_dir / names.VERIFY_DIR / names.ALL_METADATA, task_dir.parent, limits)
+    except UnsafeInput as exc:
         return done("fail", [Problem(where, f"unreadable {names.ALL_METADATA}: {exc}")])
+    # Validated before any field is used: a list for `question` or `../../etc/passwd` for
+    # save_file_type must fail this task on one line, not raise somewhere further down.
     schema_problems = check_metadata_schema(where, meta)
+    if schema_problems:
+        more = f" (and {len(schema_problems) - 1} more)" if len(schema_problems) > 1 else ""
+        return done("fail", [Problem(where, schema_problems[0].message + more)])
+    question = meta["question"]
     kind = question.get("problem_type")
     if is_time_series(question):
         from finalize.timeseries import verify_ts_task
@@ -177,9 +202,15 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
     problems: list[Problem] = [*schema_problems, *extra]
     sim_path = _simulated_pred_path(task_dir, question)
     if regenerate:
+        # Never through a link the tree planted (a `simulated_pred_local.csv -> ~/.bashrc` would
+        # receive row ids the tree's author chose): refused, and written by temp file and rename.
         sim_path = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
-        sim_path.write_text(result.value, encoding="utf-8", newline="")
-        write_json(task_dir / names.VERIFY_DIR / names.ENVIRONMENT, runtime_fingerprint())
+        try:
+            write_text_inside(sim_path, task_dir.parent, result.value)
+            write_text_inside(task_dir / names.VERIFY_DIR / names.ENVIRONMENT, task_dir.parent,
+                              dumps(runtime_fingerprint()))
+        except UnsafeInput as exc:
+            return done("fail", [Problem(where, str(exc))])
     elif not sim_path.is_file():
         problems.append(Problem(where, f"missing {names.VERIFY_DIR}/{names.SIMULATED_PRED}"))
     else:
@@ -199,7 +230,7 @@ def _instruction_problems(task_dir: Path) -> list[Problem]:
     listing = task_dir.parent / names.QUESTION_LIST
     if not listing.is_file():
         return []
-    entry = next((e for e in read_json(listing) if e.get("file_path") == task_dir.name), None)
+    entry = next((e for e in read_json_inside(listing, listing.parent) if e.get("file_path") == task_dir.name), None)
     if entry is None or not entry.get("question_v1"):
         return [Problem(task_dir.name, f"no question_v1 in {names.QUESTION_LIST}", "warning")]
     meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
@@ -210,7 +241,7 @@ def _instruction_problems(task_dir: Path) -> list[Problem]:
 
 
 def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
-                      per_task_s: float = 60.0) -> dict[str, list[Problem]]:
+                      per_task_s: float = 60.0, limits: InputLimits | None = None) -> dict[str, list[Problem]]:
     """Problems per task folder name: the tabular references run in two fresh sandboxed interpreters,
     one per seed of HASH_SEEDS (concurrently), must give byte-identical predictions; with
     `compare_recorded`, a daregen task's must also equal its simulated_pred_local.csv (written by a
@@ -218,8 +249,13 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
     lack their files are left to the per-task checks."""
     tasks: dict[str, tuple[Path, dict]] = {}
     for i, task_dir in enumerate(task_dirs):
+        # A task with links, oversized inputs or metadata off the schema is never copied into a job.
+        if tree_input_problems(task_dir, limits):
+            continue
         try:
-            meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+            meta = read_json_inside(task_dir / names.VERIFY_DIR / names.ALL_METADATA, task_dir.parent, limits)
+            if check_metadata_schema(task_dir.name, meta):
+                continue
             q = meta["question"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -260,7 +296,7 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
 
 
 def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: float = REFERENCE_TIMEOUT_S,
-                on_verdict=None, determinism: bool = True) -> VerifyReport:
+                on_verdict=None, determinism: bool = True, limits: InputLimits | None = None) -> VerifyReport:
     """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core);
     `determinism` first re-runs all references in two fresh interpreters (check_determinism)."""
     tasks = discover_tasks(tree)
@@ -272,11 +308,11 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
         raise ValueError("--jobs must be >= 1")
     start = time.monotonic()
     # Before a --regenerate run rewrites simulated_pred_local.csv: compare only the two fresh runs then.
-    extra = check_determinism(tasks, compare_recorded=not regenerate) if determinism else {}
+    extra = check_determinism(tasks, compare_recorded=not regenerate, limits=limits) if determinism else {}
     verdicts = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s, tuple(extra.get(t.name, ()))),
-                                tasks):
+        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s, tuple(extra.get(t.name, ())),
+                                                      limits), tasks):
             verdicts.append(verdict)
             if on_verdict is not None:
                 on_verdict(verdict)

@@ -180,3 +180,17 @@ def test_verify_file_without_row_id_is_an_error(task: Path, verify_file: str) ->
     path = task / names.VERIFY_DIR / verify_file
     pd.read_csv(path).drop(columns=[names.ROW_ID]).to_csv(path, index=False)
     assert any(names.ROW_ID in m for m in _error_messages(task))
+
+
+@pytest.mark.parametrize("value", ['say "hi"', "C:\\dir\\", "it's"])
+def test_category_values_with_quotes_or_backslashes_pass_the_instruction_check(value: str) -> None:
+    """The instruction writes category values as JSON strings (escaped); the check must look for them so."""
+    from finalize.checks import check_instruction
+    from finalize.instructions import quoted_value
+
+    q = {"selected_features": ["c"], "expected_ranges": {"c": [value, "plain"]},
+         "column_type_inference": {"c": "categorical"}, "model_type": "DecisionTreeClassifier",
+         "random_state": 3, "imputer_type": "most_frequent"}
+    text = (f"Keep rows with `c` limited to the values {quoted_value(value)}, {quoted_value('plain')}. Fit a "
+            "DecisionTreeClassifier with random_state 3 after most_frequent imputation.")
+    assert check_instruction("t", text, q) == []

@@ -26,7 +26,9 @@ def test_file_fills_unset_flags_and_flags_win(tmp_path):
     assert (args.limit, args.seed, args.sources, args.designer) == (40, 3, "local:data", "llm")
     assert str(args.out) == "generated"
     settings = _designer_settings(args, file_llm)
-    assert settings == {"model": "openai/from-flag", "api_base": "http://127.0.0.1:1/v1", "timeout": 5}
+    # The endpoint came from the file, so it never receives the API key (tests/pipeline/test_hostile_config.py).
+    assert settings == {"model": "openai/from-flag", "api_base": "http://127.0.0.1:1/v1", "timeout": 5,
+                        "key_to_api_base": False}
 
 
 def test_defaults_without_a_file():

@@ -119,3 +119,22 @@ def test_the_manifest_leaves_out_reports_and_diffs(tmp_path):
     files = build_manifest(tmp_path, {})["files"]
     assert sorted(files) == ["a_class/verify/all_metadata.json", names.QUESTION_LIST]
 
+
+
+def test_a_folder_daregen_did_not_write_is_refused_and_with_force_kept_forever(tmp_path):
+    """Never delete what daregen did not create: a user's folder as --out is refused; with --force it is
+    moved beside the generations as user-folder-<id>, which pruning never touches."""
+    from pipeline.publish import USER_FOLDER_PREFIX, check_out_target
+
+    out = tmp_path / "tasks"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    with pytest.raises(ValueError, match="non-empty folder daregen did not write"):
+        check_out_target(out)
+    check_out_target(out, force=True)
+    for i in range(3):
+        _build(out, {f"t{i}_class": str(i)}, keep=1)
+    kept = [p for p in generations_dir(out).iterdir() if p.name.startswith(USER_FOLDER_PREFIX)]
+    assert len(kept) == 1 and (kept[0] / "notes.txt").read_text() == "mine\n"
+    assert not (out / "notes.txt").exists()  # not carried into the tree: it was never part of one
+    check_out_target(out)  # the pointer now: no refusal

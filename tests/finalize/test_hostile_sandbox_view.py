@@ -1,0 +1,61 @@
+"""A sandboxed job sees only what it was given: an allow-listed environment (no `MY_APIKEY`,
+`DATABASE_URL` or `TOKEN`), the processes of its own PID namespace, and neither the caller's working
+directory (build cache, generated trees), daregen's checkout, the other generations of a tree, nor any
+other path but the system's programs and libraries and the interpreter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from finalize import sandbox
+from finalize.sandbox import run_in_sandbox
+from pipeline.core.environment import CODE_PACKAGES
+from tests.finalize import hostile_jobs as jobs
+
+pytestmark = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
+
+
+def test_only_allow_listed_variables_reach_the_job(monkeypatch) -> None:
+    for name, value in (("MY_APIKEY", "k-1"), ("DATABASE_URL", "postgres://u:pw@db/x"), ("TOKEN", "t-1"),
+                        ("LANG", "C.UTF-8")):
+        monkeypatch.setenv(name, value)
+    res = run_in_sandbox(jobs.look_around, ([],))
+    assert res.ok, res.reason
+    env = res.value["env"]
+    assert env.keys().isdisjoint({"MY_APIKEY", "DATABASE_URL", "TOKEN"})
+    assert env["LANG"] == "C.UTF-8" and env["PYTHONHASHSEED"] == "0" and "PATH" in env
+
+
+def test_the_job_sees_its_own_processes_only() -> None:
+    res = run_in_sandbox(jobs.look_around, ([],))
+    assert res.ok, res.reason
+    assert res.value["pids"] == [1]  # itself, PID 1 of its namespace; no host process or command line
+
+
+def test_the_job_sees_no_path_but_its_folder_the_system_and_the_interpreter(tmp_path: Path, monkeypatch) -> None:
+    """Not the other generations beside the tree, the build cache in the working directory, the rest of
+    daregen's checkout, the homes or /etc: only the system's programs and libraries, the interpreter,
+    daregen's packages, a few devices, an empty /tmp and the job's folder."""
+    gens = tmp_path / ".tasks.generations"
+    (gens / "older" / "a_class").mkdir(parents=True)
+    tree = gens / "current"
+    (tree / "b_class").mkdir(parents=True)
+    workdir = tmp_path / "project"
+    (workdir / ".cache" / "daregen" / "tasks").mkdir(parents=True)
+    monkeypatch.chdir(workdir)
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    looked = ["/", "/etc", "/tmp", "/dev", str(gens), str(workdir / ".cache"), str(checkout), "/root", "/home", "/var"]
+    res = run_in_sandbox(jobs.look_around, (looked,), hide=(tree,))
+    assert res.ok, res.reason
+    seen = res.value["listable"]
+    assert all(seen[p] == "refused: FileNotFoundError" for p in (str(gens), str(workdir / ".cache"), "/var"))
+    assert seen["/tmp"] == ["job"] and set(seen["/dev"]) == {"null", "zero", "full", "random", "urandom", "shm"}
+    assert set(seen["/etc"]) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group",
+                                 "nsswitch.conf"}
+    assert set(seen["/"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "tmp", "proc",
+                              *(Path(p).parts[1] for p in (sys.base_prefix, sys.prefix, str(checkout)))}
+    if (checkout / "pyproject.toml").exists():  # a checkout (not site-packages): only the packages show
+        assert set(seen[str(checkout)]) <= set(CODE_PACKAGES) | {".venv"}, seen[str(checkout)]

@@ -23,7 +23,6 @@ from pathlib import Path
 # Only light modules at import: arguments and paths are checked before pandas, scikit-learn, the
 # stages or Prefect load (12-37 s on a busy machine), so a typo costs a one-line error, not a wait.
 from pipeline.core import names
-from pipeline.core.safe_io import printable
 from pipeline.prefect_env import configure_prefect
 
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
@@ -152,7 +151,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
-                         input_limits=limits.model_dump(), force=args.force)
+                         input_limits=limits.model_dump() if limits else None, force=args.force)
     print(summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
@@ -219,10 +218,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _limits(args: argparse.Namespace):
-    """The InputLimits of --config's [limits] table (the defaults without one)."""
+    """The InputLimits of --config's [limits] table; None without --config (the readers' defaults), so a
+    command without one does not load pydantic before checking its paths."""
+    if not args.config:
+        return None
     from pipeline.config_file import load_limits
 
-    return load_limits(Path(args.config) if args.config else None)
+    return load_limits(Path(args.config))
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -383,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (ValueError, OSError) as exc:  # bad user input, or a path that cannot be read: one clear line
         # printable: a path or reason holding control characters cannot forge lines or move the cursor.
+        from pipeline.core.text import printable
+
         print(f"daregen: error: {printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
               file=sys.stderr)
         return 2

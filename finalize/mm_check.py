@@ -34,11 +34,14 @@ from postprocess.formats import read_frame
 # validation rows most tasks have, so the task cannot rank agents. 0.05 keeps honest but hard
 # tasks (a weak signal still clears it with a gradient-boosted model) and drops the hopeless ones.
 MIN_MARGIN = 0.05
-# One column reaching this alone is a leak (an encoded target, a unit conversion of it), not a signal.
-LEAK_SCORE = 0.99
-# Below this many scored rows a perfect single-feature score happens by chance (rockart: 11 val rows,
-# several columns separate its two classes perfectly), so leakage is only judged on larger val sets.
-LEAK_MIN_ROWS = 30
+# One column reaching this alone is a leak (an encoded target, a unit conversion of it, a bound of it),
+# not a signal: with 0.95 of the metric in one column there is nothing left for an agent to model.
+LEAK_SCORE = 0.95
+# Below this many scored rows a validation score alone says little either way (rockart: 11 val rows,
+# several columns separate its two classes by chance), so each column is also judged by a 3-fold
+# cross-validation on the training rows, and either verdict makes it a leak: no small-sample exemption.
+LEAK_CV_BELOW_ROWS = 100
+LEAK_CV_FOLDS = 3
 MAX_ROWS = 20_000  # rows of train_v2 used for fitting; a seeded sample above it
 SEED = 0  # the reference model's and the row sample's seed; fixed so the recorded scores are stable
 _DIGITS = 4
@@ -67,6 +70,18 @@ def _trivial_macro_f1(y_fit: np.ndarray, y_val: np.ndarray) -> float:
     f1 = [2 * p * q / (p + q) if p + q > 0 else 0.0
           for p, q in ((val_freq.get(c, 0.0), train_freq.get(c, 0.0)) for c in classes)]
     return max(always, float(np.mean(f1)))
+
+
+def _cv_score(x: np.ndarray, y: np.ndarray, metric, probe) -> float:
+    """Out-of-fold score of a single-column probe on the training rows (folds in a fixed-seed order)."""
+    if len(y) < 2 * LEAK_CV_FOLDS:
+        return 0.0
+    order = np.random.default_rng(SEED).permutation(len(y))
+    pred = np.empty(len(y), dtype=object if y.dtype == object else float)
+    for fold in np.array_split(order, LEAK_CV_FOLDS):
+        rest = np.setdiff1d(order, fold)
+        pred[fold] = probe().fit(x[rest], y[rest]).predict(x[fold])
+    return metric(y, pred.astype(y.dtype))
 
 
 def _encode(train: pd.DataFrame, val: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +176,10 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 if not single or score > max(single):
                     single_pred = pred
                 single.append(score)
-                if score >= LEAK_SCORE and len(y_val) >= LEAK_MIN_ROWS:
+                if score >= LEAK_SCORE:
                     leaks.append(f"{col!r} ({score:.3f})")
+                elif len(y_val) < LEAK_CV_BELOW_ROWS and (cv := _cv_score(col_fit, y_fit, metric, probe)) >= LEAK_SCORE:
+                    leaks.append(f"{col!r} ({cv:.3f} by {LEAK_CV_FOLDS}-fold CV on train)")
             best_single.append(max(single, default=0.0))
             # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
             # does better: the reference is the better of the two, both fixed-seed fits.

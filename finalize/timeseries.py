@@ -189,6 +189,9 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
                 "time_source": spec.time_source, "entities": pkg.n_entities,
                 "train_rows": len(train), "val_rows": len(pkg.frames[names.VAL_V1]),
                 "excluded_features": spec.excluded_features,
+                "target_evidence": spec.target_evidence,
+                "excluded_targets": spec.excluded_targets,
+                "size_floors": spec.size_floors,
             },
         })
         executed = run_ts_reference(task_dir, question)

@@ -50,7 +50,8 @@ def reference_question(spec: TimeSeriesSpec) -> dict:
 def series_rows(table: pd.DataFrame, spec: TimeSeriesSpec) -> tuple[pd.DataFrame, pd.Series]:
     """The source rows with the time column as text (rows without a time dropped), and their timestamps."""
     text = time_text(table, spec.model_dump())
-    frame = table.assign(**{spec.time_column: text})[text.notna()]
+    # Exogenous leaks (bounds or transforms of the target) leave every file, not just the feature list.
+    frame = table.drop(columns=list(spec.dropped_columns)).assign(**{spec.time_column: text})[text.notna()]
     bad = [t for t in frame[spec.time_column].unique().tolist() if not round_trips(t, spec.time_format)]
     if bad:
         raise DatasetRejected(f"timestamps do not round-trip through {spec.time_format!r}, e.g. {bad[0]!r}")
@@ -105,6 +106,9 @@ def build_ts_package(record: DatasetRecord, spec: TimeSeriesSpec, table: pd.Data
     if gt_v2[target].nunique() < 2 or len(gt_v2) < 3:
         raise DatasetRejected(f"constant or too short CF ground truth ({len(gt_v2)} rows)")
     baselines = compute_baselines(spec, train, future, grid)
+    if not any(baselines.values()):
+        # Clipped R² of 0 everywhere: no reference beats the mean, so scores cannot rank agents.
+        raise DatasetRejected("every reference baseline (XF and CF) scores R² 0: nothing forecastable")
     naive = baselines["v2/seasonal_naive"]
     if naive >= NAIVE_SOLVES:
         raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})")

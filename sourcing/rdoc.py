@@ -55,6 +55,9 @@ class RDoc:
     # The Format section's prose before its first column entry, e.g.
     # "A data frame containing 534 observations on 11 variables."
     format_intro: str = ""
+    # Names the page treats as the response (model formulas, "response"/"outcome" wording),
+    # best first, each with the evidence; keyed by the page's spelling (see resolve_column).
+    documented_outcomes: dict[str, str] = field(default_factory=dict)
 
 
 def parse_rdoc(text: str | None) -> RDoc:
@@ -78,6 +81,7 @@ def parse_rdoc(text: str | None) -> RDoc:
         references_text=markdown_to_text(sections.get("references", "")),
         column_descriptions=columns,
         format_intro=markdown_to_text(intro_raw),
+        documented_outcomes=documented_outcomes(sections, columns),
     )
 
 
@@ -262,6 +266,97 @@ def _plain(cell: str) -> str:
     return collapse_whitespace(re.sub(r"[`*\"]", "", cell)).strip()
 
 
+# ------------------------------------------------------- documented outcomes
+
+# Calls that fit a model of the response: their formula's left side is what the authors study.
+_MODEL_CALLS = frozenset({"lm", "glm", "aov", "anova", "lme", "lmer", "glmer", "nls", "gam", "gls", "loess", "rlm",
+                          "lqs", "polr", "multinom", "rpart", "tree", "randomForest", "svm", "nnet", "betareg",
+                          "glm.nb", "zeroinfl", "hurdle", "tobit", "ivreg", "plm", "pgmm", "lda", "qda", "ctree",
+                          "earth", "ppr", "lrm", "ols", "quantreg", "rq", "biglm", "brm", "stan_glm", "felm",
+                          "kruskal.test", "wilcox.test", "t.test", "oneway.test", "bartlett.test", "fligner.test",
+                          "lm.ridge", "lmrob", "glmrob", "clm", "vglm", "mlogit", "probit", "logit", "nlme",
+                          "gnls", "lmList", "manova", "dynlm", "tslm", "cor.test", "chisq.test", "mblm"})
+# Functions wrapped around a response (`log(wage)`, `I(y/100)`), never a column themselves.
+_NOT_COLUMNS = frozenset({"log", "log10", "log2", "log1p", "exp", "sqrt", "I", "as.numeric", "as.factor", "factor",
+                          "ordered", "abs", "cbind", "scale", "poly", "ns", "bs", "s", "offset", "rank", "asin",
+                          "logit", "qlogis", "plogis", "TRUE", "FALSE", "NULL", "NA", "Inf", "c", "as.integer",
+                          "relevel", "cut", "ifelse", "interaction", "with", "data", "subset", "pi", "boxcox",
+                          "sign", "round", "mean", "sum", "unclass", "is.na", "as.ordered", "as.character", "nchar",
+                          "function", "if", "else", "for", "in", "x", "y"} - {"x", "y"})
+_CENSORED = re.compile(r"\bSurv\s*\(")
+_IDENT = re.compile(r"(?<![\w.$])([A-Za-z.][\w.]*)(?:\$([A-Za-z.][\w.]*))?(?![\w.$])(?!\s*\()")
+_CALL = re.compile(r"([A-Za-z.][A-Za-z0-9._]*)\s*\($")
+# Format/Details wording that names the response: "the response", "dependent variable", ...
+_RESPONSE_WORDS = re.compile(r"\b(response( variable)?|outcome( variable)?|dependent variable|"
+                             r"variable of interest|target variable|endogenous variable)\b", re.I)
+_BACKTICKED = re.compile(r"`([^`\s]{1,60})`")
+
+
+def formula_responses(code: str) -> list[tuple[str, str]]:
+    """(name, evidence) for the left side of every two-sided formula in R code, in order of appearance.
+
+    `lm(log(wage) ~ union + education)` gives ("wage", "lm(log(wage) ~ ...)"); `Surv(time, status) ~ x`
+    is a censored outcome, not a plain response, and gives nothing; `data$y ~ x` gives "y".
+    """
+    out: list[tuple[str, str]] = []
+    for m in re.finditer(r"~", code):
+        i, depth = m.start() - 1, 0
+        while i >= 0:  # walk left to the start of the left-hand side
+            ch = code[i]
+            if ch == ")":
+                depth += 1
+            elif ch == "(":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (ch in ",;{\n" or (ch == "=" and code[i - 1:i] not in "=!<>")
+                                 or code[i - 1:i + 1] == "<-"):
+                break
+            i -= 1
+        lhs = code[i + 1:m.start()].strip()
+        if code[i - 1:i + 1] == "<-":
+            lhs = lhs.lstrip("-").strip()
+        if not lhs or _CENSORED.search(lhs):
+            continue
+        call = _CALL.search(code[max(0, i - 40):i + 1]) if i >= 0 and code[i] == "(" else None
+        callee = call.group(1) if call else ""
+        shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
+        for ident in _IDENT.finditer(lhs):
+            name = ident.group(2) or ident.group(1)
+            if name not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", name):
+                out.append((name, f"{'model' if callee in _MODEL_CALLS else 'formula'} response in {shown}"))
+    return out
+
+
+def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
+    """Names the page presents as its response, best first, with the evidence for each.
+
+    Ranked by kind of evidence (a model fitted to it in Examples, then any formula in Examples or
+    Usage, then Format/Details wording) and, within a kind, by how often the page uses it.
+    """
+    scored: dict[str, list] = {}
+
+    def add(name: str, weight: int, evidence: str) -> None:
+        entry = scored.setdefault(name, [0, 0, evidence])
+        if weight > entry[0]:
+            entry[0], entry[2] = weight, evidence
+        entry[1] += 1
+
+    for section in ("examples", "usage"):
+        for name, evidence in formula_responses(sections.get(section, "")):
+            add(name, 3 if evidence.startswith("model") else 2, f"{evidence} in {section.capitalize()}")
+    for name, desc in columns.items():
+        if (w := _RESPONSE_WORDS.search(desc)):
+            add(name, 1, f"documented as {w.group(0)!r} in Format")
+    for section in ("format", "details", "description"):
+        for sentence in re.split(r"(?<=[.;])\s+", sections.get(section, "")):
+            if (w := _RESPONSE_WORDS.search(sentence)):
+                for name in _BACKTICKED.findall(sentence):
+                    add(name, 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))
+    return {name: evidence for name, (_, _, evidence) in ranked}
+
+
 # --------------------------------------------------------------- matching
 
 
@@ -269,6 +364,17 @@ def _loose(name: str) -> str:
     # R turns spaces and dashes into dots on import, and documentation writers
     # mix `.` and `_` freely, so these separators carry no meaning when matching.
     return re.sub(r"[._\s-]", "", name).casefold()
+
+
+def resolve_column(name: str, columns: list[str]) -> str | None:
+    """The table's column that a documented `name` means (exact, then case-folded, then loose), if any."""
+    if name in columns:
+        return name
+    for key in (str.casefold, _loose):
+        hits = [c for c in columns if key(c) == key(name)]
+        if hits:
+            return hits[0]
+    return None
 
 
 def match_column_descriptions(docs: dict[str, str], columns: list[str]) -> dict[str, str]:

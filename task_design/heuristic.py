@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,7 +26,10 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
+from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
+from task_design.roles import ColumnRole, column_roles, is_contingency_table
+from task_design.targets import RankedTarget, is_natural, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic"
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -33,8 +38,12 @@ MAX_SPLIT_TABLES = 4
 SQLITE_MAX_COLUMNS = 2000  # SQLite's default SQLITE_MAX_COLUMN; wider tables go to csv or parquet
 
 
-def feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig) -> str | None:
-    """Why a column cannot be a feature, or None when it can."""
+def feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig,
+                      roles: dict[str, ColumnRole] | None = None) -> str | None:
+    """Why a column cannot be a feature, or None when it can (keys and row numbers never are)."""
+    role = roles.get(col.name) if roles else None
+    if role is not None and not role.may_be_feature:
+        return f"{role.role.replace('_', ' ')}: {role.evidence}"
     if col.kind in ("id", "text", "constant", "datetime"):
         return {"id": "id-like", "text": "free text", "constant": "constant or all missing",
                 "datetime": "datetime"}[col.kind]
@@ -74,18 +83,33 @@ def regression_target_problem(col: ColumnProfile, config: DesignConfig) -> str |
     return None
 
 
+def target_problem(col: ColumnProfile, profile: DatasetProfile, table: pd.DataFrame,
+                   config: DesignConfig) -> tuple[ProblemType | None, str]:
+    """(problem type, "") when the column can be a target by type and quality, else (None, why not)."""
+    if col.kind not in ("numerical", "categorical"):
+        return None, f"{col.kind} column"
+    if profile.missing_frac(col.name) > config.max_target_missing:
+        return None, f"{profile.missing_frac(col.name):.0%} missing"
+    minority_rows = (profile.n_rows - col.n_missing) * (1 - col.top_share)
+    if col.top_share > config.max_top_share and minority_rows < config.min_minority_rows:
+        # ISLR/Default (3% defaults in 10,000 rows) is imbalanced, not degenerate: 333 rows are a class.
+        return None, f"degenerate: its most common value covers {col.top_share:.0%} of rows"
+    why_class = class_target_problem(col, table, config)
+    if why_class is None:
+        return "classification", ""
+    why_reg = regression_target_problem(col, config)
+    if why_reg is None:
+        return "regression", ""
+    return None, f"neither a class target ({why_class}) nor a regression target ({why_reg})"
+
+
 def target_candidates(profile: DatasetProfile, table: pd.DataFrame, config: DesignConfig) -> dict[ProblemType, list[str]]:
-    """Columns that could be a classification or regression target, in column order."""
+    """Columns that could be a classification or regression target by type, in column order."""
     out: dict[ProblemType, list[str]] = {"classification": [], "regression": []}
     for col in profile.columns:
-        if col.kind not in ("numerical", "categorical"):
-            continue
-        if profile.missing_frac(col.name) > config.max_target_missing or col.top_share > config.max_top_share:
-            continue
-        if class_target_problem(col, table, config) is None:
-            out["classification"].append(col.name)
-        elif regression_target_problem(col, config) is None:
-            out["regression"].append(col.name)
+        kind, _ = target_problem(col, profile, table, config)
+        if kind is not None:
+            out[kind].append(col.name)
     return out
 
 
@@ -98,14 +122,34 @@ def _no_target_reason(profile: DatasetProfile, config: DesignConfig) -> str:
     return "no column qualifies as a target (too many classes, rare classes or too few distinct values)"
 
 
-def _screen_features(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
-                     problem_type: ProblemType, config: DesignConfig,
+def feasible_ratios(n_known: int, config: DesignConfig) -> list[float]:
+    """The split ratios that leave at least config.min_mm_val_rows validation rows (sklearn's
+    train_test_split keeps floor(ratio * n) rows for training)."""
+    n = min(n_known, config.max_rows)
+    return [r for r in config.train_test_ratios if n - math.floor(r * n) >= config.min_mm_val_rows]
+
+
+def size_floor_problem(n_known: int, config: DesignConfig) -> str | None:
+    if feasible_ratios(n_known, config):
+        return None
+    best = max(1.0 - r for r in config.train_test_ratios)
+    return (f"below the size floor: {n_known} rows give {n_known - math.floor((1 - best) * n_known)} MM validation "
+            f"rows at the smallest split (need {config.min_mm_val_rows})")
+
+
+def _screen_features(target: str, features: list[str], others: list[str], table: pd.DataFrame,
+                     profile: DatasetProfile, problem_type: ProblemType, config: DesignConfig,
                      rng: np.random.Generator) -> tuple[list[str], dict[str, str]]:
     """Up to max_related_features non-leaky features (in column order, visited in a seeded
-    order) and the leaks found."""
+    order) and the leaks found among them and among `others`, the columns that are not
+    features but stay in the MM files (identifiers too: a sorted id can give the target away)."""
     visit = [features[i] for i in rng.permutation(len(features))]
     clean, leaks = screen_leaks(target, visit, table, profile, problem_type, config,
                                 max_clean=config.max_related_features)
+    clean = clean[:config.max_related_features]
+    rest = [c for c in others + visit if c not in clean and c not in leaks]
+    if len(rest) <= config.leak_screen_all_max_columns:
+        leaks.update(screen_leaks(target, rest, table, profile, problem_type, config)[1])
     order = {f: i for i, f in enumerate(features)}
     return sorted(clean, key=order.__getitem__), leaks
 
@@ -116,49 +160,144 @@ def _expected_range(col: ColumnProfile) -> list:
     return list(col.categories or ())
 
 
-def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
-           rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
-    n_complete = profile.n_rows
-    if n_complete < config.min_rows:
-        raise DatasetRejected(f"too few rows ({n_complete} < {config.min_rows})")
+@dataclass(frozen=True)
+class DesignFrame:
+    """What every target attempt shares: roles, feature exclusions and the target candidates."""
 
-    exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config))}
+    roles: dict[str, ColumnRole]
+    exclusions: dict[str, str]  # column -> why not an IF feature
+    usable: list[str]  # possible IF features, column order
+    problem_types: dict[str, ProblemType]  # columns feasible as a target by type
+    excluded_targets: dict[str, str]  # column -> why not a target candidate
+
+
+def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                 config: DesignConfig) -> DesignFrame:
+    """Roles and candidates, or DatasetRejected when no task can exist (too small, a contingency table)."""
+    if profile.n_rows < config.min_rows:
+        raise DatasetRejected(f"too few rows ({profile.n_rows} < {config.min_rows})")
+    if (floor := size_floor_problem(profile.n_rows, config)) is not None:
+        raise DatasetRejected(floor)  # no target can do better than every row
+    roles = column_roles(record, profile, table)
+    if (count := is_contingency_table(roles)) is not None:
+        raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations")
+    exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config, roles))}
     usable = [c.name for c in profile.columns if c.name not in exclusions]
     if not usable:
         raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing")
+    excluded = role_exclusions(roles)
+    kinds: dict[str, ProblemType] = {}
+    for col in profile.columns:
+        kind, why = target_problem(col, profile, table, config)
+        if col.name in exclusions:  # e.g. numeric-looking labels: unusable as a target as well
+            excluded.setdefault(col.name, exclusions[col.name])
+        elif kind is None:
+            excluded.setdefault(col.name, why)
+        else:
+            kinds[col.name] = kind
+    return DesignFrame(roles, exclusions, usable, kinds, excluded)
 
-    candidates = target_candidates(profile, table, config)
-    candidates = {k: [c for c in v if c in usable] for k, v in candidates.items()}
-    all_candidates = [c for c in profile.names if c in candidates["classification"] + candidates["regression"]]
-    if not all_candidates:
-        raise DatasetRejected(_no_target_reason(profile, config))
 
-    # Try the problem types in a seeded order (so the corpus mixes both), and
-    # within a type the candidates in a seeded order; a hinted target goes first.
-    types = [t for t in ("classification", "regression") if candidates[t]]
-    types = [types[i] for i in rng.permutation(len(types))]
-    hinted = [t for t in types if record.target_hint in candidates[t]]
-    types = hinted + [t for t in types if t not in hinted]
-    last_problem = ""
-    for problem_type in types:
-        order = [candidates[problem_type][i] for i in rng.permutation(len(candidates[problem_type]))]
-        if record.target_hint in order:
-            order.remove(record.target_hint)
-            order.insert(0, record.target_hint)
-        for target in order:
-            target_rows = int(table[target].notna().sum())
-            if target_rows < config.min_rows:
-                last_problem = f"too few rows with a known target ({target_rows} < {config.min_rows})"
-                continue
-            features, leaks = _screen_features(target, [c for c in usable if c != target], table, profile,
-                                               problem_type, config, rng)
+def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
+                config: DesignConfig, frame: DesignFrame, ranked: list[RankedTarget],
+                designer: str = DESIGNER_NAME, only: ProblemType | None = None) -> TaskSpec:
+    """The first ranked target that passes the size floor and the leak screen (at most
+    config.max_target_attempts tries); DatasetRejected listing every attempt otherwise."""
+    attempts: list[str] = []
+    excluded = dict(frame.excluded_targets)
+    all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
+    for choice in ranked:
+        target = choice.column
+        problem_type = frame.problem_types[target]
+        if only is not None and problem_type != only:
+            continue
+        if len(attempts) >= config.max_target_attempts:
+            excluded.setdefault(target, f"not tried (after {config.max_target_attempts} failed attempts)")
+            continue
+        n_known = int(table[target].notna().sum())
+        problem = size_floor_problem(n_known, config)
+        features: list[str] = []
+        leaks: dict[str, str] = {}
+        if problem is None:
+            candidates = [c for c in frame.usable if c != target]
+            others = [c for c in profile.names if c != target and c not in candidates]
+            features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng)
             if not features:
-                last_problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
-                                else f"no usable feature besides the target {target!r}")
-                continue
-            return spec_from_choices(record, profile, problem_type, target, all_candidates, features,
-                                     {**exclusions, **leaks}, tuple(leaks), rng, config)
-    raise DatasetRejected(last_problem or "no feasible target")
+                problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
+                           else f"no usable feature besides the target {target!r}")
+            elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
+                mm_columns = [c for c in profile.names if c != target and c not in leaks]
+                problem = learnability_problem(target, mm_columns, table, problem_type, config)
+        if problem is not None:
+            attempts.append(f"{target} ({problem_type}, {choice.evidence[:60]}): {problem}")
+            excluded[target] = f"tried: {problem}"
+            continue
+        for later in ranked[ranked.index(choice) + 1:]:
+            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
+        excluded.pop(target, None)
+        spec = spec_from_choices(record, profile, problem_type, target, all_candidates, features,
+                                 {**frame.exclusions, **leaks}, tuple(leaks), rng, config)
+        return spec.model_copy(update={"designer": designer, "target_evidence": choice.evidence,
+                                       "excluded_targets": dict(sorted(excluded.items())),
+                                       "design_attempts": tuple(attempts)})
+    if not attempts:
+        raise DatasetRejected(_no_target_reason(profile, config) if not frame.problem_types
+                              else "no outcome candidate: every feasible column is " + _roles_summary(frame))
+    raise DatasetRejected(f"no feasible target after {len(attempts)} attempt(s): " + "; ".join(attempts))
+
+
+def _roles_summary(frame: DesignFrame) -> str:
+    found = sorted({frame.roles[c].role.replace("_", " ") for c in frame.problem_types})
+    return "a " + " or ".join(found) if found else "excluded"
+
+
+def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | None:
+    """A survival study's outcome is its censored duration: with nothing but the fallback to go on,
+    any other column (survival/veteran's `prior`) is a guess, so the designer says so instead."""
+    durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
+    if durations and ranked and all(r.tier == 3 for r in ranked):
+        d = durations[0]
+        return (f"a survival study: its outcome is the censored duration {d!r} (status "
+                f"{frame.roles[d].related!r}), and no other column is documented as an outcome")
+    return None
+
+
+def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+           rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+    frame = design_frame(record, profile, table, config)
+    ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
+    if (why := survival_problem(frame, ranked)) is not None:
+        raise DatasetRejected(why)
+    return try_targets(record, profile, table, rng, config, frame, ranked)
+
+
+def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                rngs: Mapping[ProblemType, np.random.Generator], config: DesignConfig) -> list[TaskSpec]:
+    """Up to two tasks for one dataset, as DARE-bench sets them (issue 12, item 4): the best
+    classification target and a different best regression target, each with its own seeded
+    choices (`rngs[problem_type]`, e.g. rng_for(seed, ref, "design", problem_type)), so adding
+    one never changes the other. The better-evidenced task comes first; the second is kept only
+    when its target is natural too (targets.is_natural). Their task_dir are `<slug>_class` and
+    `<slug>_reg`. DatasetRejected (with both reasons) when neither type yields a task."""
+    frame = design_frame(record, profile, table, config)
+    found: list[tuple[RankedTarget, TaskSpec]] = []
+    reasons: list[str] = []
+    for kind in ("classification", "regression"):
+        eligible = [c for c, k in frame.problem_types.items() if k == kind]
+        ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
+        if not ranked or (why := survival_problem(frame, ranked)):
+            reasons.append(f"{kind}: " + (why if ranked else "no outcome candidate"))
+            continue
+        try:
+            spec = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)
+        except DatasetRejected as exc:
+            reasons.append(f"{kind}: {exc.reason}")
+            continue
+        found.append((next(r for r in ranked if r.column == spec.target[0]), spec))
+    if not found:
+        raise DatasetRejected("; ".join(reasons))
+    found.sort(key=lambda pair: (pair[0].tier, -pair[0].score))
+    return [spec for choice, spec in found if choice is found[0][0] or is_natural(choice)]
 
 
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
@@ -166,6 +305,9 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
                       leaks: tuple[str, ...], rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
     """The rest of a TaskSpec once target and features are chosen (by this designer or the LLM's):
     feature selection, model, imputer, seed, split, file type and ranges, all from `rng`."""
+    ratios = feasible_ratios(profile.n_rows - profile.column(target).n_missing, config)
+    if not ratios:
+        raise DatasetRejected(size_floor_problem(profile.n_rows - profile.column(target).n_missing, config) or "")
     related = list(features)
     for f in profile.names:
         if f not in related and f not in excluded and f != target:
@@ -200,11 +342,12 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
         model_type=str(rng.choice(list(MODELS_BY_PROBLEM[problem_type]))),
         imputer_type=str(rng.choice(list(IMPUTERS))),
         random_state=int(rng.integers(0, 100)),
-        train_test_ratio=float(rng.choice(list(config.train_test_ratios))),
+        train_test_ratio=float(rng.choice(ratios)),
         save_file_type=file_type,
         n_split_tables=max(1, n_tables),
         noise_fraction=config.noise_fraction,
         max_rows=config.max_rows,
         v2_dropped_columns=leaks,
         excluded_features=dict(sorted(excluded.items())),
+        size_floors={"min_mm_val_rows": config.min_mm_val_rows},
     )

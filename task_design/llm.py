@@ -39,6 +39,8 @@ from task_design.config import DesignConfig
 from task_design.leakage import screen_leaks
 from task_design.llm_cache import LLMCache, cache_key
 from task_design.llm_schema import DesignAnswer, LLMSettings, LLMUsage, schema_sha256
+from task_design.roles import ColumnRole
+from task_design.targets import targetable
 
 DESIGNER_NAME = "llm"
 PROMPT_FILE = "design_v1.md"
@@ -66,7 +68,7 @@ def _one_line(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _column_line(col, profile: DatasetProfile, doc: str) -> str:
+def _column_line(col, profile: DatasetProfile, doc: str, role: ColumnRole | None = None) -> str:
     missing = profile.missing_frac(col.name)
     if col.kind == "numerical" or col.min is not None:
         extent = f"[{col.min}, {col.max}]"
@@ -76,14 +78,19 @@ def _column_line(col, profile: DatasetProfile, doc: str) -> str:
     else:
         extent = "-"
     line = f"- {col.name} / {col.kind} / {col.dtype} / {missing:.0%} / {col.n_unique} / {extent}"
+    if role is not None:
+        line += f" / role: {role.role}" + ("" if role.role == "outcome" else f" ({_one_line(role.evidence, 80)})")
     return line + (f" / {_one_line(doc, MAX_COLUMN_DOC_CHARS)}" if doc else "")
 
 
 def build_messages(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
-                   config: DesignConfig) -> list[dict]:
+                   config: DesignConfig, roles: dict[str, ColumnRole] | None = None) -> list[dict]:
+    """The prompt; each column line carries its role (task_design.roles), so the model sees which
+    columns are keys, calendar fields, coordinates or design factors before it picks a target."""
     system, user = prompt_text().split(_USER_SPLIT, 1)
     cols = profile.columns[:MAX_PROMPT_COLUMNS]
-    lines = [_column_line(c, profile, record.column_descriptions.get(c.name, "")) for c in cols]
+    roles = roles or {}
+    lines = [_column_line(c, profile, record.column_descriptions.get(c.name, ""), roles.get(c.name)) for c in cols]
     if len(profile.columns) > len(cols):
         lines.append(f"- … and {len(profile.columns) - len(cols)} more columns, not shown")
     preview = table[[c.name for c in cols]].head(PREVIEW_ROWS).to_csv(index=False, lineterminator="\n")
@@ -241,11 +248,14 @@ class Checked:
     features: list[str]
     excluded: dict[str, str]  # column -> why it is not a feature
     leaks: dict[str, str]  # unchosen features that leak: kept out of the MM files too
+    excluded_targets: dict[str, str]  # column -> why it is not the target
 
 
-def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.DataFrame,
-                    config: DesignConfig) -> tuple[Checked | None, list[str]]:
-    """The answer checked against the data; (None, problems) when anything is wrong."""
+def validate_answer(answer: DesignAnswer, record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                    config: DesignConfig, frame: heuristic.DesignFrame) -> tuple[Checked | None, list[str]]:
+    """The answer checked against the data and the column roles; (None, problems) when anything is wrong.
+    The model gets the same validation as the heuristic: only an outcome candidate may be the target,
+    keys are no features, the size floor and the leak screen hold."""
     names = set(profile.names)
     mentioned = ([answer.target] + answer.target_candidates + answer.related_features
                  + [c.column for c in answer.column_types] + [d.column for d in answer.feature_descriptions])
@@ -253,17 +263,23 @@ def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.Dat
     if invented:
         return None, [f"unknown column(s) {invented}: use only the listed column names, exactly"]
     problems: list[str] = []
-    exclusions = {c.name: r for c in profile.columns if (r := heuristic.feature_exclusion(c, profile, config))}
-    usable = [n for n in profile.names if n not in exclusions]
-    candidates = {k: [c for c in v if c in usable]
+    exclusions = frame.exclusions
+    allowed = set(targetable(record, profile, frame.roles, list(frame.problem_types)))
+    candidates = {k: [c for c in v if c in allowed]
                   for k, v in heuristic.target_candidates(profile, table, config).items()}
     target, problem_type = answer.target, answer.problem_type
-    if target in exclusions:
+    role = frame.roles[target]
+    if target in exclusions and not role.may_be_feature:
         problems.append(f"target {target!r} cannot be used ({exclusions[target]})")
+    elif target in frame.problem_types and target not in allowed:
+        problems.append(f"target {target!r} is not an outcome candidate ({role.role.replace('_', ' ')}: "
+                        f"{role.evidence})")
     elif (why := _target_problem(target, problem_type, profile, table, candidates, config)):
         problems.append(why)
     elif int(table[target].notna().sum()) < config.min_rows:
         problems.append(f"target {target!r} has too few known values")
+    elif (why := heuristic.size_floor_problem(int(table[target].notna().sum()), config)):
+        problems.append(f"target {target!r} is {why}")
     features = list(dict.fromkeys(answer.related_features))
     if target in features:
         problems.append(f"the target {target!r} is also listed as a feature")
@@ -286,8 +302,8 @@ def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.Dat
     leaks = _leaks(target, features, table, profile, problem_type, config)
     if leaks:
         return None, [f"feature {f!r} {why}" for f, why in leaks.items()]
-    # Unchosen features that leak stay out of the MM files too (the heuristic does the same).
-    others = [n for n in usable if n != target and n not in features][:MAX_LEAK_SCREEN]
+    # Unchosen columns that leak stay out of the MM files too (the heuristic does the same), ids included.
+    others = [n for n in profile.names if n != target and n not in features][:MAX_LEAK_SCREEN]
     other_leaks = _leaks(target, others, table, profile, problem_type, config)
     order = {n: i for i, n in enumerate(profile.names)}
     all_candidates = sorted({c for c in answer.target_candidates + [target]
@@ -296,8 +312,12 @@ def validate_answer(answer: DesignAnswer, profile: DatasetProfile, table: pd.Dat
     for n in profile.names:
         if n != target and n not in features and n not in excluded:
             excluded[n] = "not chosen by the LLM designer"
+    excluded_targets = dict(frame.excluded_targets)
+    excluded_targets.pop(target, None)
+    for c in allowed - {target}:
+        excluded_targets.setdefault(c, "not chosen by the LLM designer")
     return Checked(problem_type, target, all_candidates, sorted(features, key=order.__getitem__), excluded,
-                   other_leaks), []
+                   other_leaks, dict(sorted(excluded_targets.items()))), []
 
 
 # ---------------------------------------------------------------- the designer
@@ -344,9 +364,10 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
     usage = usage if usage is not None else LLMUsage()
     if _structurally_rejected(profile, table, config):
         return heuristic.design(record, profile, table, rng, config)  # raises the heuristic's reason
+    frame = heuristic.design_frame(record, profile, table, config)  # roles; rejects a contingency table
     cache = LLMCache(settings.cache_dir)
     key_inputs = (hashlib.sha256(prompt_text().encode()).hexdigest(), schema_sha256())
-    messages = build_messages(record, profile, table, config)
+    messages = build_messages(record, profile, table, config, frame.roles)
     problems: list[str] = []
     for attempt in (1, 2):
         try:
@@ -358,12 +379,15 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
             raise DatasetRejected(f"llm judged infeasible: {_one_line(answer.feasibility_reason, 200)} "
                                   f"(cache key {key})")
         if answer is not None:
-            checked, problems = validate_answer(answer, profile, table, config)
+            checked, problems = validate_answer(answer, record, profile, table, config, frame)
             if checked is not None:
                 spec = heuristic.spec_from_choices(record, profile, checked.problem_type, checked.target, checked.candidates,
                                        checked.features, dict(checked.excluded), tuple(checked.leaks), rng, config)
                 return spec.model_copy(update={
                     "designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})",
+                    "target_evidence": f"the LLM designer ({settings.model}): {checked.target!r} as "
+                                       f"{checked.problem_type}, validated against the column roles",
+                    "excluded_targets": checked.excluded_targets,
                     "feature_descriptions": _descriptions(answer, spec, record)})
         if attempt == 1:
             messages = _retry_messages(messages, raw, problems)

@@ -21,6 +21,10 @@ import pandas as pd
 
 from pipeline.core.ts_reference import COLON_OFFSET, parse_times, round_trips
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
+from task_design.config import DesignConfig
+from task_design.leakage import leak_score
+from task_design.roles import ColumnRole, column_roles
+from task_design.targets import RankedTarget, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic-ts"
 TIME_NAMES = re.compile(r"^(date|time|year|yr|years|datetime|timestamp|period|month|day|week|ds|dt)$|date|time",
@@ -42,7 +46,15 @@ FREQUENCIES = ((360, 370, "YS", 1), (85, 95, "QS", 4), (27, 32, "MS", 12), (6.5,
                (0.9, 1.1, "D", 7), (0.035, 0.05, "h", 24))
 COUNT_WORDS = re.compile(r"count|number|deaths?|killed|births?|cases|passengers|sales|visits|arrivals|"
                          r"accidents|totals?|flow|volume|sunspot|claims|injur|crimes?|n[a-z]*s$", re.I)
+# Levels, rates, scores and prices are averaged over a bin whatever else their words say
+# (carData/Vocab: "Vocabulary test score: number correct on a 10-word test" is a score, not a count).
+LEVEL_WORDS = re.compile(r"\b(score|scores|rate|rates|ratio|index|price|prices|level|levels|average|mean|median|"
+                         r"percent|percentage|proportion|share|per|temperature|concentration|test|grade|rating|"
+                         r"density|speed|height|weight|length|extent|stock|balance|capita)\b", re.I)
 MAX_ENTITIES = 60
+# A column named like a panel unit (country, state, firm, subject) may hold many more units: a
+# country panel is kept as one series per country, never averaged into one.
+MAX_PANEL_ENTITIES = 400
 MIN_TIME_POINTS = 15
 MAX_ROWS = 5000
 SPLIT_RATIOS = (0.7, 0.75, 0.8)
@@ -162,7 +174,8 @@ def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple
             continue
         col = table[c]
         n = col.nunique(dropna=True)
-        if col.isna().any() or not 2 <= n <= MAX_ENTITIES:
+        limit = MAX_PANEL_ENTITIES if ENTITY_NAMES.search(str(c)) else MAX_ENTITIES
+        if col.isna().any() or not 2 <= n <= limit:
             continue
         if _numeric(col) and not (_is_integral(col) and ENTITY_NAMES.search(str(c))):
             continue
@@ -170,34 +183,111 @@ def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple
         dups = int(frame.duplicated().sum())
         if frame.groupby("e")["t"].nunique().min() < 6:
             continue
-        if best is None or (dups, str(c)) < best:
-            best = (dups, str(c))
+        named = 0 if ENTITY_NAMES.search(str(c)) else 1  # country before iso2c: both make (unit, year) unique
+        if best is None or (dups, named, str(c)) < best:
+            best = (dups, named, str(c))
     if best is None or best[0] > 0.5 * len(table):
         return ()
-    return (best[1],)
+    return (best[2],)
 
 
-def _target(record: DatasetRecord, table: pd.DataFrame, reserved: set[str], rng: np.random.Generator) -> str:
+def ranked_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, reserved: set[str],
+                   roles: dict[str, ColumnRole], rng: np.random.Generator) -> list[RankedTarget]:
+    """Numeric columns that may be forecast, best first, by the tabular designer's ranking (source
+    hint, documentation, fallback); an R ts converted by Rdatasets (`value`) is the series itself."""
     hint = record.target_hint
-    if hint and hint in table.columns and hint not in reserved:
-        if not _numeric(table[hint]):
-            raise DatasetRejected(f"target {hint!r} is not numeric ({table[hint].dtype}); a forecast needs numbers")
-        return hint
+    if hint and hint in table.columns and hint not in reserved and not _numeric(table[hint]):
+        raise DatasetRejected(f"target {hint!r} is not numeric ({table[hint].dtype}); a forecast needs numbers")
     candidates = [c for c in table.columns if c not in reserved and _numeric(table[c])
-                  and table[c].isna().mean() <= 0.2 and table[c].nunique() >= 5
-                  and not re.search(r"(^|_)id$|rownames|^index$", str(c), re.I)]
+                  and table[c].isna().mean() <= 0.2 and table[c].nunique() >= 5]
     if not candidates:
         kinds = sorted(str(c) for c in table.columns if c not in reserved)
         raise DatasetRejected(f"no numeric target column to forecast (non-identifier columns: {kinds[:6]})")
-    if "value" in candidates:  # an R ts converted by Rdatasets: the series itself
-        return "value"
-    return str(candidates[int(rng.integers(len(candidates)))])
+    ranked = rank_targets(record, profile, roles, candidates, rng)
+    if "value" in candidates and not any(r.tier == 0 for r in ranked):
+        ranked = [RankedTarget("value", "the series of an R ts object (Rdatasets' `value`)", 1)] + [
+            r for r in ranked if r.column != "value"]
+    if not ranked:
+        found = {roles[c].role for c in candidates}
+        raise DatasetRejected(f"no outcome to forecast: every numeric column is a {' or '.join(sorted(found))}")
+    return ranked
+
+
+def exogenous_leaks(table: pd.DataFrame, target: str, columns: list[str], threshold: float) -> dict[str, str]:
+    """Columns that alone reach R² >= threshold on the target (bounds of it, unit conversions):
+    SARIMAX on arcticseaice's `ub`/`lb` scores 1.0, which makes the forecast a lookup."""
+    rows = table[table[target].notna()]
+    out: dict[str, str] = {}
+    for c in columns:
+        # A linear fit as well as the tree: on arcticseaice's 115 years a depth-8 tree's CV R² of `ub`
+        # stays below 0.95, while the straight line through it (what SARIMAX fits) reaches 0.99.
+        both = rows[[c, target]].astype(float).dropna()
+        linear = float(both[c].corr(both[target]) ** 2) if len(both) > 2 and both[c].std() > 0 else 0.0
+        score = max(leak_score(rows[c], rows[target], "regression"), 0.0 if linear != linear else linear)
+        if score >= threshold:
+            out[c] = f"leaks the target (alone R² {score:.3f})"
+    return out
+
+
+def _linear_r2(frame: pd.DataFrame, target: str, columns: list[str]) -> float:
+    both = frame[[*columns, target]].astype(float).dropna()
+    if len(both) <= len(columns) + 2 or both[target].std() == 0:
+        return 0.0
+    x = np.column_stack([np.ones(len(both)), both[columns].to_numpy()])
+    y = both[target].to_numpy()
+    resid = y - x @ np.linalg.lstsq(x, y, rcond=None)[0]
+    return float(1 - resid @ resid / ((y - y.mean()) @ (y - y.mean())))
+
+
+def joint_leaks(table: pd.DataFrame, target: str, columns: list[str], threshold: float) -> dict[str, str]:
+    """Columns that give the target away together: arcticseaice's `ub` and `lb` each reach R² 0.83,
+    but the target is their midpoint, so a regression on both (SARIMAX's) reaches 1.0. Drops the
+    column that explains most, until the rest stay below the threshold."""
+    out: dict[str, str] = {}
+    rest = list(columns)
+    while rest and (joint := _linear_r2(table, target, rest)) >= threshold:
+        worst = max(rest, key=lambda c: (_linear_r2(table, target, [c]), c))
+        out[worst] = f"leaks the target together with {sorted(set(rest) - {worst})} (joint linear R² {joint:.3f})"
+        rest.remove(worst)
+    return out
+
+
+def series_floor_problem(times: pd.Series, keys: pd.Series, rule: str | None, ratio: float,
+                         config: DesignConfig) -> str | None:
+    """Why the shortest series is too short to forecast, or None: each series needs
+    config.ts_min_train_points points before the split and config.ts_min_horizon after it."""
+    points = times.dt.tz_localize(None) if getattr(times.dt, "tz", None) is not None else times
+    if rule:
+        points = points.dt.to_period(RULE_PERIODS[rule]).dt.start_time
+    frame = pd.DataFrame({"t": points.to_numpy(), "e": keys.to_numpy()}).drop_duplicates()
+    distinct = np.sort(frame["t"].unique())
+    start = distinct[min(len(distinct) - 1, int(ratio * len(distinct)))]
+    before = frame[frame["t"] < start].groupby("e").size()
+    after = frame[frame["t"] >= start].groupby("e").size()
+    series = after.index  # a series that ends before the split is history only, never forecast
+    if len(series) == 0:
+        return "no series continues past the split"
+    train = before.reindex(series, fill_value=0)
+    what = "per series" if len(series) > 1 else ""
+    if int(train.min()) < config.ts_min_train_points:
+        return (f"below the size floor: {int(train.min())} training points {what} (need "
+                f"{config.ts_min_train_points})").replace("  ", " ")
+    if int(after.min()) < config.ts_min_horizon:
+        return f"below the size floor: a horizon of {int(after.min())} steps (need {config.ts_min_horizon})"
+    return None
+
+
+RULE_PERIODS = {"1M": "M", "1Q": "Q", "1Y": "Y"}
 
 
 def _aggregation(record: DatasetRecord, table: pd.DataFrame, target: str) -> str:
-    """Sums for counts and flows (non-negative integers named or documented as such), means for levels."""
+    """Sums for counts and flows (non-negative integers named or documented as such), means for
+    levels, rates, scores and prices. Only the target's own name and documentation count: a title
+    such as "Deaths from lung disease" says nothing about another column."""
     col = table[target].dropna()
-    words = f"{target} {record.column_descriptions.get(target, '')} {record.title}"
+    words = f"{target.replace('_', ' ').replace('.', ' ')} {record.column_descriptions.get(target, '')}"
+    if LEVEL_WORDS.search(words):
+        return "mean"
     if _is_integral(table[target]) and (col >= 0).all() and COUNT_WORDS.search(words):
         return "sum"
     return "mean"
@@ -206,30 +296,27 @@ def _aggregation(record: DatasetRecord, table: pd.DataFrame, target: str) -> str
 def _resample_rule(frequency: str, median_days: float, duplicated: bool, n_times: int,
                    rng: np.random.Generator) -> str | None:
     """Irregular and event series must be resampled; some regular ones are, to a coarser grid."""
-    draw = float(rng.random())
+    # A regular series keeps its own (finest) frequency: coarsening it throws away the points the
+    # size floor counts. Irregular and event series are binned on the finest grid their spacing fills.
     if frequency == "irregular" and (duplicated or median_days < 200):
         return "1M" if median_days < 20 else "1Q" if median_days < 80 else "1Y"
-    if frequency == "irregular":  # sparse (decennial censuses, elections): forecast the points themselves
-        return None
-    if frequency in ("D", "W", "h"):
-        return "1M" if draw < 0.5 else None
-    if frequency == "MS" and n_times >= 60:
-        return "1Q" if draw < 0.35 else None
-    if frequency == "QS" and n_times >= 80:
-        return "1Y" if draw < 0.25 else None
     return None
 
 
 def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
-              config=None) -> TimeSeriesSpec:
+              config: DesignConfig | None = None) -> TimeSeriesSpec:
+    config = config or DesignConfig()
     time_col, fmt, source, freq_per_year = find_time_column(table)
     like = {"time_column": time_col, "time_source": source, "ts_index_frequency": freq_per_year}
     text = time_text(table, like)
     rows = text.notna()
     times = parse_times(text[rows], fmt)
     entities = find_entities(table[rows], time_col, times)
-    reserved = {time_col, *entities} | {c for c in table.columns if CALENDAR_PARTS.match(str(c))}
-    target = _target(record, table, reserved, rng)
+    roles = column_roles(record, profile, table)
+    # Keys, row numbers and calendar parts beside the time column index the series; none is a target.
+    reserved = {time_col, *entities} | {c for c in table.columns if CALENDAR_PARTS.match(str(c))} | {
+        c for c, r in roles.items() if r.role in ("identifier", "row_index", "calendar")}
+    ranked = ranked_targets(record, profile, table, reserved, roles, rng)
     ent_frame = table.loc[rows, list(entities)] if entities else None
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())
@@ -241,24 +328,49 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         if frequency == "irregular":
             raise DatasetRejected("irregular series with timezone offsets: no calendar grid to resample to")
         rule = None
-    numeric_others = [c for c in table.columns if c not in reserved | {target} and _numeric(table[c])
-                      and table[c].nunique() > 1]
-    complete = [c for c in numeric_others if table[c].notna().all()]
-    chosen = sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []
-    selected = tuple(complete[i] for i in chosen)
-    ranges = {c: [_scalar(table[c].min()), _scalar(table[c].max())] for c in numeric_others}
-    return TimeSeriesSpec(
-        ref=record.ref, slug=record.slug, designer=DESIGNER_NAME, target=(target,), time_column=time_col,
-        time_format=fmt, time_source=source, ts_index_frequency=freq_per_year, entity_columns=entities,
-        related_features=tuple(numeric_others), not_filtered_related_features=tuple(numeric_others),
-        selected_features=selected, expected_ranges=ranges,
-        column_type_inference={str(c): "numeric" if _numeric(table[c]) else "object" for c in table.columns},
-        frequency=frequency, season_length=season, is_resampled=rule is not None, resample_rule=rule,
-        resample_aggregation=_aggregation(record, table, target) if rule else None,
-        model_type="SARIMAX" if selected else "ExponentialSmoothing",
-        random_state=int(rng.integers(0, 100)), train_test_ratio=float(SPLIT_RATIOS[int(rng.integers(3))]),
-        max_rows=MAX_ROWS,
-    )
+    ratio = float(SPLIT_RATIOS[int(rng.integers(3))])
+    keys = (table.loc[rows, list(entities)].astype(str).agg("\x1f".join, axis=1) if entities
+            else pd.Series("", index=times.index))
+    excluded = role_exclusions(roles)
+    attempts: list[str] = []
+    for choice in ranked[:config.max_target_attempts]:
+        target = choice.column
+        known = table.loc[rows, target].notna().to_numpy()
+        if (problem := series_floor_problem(times[known], keys[known], rule, ratio, config)):
+            attempts.append(f"{target}: {problem}")
+            excluded[target] = f"tried: {problem}"
+            continue
+        numeric_others = [c for c in table.columns if c not in reserved | {target} and _numeric(table[c])
+                          and table[c].nunique() > 1]
+        leaks = {c: f"derived from the target ({roles[c].evidence})" for c in numeric_others
+                 if roles[c].role == "derived_copy" and roles[c].related == target}
+        leaks.update(exogenous_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
+        leaks.update(joint_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
+        numeric_others = [c for c in numeric_others if c not in leaks]
+        complete = [c for c in numeric_others if table[c].notna().all()]
+        chosen = sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []
+        selected = tuple(complete[i] for i in chosen)
+        ranges = {c: [_scalar(table[c].min()), _scalar(table[c].max())] for c in numeric_others}
+        for later in ranked[ranked.index(choice) + 1:]:
+            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
+        excluded.pop(target, None)
+        return TimeSeriesSpec(
+            ref=record.ref, slug=record.slug, designer=DESIGNER_NAME, target=(target,), time_column=time_col,
+            time_format=fmt, time_source=source, ts_index_frequency=freq_per_year, entity_columns=entities,
+            related_features=tuple(numeric_others), not_filtered_related_features=tuple(numeric_others),
+            selected_features=selected, expected_ranges=ranges,
+            column_type_inference={str(c): "numeric" if _numeric(table[c]) else "object" for c in table.columns
+                                   if c not in leaks},
+            frequency=frequency, season_length=season, is_resampled=rule is not None, resample_rule=rule,
+            resample_aggregation=_aggregation(record, table, target) if rule else None,
+            model_type="SARIMAX" if selected else "ExponentialSmoothing",
+            random_state=int(rng.integers(0, 100)), train_test_ratio=ratio,
+            max_rows=MAX_ROWS, dropped_columns=tuple(leaks), excluded_features=leaks,
+            target_evidence=choice.evidence + (f" (after: {'; '.join(attempts)})" if attempts else ""),
+            excluded_targets=dict(sorted(excluded.items())),
+            size_floors={"min_train_points": config.ts_min_train_points, "min_horizon": config.ts_min_horizon},
+        )
+    raise DatasetRejected(f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
 
 
 def _scalar(v):

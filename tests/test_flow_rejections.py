@@ -19,8 +19,9 @@ def test_bad_datasets_are_listed_and_good_ones_built(tmp_path):
     src.mkdir()
     good_table().to_csv(src / "good.csv", index=False)
     good_table().iloc[:1].to_csv(src / "one_row.csv", index=False)
-    pd.DataFrame({"a": [1] * 80, "b": ["k"] * 80}).to_csv(src / "constant.csv", index=False)
-    pd.DataFrame({"id": range(80)}).to_csv(src / "only_ids.csv", index=False)
+    # 200 rows: above the MM size floor, so the rejection names the defect itself
+    pd.DataFrame({"a": [1] * 200, "b": ["k"] * 200}).to_csv(src / "constant.csv", index=False)
+    pd.DataFrame({"id": range(200)}).to_csv(src / "only_ids.csv", index=False)
     (src / "broken.parquet").write_bytes(b"not a parquet file")
     (src / "empty.csv").write_text("", encoding="utf-8")
     # duplicate and unicode column names, a copy of the target, an all-missing column

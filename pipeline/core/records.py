@@ -76,6 +76,10 @@ class DatasetRecord(_Frozen):
     usability_rating: float | None = None
     last_updated: str | None = None
     target_hint: str | None = None  # a source's suggestion; the designer may ignore it
+    # Names the documentation presents as the response (R help pages: the left side of model
+    # formulas in Examples/Usage, "response"/"outcome" wording), best first, name -> evidence.
+    # Spelled as the documentation spells them; the designer resolves them to columns.
+    documented_outcomes: dict[str, str] = Field(default_factory=dict)
     # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
     join_path: tuple[JoinStep, ...] = ()
     # Which design path the source routes this dataset to: None (tabular) or "time_series"
@@ -175,6 +179,13 @@ class TaskSpec(_Frozen):
     # Designer-written phrases for columns the dataset leaves undocumented (the LLM designer's);
     # the IF instruction uses them only where the source has no description of its own.
     feature_descriptions: dict[str, str] = Field(default_factory=dict)
+    # Why the target was chosen (the deciding evidence: a source hint, the documentation, the LLM,
+    # the ranked fallback), why each other column is not the target, and every target tried before
+    # this one with the reason it failed (task_design.roles / task_design.targets).
+    target_evidence: str = ""
+    excluded_targets: dict[str, str] = Field(default_factory=dict)
+    design_attempts: tuple[str, ...] = ()
+    size_floors: dict[str, int] = Field(default_factory=dict)  # the design config's floors, recorded in the tree
 
     @property
     def task_dir(self) -> str:
@@ -294,6 +305,11 @@ class TimeSeriesSpec(_Frozen):
     max_rows: int | None = None  # the most recent rows are kept when the series is longer
     v2_hidden_fraction: float = 0.1  # val_v2 time points left out, so they are non-contiguous
     excluded_features: dict[str, str] = Field(default_factory=dict)
+    # Left out of every task file: exogenous columns that alone give the target away (bounds, transforms).
+    dropped_columns: tuple[str, ...] = ()
+    target_evidence: str = ""
+    excluded_targets: dict[str, str] = Field(default_factory=dict)
+    size_floors: dict[str, int] = Field(default_factory=dict)
 
     @property
     def task_dir(self) -> str:
@@ -315,6 +331,8 @@ class TimeSeriesSpec(_Frozen):
             raise ValueError("exogenous features must not be identifiers or the target")
         if not set(self.selected_features) <= set(self.related_features):
             raise ValueError("selected features must be related features")
+        if set(self.dropped_columns) & ({self.target[0], *self.identifiers} | set(self.related_features)):
+            raise ValueError("dropped columns must be neither identifiers, the target nor features")
         if "%" not in self.time_format:
             raise ValueError(f"time_format {self.time_format!r} is not a strftime pattern")
         if (self.time_source == "ts_index") != (self.ts_index_frequency is not None):

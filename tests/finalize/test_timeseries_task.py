@@ -31,16 +31,17 @@ def _write(tmp_path, table: pd.DataFrame, target: str | None = None):
 
 def _panel() -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    rows = [{"firm": f, "year": y, "capital": rng.normal(5, 1), "inv": rng.normal(50, 10) + y % 7}
-            for f in ("a", "b", "c") for y in range(1950, 1990)]
+    # 70 years (the 40-point training floor) and a trend, so a forecaster beats the mean
+    rows = [{"firm": f, "year": y, "capital": rng.normal(5, 1), "inv": rng.normal(50, 10) + y % 7 + (y - 1920)}
+            for f in ("a", "b", "c") for y in range(1920, 1990)]
     return pd.DataFrame(rows)
 
 
 def _events() -> pd.DataFrame:
     rng = np.random.default_rng(1)
-    days = sorted(f"{y}-{m:02d}-{d:02d}" for y in (2011, 2012, 2013) for m in range(1, 13) for d in (3, 3, 19)
+    days = sorted(f"{y}-{m:02d}-{d:02d}" for y in range(2006, 2014) for m in range(1, 13) for d in (3, 3, 19)
                   if not (m == 6 and y == 2013))
-    return pd.DataFrame({"date": days, "price": rng.normal(10, 2, len(days))})
+    return pd.DataFrame({"date": days, "price": rng.normal(10, 2, len(days)) + np.arange(len(days)) / 20})
 
 
 @pytest.fixture(scope="module")

@@ -179,7 +179,7 @@ def test_a_noise_row_inside_the_ranges_survives_the_filter() -> None:
 
 @pytest.fixture(scope="module")
 def package():
-    table = build_table(n=120)
+    table = build_table(n=200)  # 200: above the 40-row MM validation floor
     spec = build_spec(table, seed=2)
     return build_package(build_record(), spec, table, rng_for(2, REF, "postprocess"))
 

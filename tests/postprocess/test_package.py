@@ -185,9 +185,9 @@ def test_v2_files_drop_the_leaks() -> None:
 
 def test_max_rows_caps_the_analysis_rows() -> None:
     table = build_table(n=N)
-    spec = spec_where(table, lambda s: True, config=DesignConfig(max_rows=60))
+    spec = spec_where(table, lambda s: True, config=DesignConfig(max_rows=150))  # 150: above the MM floor
     pkg = _package(table, spec)
-    assert len(pkg.frames[names.TRAIN_V2]) + len(pkg.ground_truth) == 60
+    assert len(pkg.frames[names.TRAIN_V2]) + len(pkg.ground_truth) == 150
 
 
 def test_same_seed_gives_identical_frames(table, spec) -> None:
@@ -235,13 +235,13 @@ def test_every_frame_reads_back_with_the_same_rows(package, file_type: str, tmp_
 
 
 def _numeric_looking_levels() -> pd.DataFrame:
-    """`code` is categorical only because of one "x", in a row whose target is missing (so never in a file)."""
+    """`tier` is categorical only because of one "x", in a row whose target is missing (so never in a file)."""
     rng = np.random.default_rng(5)
-    code = rng.choice(["1", "2", "3"], size=N).astype(object)
-    code[0] = "x"
+    tier = rng.choice(["1", "2", "3"], size=N).astype(object)
+    tier[0] = "x"
     label = np.where(rng.normal(size=N) > 0, "yes", "no").astype(object)
     label[0] = None
-    return build_table(n=N, code=code, label=label)
+    return build_table(n=N, tier=tier, label=label)  # not `code`: a name that is a key
 
 
 def test_numeric_looking_categories_are_never_features() -> None:
@@ -249,5 +249,5 @@ def test_numeric_looking_categories_are_never_features() -> None:
     strings in another, so such a column must not reach the IF files at all."""
     table = _numeric_looking_levels()
     spec = spec_where(table, lambda s: s.target == ("label",))
-    assert "code" not in spec.related_features
-    assert spec.excluded_features["code"] == "numeric-looking category labels"
+    assert "tier" not in spec.related_features
+    assert spec.excluded_features["tier"] == "numeric-looking category labels"

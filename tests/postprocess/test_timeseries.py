@@ -29,12 +29,13 @@ def _package(table: pd.DataFrame, seed: int = 0, **spec_overrides):
 
 
 def _panel_ending_early() -> pd.DataFrame:
-    """Three firms, 1950-1989; firm `c` stops in 1960, long before the split."""
+    """Three firms, 1920-1989; firm `c` stops in 1960, long before the split."""
     rng = np.random.default_rng(0)
     rows = []
     for firm, last in (("a", 1989), ("b", 1989), ("c", 1960)):
-        for year in range(1950, last + 1):
-            rows.append({"firm": firm, "year": year, "output": rng.normal(50, 10) + (year - 1950) * rng.random()})
+        for year in range(1920, last + 1):
+            # a trend per firm under noise: a forecaster beats the mean (an all-zero baseline is rejected)
+            rows.append({"firm": firm, "year": year, "output": rng.normal(50, 5) + (year - 1920) * (1 + ord(firm) % 3)})
     return pd.DataFrame(rows)
 
 
@@ -80,9 +81,9 @@ def test_val_v2_is_unsorted_and_non_contiguous():
 def test_duplicate_timestamps_are_resampled_with_the_stated_aggregation_and_fill():
     # An event series with two events on some days and empty months in between.
     days = (["2012-01-03", "2012-01-03", "2012-01-20", "2012-03-05"] +
-            [f"{y}-{m:02d}-{d:02d}" for y in (2012, 2013, 2014) for m in range(4, 13) for d in (2, 2, 17)])
+            [f"{y}-{m:02d}-{d:02d}" for y in range(2012, 2020) for m in range(4, 13) for d in (2, 2, 17)])
     rng = np.random.default_rng(1)
-    table = pd.DataFrame({"date": days, "number_of_claims": rng.integers(1, 20, len(days))})
+    table = pd.DataFrame({"date": days, "number_of_claims": rng.integers(1, 20, len(days)) + np.arange(len(days)) // 4})
     pkg = _package(table)
     spec = pkg.spec
     assert spec.is_resampled and spec.resample_rule == "1M" and spec.resample_aggregation == "sum"
@@ -114,7 +115,8 @@ def test_dst_offsets_survive_the_split():
     texts = ([f"2020-10-{d:02d} 00:00:00-04:00" for d in range(1, 32)] +
              [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 31)])
     rng = np.random.default_rng(2)
-    pkg = _package(pd.DataFrame({"stamp": texts, "load": rng.normal(10, 2, len(texts))}))
+    load = 10 + 0.2 * np.arange(len(texts)) + rng.normal(0, 1, len(texts))  # a trend: forecastable
+    pkg = _package(pd.DataFrame({"stamp": texts, "load": load}))
     written = pd.concat([pkg.frames[names.TS_TRAIN]["stamp"], pkg.frames[names.VAL_V1]["stamp"]])
     assert sorted(written) == sorted(texts)  # the offsets are written back as the source had them
 
@@ -127,8 +129,8 @@ def test_a_series_the_naive_forecast_solves_is_rejected():
 
 
 def test_constant_ground_truth_is_rejected():
-    dates = pd.date_range("2000-01-01", periods=40, freq="YS").strftime("%Y-%m-%d")
-    values = np.r_[np.arange(30.0), np.full(10, 7.0)]
+    dates = pd.date_range("1900-01-01", periods=70, freq="YS").strftime("%Y-%m-%d")
+    values = np.r_[np.arange(45.0), np.full(25, 7.0)]
     with pytest.raises(DatasetRejected, match="constant"):
         _package(pd.DataFrame({"date": dates, "level": values}))
 
@@ -143,3 +145,20 @@ def test_package_is_deterministic():
     assert a.baselines == b.baselines
     for stem in a.frames:
         pd.testing.assert_frame_equal(a.frames[stem], b.frames[stem])
+
+
+def test_a_series_no_baseline_can_forecast_is_rejected():
+    # white noise: every XF and CF reference scores clipped R² 0, so the task cannot rank agents
+    dates = pd.date_range("2000-01-01", periods=96, freq="MS").strftime("%Y-%m-%d")
+    noise = np.random.default_rng(11).normal(size=96)
+    with pytest.raises(DatasetRejected, match="every reference baseline"):
+        _package(pd.DataFrame({"date": dates, "level": noise}))
+
+
+def test_dropped_exogenous_leaks_leave_every_file():
+    rng = np.random.default_rng(12)
+    value = 100 + np.arange(80) * 2.0 + rng.normal(0, 3, 80)
+    table = pd.DataFrame({"year": np.arange(1930, 2010), "value": value, "ub": value + 5, "other": rng.normal(size=80)})
+    pkg = _package(table)
+    assert pkg.spec.dropped_columns == ("ub",)
+    assert all("ub" not in f.columns for f in pkg.frames.values())

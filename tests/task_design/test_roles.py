@@ -1,0 +1,158 @@
+"""Every column gets the role a domain expert would give it, with its evidence, and only outcome
+columns may become targets: ids, calendar fields, coordinates, design factors, table counts,
+censored survival, block members, composition parts and derived copies never do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.core.records import DatasetRecord, JoinStep
+from sourcing.normalize import normalize_table
+from task_design.profile import profile_table
+from task_design.roles import ColumnRole, column_roles
+from tests.factories import build_record
+
+
+def _roles(columns: dict, **record) -> dict[str, ColumnRole]:
+    table = normalize_table(pd.DataFrame(columns))
+    return column_roles(build_record(**record), profile_table(table), table)
+
+
+def _role(columns: dict, name: str, **record) -> str:
+    return _roles(columns, **record)[name].role
+
+
+def test_a_measured_column_is_an_outcome_with_evidence() -> None:
+    roles = _roles({"height": [1.5, 1.7, 1.6], "weight": [50.0, 70.0, 61.0]})
+    assert {r.role for r in roles.values()} == {"outcome"}
+    assert all(r.evidence and r.may_be_target and r.may_be_feature for r in roles.values())
+
+
+@pytest.mark.parametrize("name", ["Ketchup.id", "person_id", "ID", "icpsr", "fips", "customerId"])
+def test_an_id_column_is_an_identifier_and_neither_target_nor_feature(name: str) -> None:
+    rng = np.random.default_rng(0)
+    role = _roles({name: rng.permutation(50) * 7 + 3, "y": rng.normal(size=50)})[name]
+    assert role.role in ("identifier", "row_index") and not role.may_be_target and not role.may_be_feature
+
+
+def test_a_relational_join_key_is_an_identifier_even_when_it_repeats() -> None:
+    step = JoinStep(left="orders", right="products", left_on="product_id", right_on="product_id")
+    roles = _roles({"product_id": [1, 2, 1, 3, 2, 1], "qty": [1.0, 2.0, 5.0, 1.0, 3.0, 2.0]}, join_path=(step,))
+    assert roles["product_id"].role == "identifier" and "join key" in roles["product_id"].evidence
+
+
+def test_a_row_number_is_a_row_index() -> None:
+    assert _role({"obs": [1, 2, 3, 4], "y": [0.3, 0.1, 0.9, 0.5]}, "obs") == "row_index"
+
+
+@pytest.mark.parametrize("name, values", [("YEAR", [1990, 1991, 1992, 1993]), ("Month", [1, 2, 3, 4]),
+                                          ("y77", [0, 1, 0, 1]), ("d78", [1, 0, 0, 1]), ("birth_d", [3, 17, 28, 9])])
+def test_a_year_or_period_dummy_is_a_calendar_field(name: str, values: list) -> None:
+    assert _role({name: values, "y": [2.0, 3.5, 1.0, 4.0]}, name) == "calendar"
+
+
+def test_a_coordinate_pair_is_two_coordinates() -> None:
+    roles = _roles({"longitude": [-71.1, -71.0, -70.9], "lat": [42.3, 42.4, 42.2], "price": [3.0, 5.0, 4.0]})
+    assert roles["longitude"].role == roles["lat"].role == "coordinate"
+    assert roles["price"].role == "outcome"
+
+
+def test_a_bare_x_y_pair_is_a_coordinate_only_on_a_documented_spatial_layout() -> None:
+    cols = {"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 1.0, 4.0, 3.0], "z": [5.0, 3.0, 2.0, 8.0]}
+    assert _role(cols, "y") == "outcome"
+    assert _role(cols, "y", description="Soil samples at grid coordinates x and y of a field.") == "coordinate"
+
+
+def test_a_freq_column_over_factors_is_a_contingency_count() -> None:
+    cells = pd.MultiIndex.from_product([["1st", "2nd", "Crew"], ["Male", "Female"], ["No", "Yes"]])
+    cols = {"Class": cells.get_level_values(0), "Sex": cells.get_level_values(1),
+            "Survived": cells.get_level_values(2), "Freq": [118, 62, 4, 141, 154, 25, 13, 93, 670, 192, 3, 20]}
+    roles = _roles(cols)
+    assert roles["Freq"].role == "table_count"
+
+
+def test_a_censored_time_with_its_status_is_no_plain_target() -> None:
+    rng = np.random.default_rng(1)
+    roles = _roles({"time": rng.integers(5, 900, 40), "status": rng.integers(0, 2, 40),
+                    "age": rng.integers(40, 80, 40)})
+    assert roles["time"].role == "censored_duration" and roles["time"].related == "status"
+    assert roles["status"].role == "censoring_status"
+    assert roles["age"].role == "outcome"
+
+
+def test_each_of_a_200_column_homogeneous_block_is_a_block_member() -> None:
+    rng = np.random.default_rng(2)
+    cols = {f"bio_assay_{i:03d}": rng.normal(size=10) for i in range(200)}
+    cols["class"] = ["a", "b"] * 5
+    roles = _roles(cols)
+    assert roles["bio_assay_079"].role == "block_member" and "200" in roles["bio_assay_079"].evidence
+    assert roles["class"].role == "outcome"
+
+
+def test_treatment_arms_of_a_designed_experiment_are_design_factors() -> None:
+    cols = {"trt": ["A", "B", "C"] * 4, "block": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4],
+            "yield": [4.1, 5.2, 3.3, 4.4, 5.0, 3.9, 4.8, 5.5, 3.1, 4.0, 5.9, 3.6]}
+    roles = _roles(cols, description="A randomized block experiment on three treatments.")
+    assert roles["trt"].role == roles["block"].role == "design_factor"
+    assert roles["yield"].role == "outcome"
+
+
+def test_a_balanced_class_without_design_evidence_stays_an_outcome() -> None:
+    # iris: 50 flowers of each species, an observational sample, not a treatment
+    cols = {"Species": ["setosa", "versicolor", "virginica"] * 4, "Petal.Length": np.linspace(1, 6, 12)}
+    assert _role(cols, "Species") == "outcome"
+
+
+def test_parts_of_a_fixed_sum_composition_are_composition_parts() -> None:
+    rng = np.random.default_rng(3)
+    shares = rng.dirichlet([2, 2, 2], size=12) * 100
+    cols = {"sand": shares[:, 0], "silt": shares[:, 1], "clay": shares[:, 2], "depth": rng.uniform(1, 9, 12)}
+    roles = _roles(cols)
+    assert {roles[c].role for c in ("sand", "silt", "clay")} == {"composition_part"}
+    assert roles["depth"].role == "outcome"
+
+
+def test_a_log_copy_is_derived_from_its_base() -> None:
+    wage = np.linspace(3.0, 40.0, 20)
+    roles = _roles({"wage": wage, "lwage": np.log(wage), "educ": np.arange(20) % 7 + 8.0})
+    assert roles["lwage"].role == "derived_copy" and roles["lwage"].related == "wage"
+    assert roles["wage"].role == "outcome"
+
+
+def test_an_unknown_role_or_missing_evidence_is_refused() -> None:
+    with pytest.raises(ValueError):
+        ColumnRole("target", "because")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        ColumnRole("outcome", " ")
+
+
+def test_roles_are_pure() -> None:
+    table = normalize_table(pd.DataFrame({"id": range(30), "y": np.arange(30) % 4}))
+    before = table.copy()
+    record: DatasetRecord = build_record()
+    assert column_roles(record, profile_table(table), table) == column_roles(record, profile_table(table), table)
+    pd.testing.assert_frame_equal(table, before)
+
+
+def test_numbered_durations_pair_with_their_own_status() -> None:
+    # KMsurv/burn: T1..T3 are times to three events, D1..D3 their censoring indicators
+    rng = np.random.default_rng(4)
+    cols = {f"{p}{k}": (rng.integers(1, 90, 30) if p == "T" else rng.integers(0, 2, 30)) for k in (1, 2, 3)
+            for p in ("T", "D")}
+    roles = _roles(cols)
+    assert all(roles[f"D{k}"].role == "censoring_status" and roles[f"D{k}"].related == f"T{k}" for k in (1, 2, 3))
+    assert all(roles[f"T{k}"].role == "censored_duration" for k in (1, 2, 3))
+
+
+def test_a_documented_period_indicator_is_calendar() -> None:
+    roles = _roles({"law": [0, 0, 1, 1], "drivers": [1687.0, 1508.0, 1507.0, 1385.0]},
+                   column_descriptions={"law": "0/1: was the law in effect that month?"})
+    assert roles["law"].role == "calendar" and roles["drivers"].role == "outcome"
+
+
+def test_a_documented_unit_code_is_an_identifier_even_stored_as_decimals() -> None:
+    roles = _roles({"hospital": [0.1, 1.1, 2.1, 0.1], "los": [3.0, 8.0, 5.0, 11.0]},
+                   column_descriptions={"hospital": "encrypted facility code (string)"})
+    assert roles["hospital"].role == "identifier" and not roles["hospital"].may_be_feature

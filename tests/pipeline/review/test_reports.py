@@ -189,8 +189,10 @@ def test_reports_of_the_session_built_tree(built_tree):
     table = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| licence")]
     assert sum(int(line.split("|")[3]) for line in table) == len(facts)
     run_report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text(encoding="utf-8"))
-    page = render_corpus_report(facts, run_report)
-    assert page == render_corpus_report(read_tree_facts(built_tree), run_report)
+    manifest = json.loads((built_tree / names.MANIFEST).read_text(encoding="utf-8"))
+    page = render_corpus_report(facts, run_report, manifest)
+    assert page == render_corpus_report(read_tree_facts(built_tree), run_report, manifest)
+    assert f"<td>seed</td><td>{manifest['seed']}</td>" in page
     # Where the build already wrote the reports, they are what this module renders for the tree.
     for name, text in ((LICENSE_DISTRIBUTION_MD, md), (LICENSES_CSV, render_licences_csv(facts)),
                        (CORPUS_REPORT_HTML, page)):

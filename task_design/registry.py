@@ -2,12 +2,27 @@
 
 A designer with its own settings (a pydantic model) lists it in DESIGNER_SETTINGS;
 it then also takes the keywords `settings` and `usage` (an LLMUsage to count into).
+
+A designer's module (and with it pandas) is imported at its first call, not here, so
+the CLI can check a designer's name and settings before the pipeline loads. Each key
+is its module's DESIGNER_NAME (tests/task_design/test_registry.py).
 """
 
 from __future__ import annotations
 
-from task_design import heuristic, llm
+import importlib
+
 from task_design.llm_schema import LLMSettings
 
-DESIGNERS = {heuristic.DESIGNER_NAME: heuristic.design, llm.DESIGNER_NAME: llm.design}
-DESIGNER_SETTINGS = {llm.DESIGNER_NAME: LLMSettings}
+DESIGNER_MODULES = {"heuristic": "task_design.heuristic", "llm": "task_design.llm"}
+
+
+def _design_of(module: str):
+    def design(*args, **kwargs):
+        return importlib.import_module(module).design(*args, **kwargs)
+    design.__qualname__ = f"{module}.design"
+    return design
+
+
+DESIGNERS = {name: _design_of(module) for name, module in DESIGNER_MODULES.items()}
+DESIGNER_SETTINGS = {"llm": LLMSettings}

@@ -177,7 +177,7 @@ def build_checked_task(root: Path, file_type: str, seed: int = 3) -> Path:
 
 def our_task(tree: Path) -> Path:
     """Our task in a tree that otherwise holds the published examples REG, CLASS and TS."""
-    return next(p for p in tree.iterdir() if p.name not in (REG, CLASS, TS))
+    return next(p for p in tree.iterdir() if p.is_dir() and p.name not in (REG, CLASS, TS))
 
 
 DSAGENT_SEED = 5

@@ -214,9 +214,13 @@ def test_a_daregen_built_resampled_task_gets_validated_xf_and_cf(tmp_path) -> No
     from tests.factories import build_record
 
     rng = np.random.default_rng(1)
-    days = sorted(f"{y}-{m:02d}-{d:02d}" for y in (2011, 2012, 2013) for m in range(1, 13) for d in (3, 3, 19)
+    days = sorted(f"{y}-{m:02d}-{d:02d}" for y in range(2008, 2014) for m in range(1, 13) for d in (3, 3, 19)
                   if not (m == 6 and y == 2013))
-    table = normalize_table(pd.DataFrame({"date": days, "price": rng.normal(10, 2, len(days))}))
+    # Six years clear the size floor (40 monthly training points); a rising trend over noise keeps a baseline
+    # above the mean, since pure noise is rejected as unforecastable.
+    months = np.array([12 * (int(d[:4]) - 2008) + int(d[5:7]) for d in days])
+    price = 10 + 0.2 * months + rng.normal(0, 0.5, len(days))
+    table = normalize_table(pd.DataFrame({"date": days, "price": price}))
     rec = build_record(kind_hint="time_series", column_descriptions={})
     spec = design_ts(rec, profile_table(table), table, rng_for(0, rec.ref, "design"))
     pkg = build_ts_package(rec, spec, table, rng_for(0, rec.ref, "postprocess"))

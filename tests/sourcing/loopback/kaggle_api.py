@@ -107,10 +107,13 @@ def housing_frame(n: int = 160) -> pd.DataFrame:
     rng = np.random.default_rng(12)
     rooms = rng.integers(2, 9, n)
     area = np.round(rooms * 18 + rng.normal(0, 10, n), 1)
+    age = rng.integers(0, 80, n)
+    district = rng.choice(["north", "south", "east", "west"], size=n)
+    premium = pd.Series(district).map({"north": 60, "south": 0, "east": 30, "west": -20}).to_numpy()
+    # Price rests on area, age and district with noise, so no single feature passes the designer's leak screen.
     return pd.DataFrame({
-        "rooms": rooms, "area_m2": area, "age_years": rng.integers(0, 80, n),
-        "district": rng.choice(["north", "south", "east", "west"], size=n),
-        "price_k": np.round(area * 3.1 + rng.normal(0, 20, n), 1),
+        "rooms": rooms, "area_m2": area, "age_years": age, "district": district,
+        "price_k": np.round(area * 2.5 - age * 1.5 + premium + rng.normal(0, 30, n), 1),
     })
 
 

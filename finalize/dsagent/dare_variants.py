@@ -16,7 +16,9 @@ from pathlib import Path
 from finalize.dsagent import evaluator_template
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
+from finalize.mm_check import MIN_MARGIN
 from pipeline.core import names
+from pipeline.core.jsonio import read_json
 from pipeline.core.records import DatasetRejected
 
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
@@ -158,6 +160,13 @@ def _reference_metric(verify: Path, targets: list[str], metric: str) -> float:
     spec = {"file": names.SIMULATED_PRED, "reference_path": str(verify / names.GROUND_TRUTH), "metric": metric,
             "id_columns": [names.ROW_ID], "targets": list(targets)}
     value = round(evaluator_template.check_prediction(verify, spec), 6)
-    if value < 0.05:  # the reference itself does no better than chance: no meaningful bar to reach
-        raise DatasetRejected(f"reference {metric} on the MM rows is {value:g}; no bar for a desktop MM task")
+    # The reference is the IF pipeline, fit on the task's selected features only; those can all be noise
+    # while other columns carry the signal (the MM check then passes on them). A bar at or below the
+    # trivial answer is met by any output, even every label flipped, so the task could not be failed.
+    # Trees without recorded MM baselines (published examples) take the clipped metric's 0 as trivial.
+    recorded = (read_json(verify / names.ALL_METADATA).get("daregen") or {}).get("mm_baselines") or {}
+    trivial = float(recorded.get(f"trivial_{metric}", 0.0))
+    if value < trivial + MIN_MARGIN:
+        raise DatasetRejected(f"reference {metric} on the MM rows is {value:g}, not {MIN_MARGIN} above the "
+                              f"trivial answer's {trivial:g}; no bar for a desktop MM task")
     return value

@@ -34,7 +34,7 @@ def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, 
         by_type[e["task"]] = by_type.get(e["task"], 0) + 1
         ftype = e["needed_files_v1"][0].rsplit(".", 1)[-1]
         formats[ftype] = formats.get(ftype, 0) + 1
-    rejections = [{"ref": o.ref, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
+    rejections = [{"ref": o.uid, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
     return {
         "considered": considered,
         "built": len(entries),

@@ -11,3 +11,6 @@ from task_design.llm_schema import LLMSettings
 
 DESIGNERS = {heuristic.DESIGNER_NAME: heuristic.design, llm.DESIGNER_NAME: llm.design}
 DESIGNER_SETTINGS = {llm.DESIGNER_NAME: LLMSettings}
+# Designers that can also make a second task of the other kind for a dataset (issue 12, item 4):
+# design_pair(record, profile, table, rngs by problem type, config) -> up to two TaskSpecs.
+PAIR_DESIGNERS = {heuristic.DESIGNER_NAME: heuristic.design_pair}

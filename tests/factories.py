@@ -148,10 +148,10 @@ def write_local_dataset(folder: Path, name: str, table: pd.DataFrame, **doc) -> 
 
 def build_local_task(root: Path, name: str, table: pd.DataFrame, file_type: str, seed: int, **doc) -> Outcome:
     """One local CSV taken through every stage (pipeline.build.build_one) into `root/tasks`, in one
-    file format; the Outcome must be ok."""
+    file format; the Outcome of its first task, which must be ok."""
     data = write_local_dataset(root / f"data_{name}", name, table, **doc)
     job = BuildJob.make(seed, config=DesignConfig(file_types=(file_type,)))
-    outcome = build_one(f"local/{name}", "local", str(data), job, root / "work", root / "tasks")
+    outcome = build_one(f"local/{name}", "local", str(data), job, root / "work", root / "tasks")[0]
     assert outcome.ok, f"{outcome.stage}: {outcome.reason}"
     return outcome
 

@@ -176,7 +176,7 @@ def test_rebuilding_gives_byte_identical_relational_files(built, tmp_path):
 
     task = built["out"] / "sqlite_shop_order_class"
     o = build_one(f"sqlite/shop/{FACT}", "sqlite", str(built["dbs"]), BuildJob.make(SEED), tmp_path / "work",
-                  tmp_path / "tasks", through="postprocess")
+                  tmp_path / "tasks", through="postprocess")[0]
     assert o.ok, o.reason
     write_data_files(steps.load_package(Path(o.work_dir)), tmp_path / "src")
     for stem in (names.TRAIN_V1, names.TRAIN_V1_NO_ERR, names.VAL_V1):

@@ -28,7 +28,7 @@ from pipeline.guard import guard_staging_tree
 from pipeline.publish import (PARTIAL, build_manifest, check_generation, crash_point, publish,
                               published_generation, write_question_list)
 from pipeline.review.diff import write_diff_reports
-from pipeline.review.reports import write_tree_reports
+from pipeline.review.reports import design_rows, write_tree_reports
 from pipeline.run_report import build_report, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
@@ -321,6 +321,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
+    report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
     report["published"] = bool(entries)

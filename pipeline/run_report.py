@@ -58,6 +58,12 @@ def write_report_md(root: Path, report: dict) -> None:
              f"- wall time: {report['seconds']:.1f} s"]
     if "llm" in report:
         lines.append(f"- {usage_line(report['llm'])}")
+    designs = report.get("designs") or []
+    if designs:  # pipeline.review.reports.design_rows: each task's target and why
+        lines += ["", "## Targets and their evidence", "", "| " + " | ".join(designs[0]) + " |",
+                  "|" + "---|" * len(designs[0])]
+        lines += ["| " + " | ".join(md_cell(str(v)) for v in row.values()) + " |"
+                  for row in designs]
     lines += ["", "## Rejections", "",
               "| dataset | stage | reason |", "|---|---|---|"]
     lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"

@@ -222,8 +222,10 @@ def write_task_folder(root: Path, task_dir: str, *, problem_type: str = "classif
                       model: str = "LogisticRegression", licence: str | None = CC0, rows: int = 5,
                       features: tuple[str, ...] = ("x", "colour"), truth: list[str] | None = None,
                       question_v1: str = QUESTION_V1, question_v2: str = "Predict `label` as well as you can.",
-                      baselines: dict | None = None, mm_baselines: dict | None = None) -> dict:
+                      baselines: dict | None = None, mm_baselines: dict | None = None,
+                      daregen: dict | None = None) -> dict:
     """A minimal task folder in the DARE layout (csv files, all_metadata.json); returns its question_list entry.
+    `daregen` adds keys to its daregen block (target_evidence, excluded_targets, val_rows, ...).
 
     `truth` gives the ground-truth labels of the val rows (default: `rows` labels cycling a/b).
     """
@@ -253,6 +255,7 @@ def write_task_folder(root: Path, task_dir: str, *, problem_type: str = "classif
         meta["question"]["baselines"] = baselines
     if mm_baselines is not None:
         meta["daregen"]["mm_baselines"] = mm_baselines
+    meta["daregen"].update(daregen or {})
     (verify / names.ALL_METADATA).write_text(json.dumps(meta, indent=4, sort_keys=True) + "\n", encoding="utf-8")
     return {"file_path": task_dir, "task": problem_type, "question_v1": question_v1, "question_v2": question_v2,
             "needed_files_v1": meta["question"]["needed_files_v1"],

@@ -59,7 +59,8 @@ def test_a_changed_dataset_is_rebuilt_and_only_it(first_build, tmp_path):
     changed.mkdir()
     for f in data.iterdir():
         (changed / f.name).write_bytes(f.read_bytes())
-    name = first["tasks"][0].split("_")[1]  # local_d2_reg -> d2: a dataset that was built
+    # local_d2_reg -> d2: a dataset that was built, not d0 (changing d0 would make d0_copy a dataset of its own)
+    name = next(t for t in first["tasks"] if not t.startswith("local_d0")).split("_")[1]
     frame = pd.read_csv(changed / f"{name}.csv")
     frame.loc[0, "x"] += 1.0
     frame.to_csv(changed / f"{name}.csv", index=False)

@@ -250,7 +250,8 @@ def leak_screen(baselines: dict[str, float]) -> str:
 
 def design_row(f: TaskFacts) -> dict[str, str]:
     """One task's design, as plain text cells for run_report.md and corpus_report.html (each escapes them)."""
-    excluded = sorted(f.excluded_targets.items())
+    # Columns refused for a reason of their own first: "ranked below the target" says little each time.
+    excluded = sorted(f.excluded_targets.items(), key=lambda kv: (kv[1].startswith("ranked below"), kv[0]))
     named = "; ".join(f"{col} ({_clip(why, 60)})" for col, why in excluded[:SHOWN_EXCLUDED])
     more = len(excluded) - SHOWN_EXCLUDED
     return {

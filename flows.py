@@ -19,15 +19,21 @@ import shutil
 import time
 from pathlib import Path
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
 from pipeline.build import BuildJob, WaveRunner, build_generation
 from pipeline.core.safe_io import InputLimits
 from pipeline.progress import WaveProgress
-from pipeline.publish import build_lock, check_out_target, crash_point, new_generation
+from pipeline.core import names
+from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
+from pipeline.review.diff import DIFF_HTML
+from pipeline.review.reports import CORPUS_REPORT_HTML
+from pipeline.run_report import rejection_line, summary_markdown
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
 from sourcing.sources_file import resolve_spec
@@ -41,38 +47,48 @@ _TASK = dict(cache_policy=NO_CACHE, retries=0)
 # (`prefect concurrency-limit create daregen-network 4`), so a nightly run stays polite.
 NETWORK_TAG = "daregen-network"
 RUNNERS = ("local", "dask")
+DEPLOYMENT_TAGS = ["daregen"]  # as prefect.yaml declares them
+SUMMARY_ARTIFACT = "daregen-build-summary"  # the key the UI's Artifacts page lists runs' summaries under
+
+
+def _reported(outcome: Outcome):
+    """A dataset a stage rejected is a normal outcome, not a task failure, but its task run says so: a
+    Completed state named "Rejected" whose message is the reason (the UI shows both)."""
+    if outcome.ok:
+        return outcome
+    return Completed(name="Rejected", message=f"rejected at {outcome.stage}: {outcome.reason}", data=outcome)
 
 
 @task(name="source", task_run_name="source {prev.ref}", **_TASK)
 def source_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
-    return steps.source_step(prev, source_key, source_arg, limits_json)
+    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
 
 
 @task(name="source-network", task_run_name="source {prev.ref}", cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=10, tags=[NETWORK_TAG])
 def source_network_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
-    return steps.source_step(prev, source_key, source_arg, limits_json)
+    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
 
 
 @task(name="profile", task_run_name="profile {prev.ref}", **_TASK)
 def profile_task(prev: Outcome) -> Outcome:
-    return steps.profile_step(prev)
+    return _reported(steps.profile_step(prev))
 
 
 @task(name="design", task_run_name="design {prev.ref}", **_TASK)
 def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str) -> Outcome:
-    return steps.design_step(prev, seed, designer, config_json, settings_json)
+    return _reported(steps.design_step(prev, seed, designer, config_json, settings_json))
 
 
 @task(name="postprocess", task_run_name="postprocess {prev.ref}", **_TASK)
 def postprocess_task(prev: Outcome, seed: int) -> Outcome:
-    return steps.postprocess_step(prev, seed)
+    return _reported(steps.postprocess_step(prev, seed))
 
 
 @task(name="finalize", task_run_name="finalize {prev.ref}", **_TASK)
 def finalize_task(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
                   key: str) -> Outcome:
-    return build_cache.finalize_and_store(prev, tasks_root, seed, design_digest, cache_dir, key)
+    return _reported(build_cache.finalize_and_store(prev, tasks_root, seed, design_digest, cache_dir, key))
 
 
 STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_task,
@@ -173,7 +189,26 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+    _log_summary(report, out_path)
     return report
+
+
+def _log_summary(report: dict, out: Path) -> None:
+    """The summary and every rejection with its reason to the run's log, and the summary as a Markdown
+    artifact of the run: where a served run is read (the Prefect UI, `prefect deployment run --watch`)."""
+    logger = get_run_logger()
+    tree = generations_dir(out) / report["generation"] if report.get("generation") else None
+    logger.info("daregen: built %d of %d candidate datasets, %d rejected; %s", report["built"],
+                report["considered"], len(report["rejections"]),
+                f"published at {out} -> {tree}" if tree else f"nothing published, {out} unchanged")
+    for r in report["rejections"]:
+        logger.info("daregen: %s", rejection_line(r))
+    files = {"run report": names.RUN_REPORT_MD, "corpus report": CORPUS_REPORT_HTML, "diff": DIFF_HTML}
+    reports = {title: tree / name for title, name in files.items() if tree and (tree / name).is_file()}
+    if report.get("run_report_md"):  # an unpublished build's run report, kept beside the output
+        reports["run report"] = Path(report["run_report_md"])
+    create_markdown_artifact(markdown=summary_markdown(report, out, tree, reports), key=SUMMARY_ARTIFACT,
+                             description=f"daregen build of {out}")
 
 
 def serve(cron: str = "0 2 * * *", timezone: str = "UTC", parameters: dict | None = None) -> None:
@@ -182,7 +217,8 @@ def serve(cron: str = "0 2 * * *", timezone: str = "UTC", parameters: dict | Non
     from prefect.schedules import Cron
 
     build_tasks.serve(name="nightly", schedules=[Cron(cron, timezone=timezone)], parameters=parameters or {},
-                      description="Nightly regeneration of the daregen task tree", pause_on_shutdown=False)
+                      tags=DEPLOYMENT_TAGS, pause_on_shutdown=False,
+                      description=f"Regeneration of the daregen task tree, cron {cron!r} in {timezone}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import pandas as pd
 
 from finalize.metadata_txt import COLUMNS_HEADER
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json
 from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
@@ -98,10 +99,12 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
     train_v2 = read(names.TRAIN_V2)
     if any(t not in train_v2.columns for t in target):
         problems.append(Problem(where, "train_v2 lacks the target"))
-    if q["problem_type"] == "classification" and gt is not None:
-        unseen = set(gt[target[0]].astype(str)) - set(train_v2[target[0]].astype(str))
-        if unseen:
-            problems.append(Problem(where, f"val classes never seen in training: {sorted(unseen)}", "warning"))
+    if q["problem_type"] == "classification" and gt is not None and all(t in train_v2.columns for t in target):
+        for t in target:
+            unseen = set(gt[t].astype(str)) - set(train_v2[t].astype(str))
+            if unseen:
+                problems.append(Problem(where, f"val classes of {t!r} never seen in training: {sorted(unseen)}",
+                                        "warning"))
     return problems
 
 
@@ -181,7 +184,7 @@ def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: l
     if not path.exists():
         problems.append(Problem(task_dir.name, f"missing {names.VERIFY_DIR}/{name}"))
         return None
-    df = pd.read_csv(path)
+    df = read_task_csv(path)
     missing = [c for c in required if c not in df.columns]
     if missing:
         problems.append(Problem(task_dir.name, f"{name} lacks column(s) {missing}"))

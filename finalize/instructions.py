@@ -12,6 +12,7 @@ import json
 import re
 
 from pipeline.core import names
+from pipeline.core.csv_convention import QUESTION_V1_PHRASE
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from postprocess.relational import task_join_path
 
@@ -106,12 +107,18 @@ def _relational_load(train_file: str, join_path: list[JoinStep]) -> tuple[str, s
     return load, first
 
 
+def _targets(spec: TaskSpec, plural: str = "the target columns", singular: str = "the target column") -> str:
+    """`the target column `y`` or, for a target list, `the target columns `a`, `b`, and `c``."""
+    cols = [f"`{t}`" for t in spec.target]
+    return f"{singular} {cols[0]}" if len(cols) == 1 else f"{plural} {_join(cols)}"
+
+
 def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     d = column_descriptions(record, spec)
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
     val_file = names.data_file(names.VAL_V1, ftype)
-    target = spec.target[0]
+    target = _targets(spec)
     join_path = task_join_path(record, spec)
     if join_path:  # a relational source: the agent gets its tables and must do the joins itself
         load, first = _relational_load(train_file, join_path)
@@ -123,11 +130,13 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     else:
         load = f"You are given access to a training {_FORMAT_WORD[ftype]} file `{train_file}` containing the training data."
         first = f"First, load the training data from `{train_file}`."
+        if ftype == "csv":  # DARE-bench's CSV convention (pipeline.core.csv_convention), in its own words
+            first = f"First, load the training data from `{train_file}`, {QUESTION_V1_PHRASE}."
     intro = (
         PREAMBLE + "Proceed under the assumption that all required information is provided. " + load
         + f" You are also provided with a metadata file `{names.METADATA_TXT}` that describes the original dataset "
-        f"and each of its columns. Your task is to perform {spec.problem_type} using this data and predict the "
-        f"target column `{target}` for the validation set located in `{val_file}`. Unless stated otherwise, use "
+        f"and each of its columns. Your task is to perform {spec.problem_type} using this data and predict "
+        f"{target} for the validation set located in `{val_file}`. Unless stated otherwise, use "
         "default parameters for all steps including model training and preprocessing."
     )
     rules = "\n".join(
@@ -153,14 +162,19 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     if not nums:
         typing_sentence += " There are no numeric features."
     selection = (
-        f"After filtering, drop any training rows whose target `{target}` is missing. Then select only the "
+        f"After filtering, drop any training rows {_targets(spec, 'in which any of the targets', 'whose target')} "
+        "is missing. Then select only the "
         f"following features for model training, in this order: {_join(selected)}. {typing_sentence}"
     )
-    from finalize.reference_solution import make_model
+    from finalize.reference_solution import MULTI_OUTPUT_WRAPPED, make_model
 
     has_seed = "random_state" in make_model(spec.model_type, 0).get_params()
     seed_clause = (f" with random_state set to {spec.random_state} and all other parameters at their defaults"
                    if has_seed else " with its default parameters")
+    if len(spec.target) > 1:  # exactly what DARE-bench's reference template does with a target list
+        seed_clause += (", wrapped in scikit-learn's MultiOutputClassifier (one model per target column)"
+                        if spec.model_type in MULTI_OUTPUT_WRAPPED else
+                        ", fitted on all target columns at once (it supports several outputs natively)")
     modelling = (
         f"Handle missing values by imputing {_IMPUTER_WORDS[spec.imputer_type]} (\"{spec.imputer_type}\") for the "
         "numeric features and the most frequent value (\"most_frequent\") for the categorical features. Preprocess "
@@ -169,7 +183,7 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         "ColumnTransformer with the numeric features first and the categorical features second. Train a single "
         f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from `{val_file}`, make predictions and save the results to a "
         f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
-        f"original `{val_file}`) and the corresponding predictions in a column named `{target}`, with each "
+        f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, with each "
         "prediction aligned to its row_id so that performance can be computed correctly."
     )
     return "\n\n".join([intro, filtering, selection, modelling])
@@ -184,7 +198,8 @@ def question_v2(spec: TaskSpec) -> str:
         f"sandbox. You are provided with a processed dataset, along with a metadata file `{names.METADATA_TXT}` that "
         f"describes the original dataset and each of its columns. Load data in `{train_file}` as your full training "
         f"set. Once that's done, using only CPU resources, train a {spec.problem_type} model on this training data. "
-        f"Then use `{val_file}` to generate a prediction for `{spec.target[0]}` for each `{names.ROW_ID}`. The model "
+        f"Then use `{val_file}` to generate a prediction for {_targets(spec, 'each of', '').strip()} for each "
+        f"`{names.ROW_ID}`. The model "
         f"should output a file named `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as "
         f"provided in the original `{val_file}`) and the corresponding predictions. Each prediction should be "
         "aligned with its row_id so that performance can be computed correctly."

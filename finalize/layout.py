@@ -8,12 +8,12 @@ result. A task that fails a check is removed and reported, never published.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from finalize.checks import check_instruction, check_tabular_task, errors
 from finalize.instructions import column_descriptions, question_v1, question_v2
-from finalize.metadata_txt import render_metadata_txt
+from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
@@ -155,6 +155,8 @@ def fresh_task_dir(root: Path, name: str) -> tuple[Path, Path, Path]:
 
 def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
     """Write, run the reference, check. Returns the question_list entry; raises DatasetRejected."""
+    # the source's column documentation, minus format claims the data contradicts (metadata_txt.py)
+    pkg = replace(pkg, record=with_checked_claims(pkg.record, pkg.frames[names.TRAIN_V2]))
     spec = pkg.spec
     task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:

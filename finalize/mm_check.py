@@ -26,6 +26,7 @@ import pandas as pd
 
 from finalize.checks import Problem
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.metrics import clipped_r2, macro_f1
 from postprocess.formats import read_frame
 
@@ -217,7 +218,7 @@ def assess_task(task_dir: Path, question: dict) -> MMAssessment:
         return MMAssessment(problems=(Problem(where, f"MM check: missing {', '.join(missing)}"),))
     train = read_frame(paths[names.TRAIN_V2], ftype)
     val = read_frame(paths[names.VAL_V2], ftype)
-    truth = pd.read_csv(truth_path)
+    truth = read_task_csv(truth_path)
     return assess_frames(train, val, truth, list(question["target"]), question["problem_type"], where)
 
 

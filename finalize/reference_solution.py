@@ -18,15 +18,17 @@ from pathlib import Path
 import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
+from sklearn.multioutput import MultiOutputClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 
 
 def read_table(path: Path) -> pd.DataFrame:
     if path.suffix == ".csv":
-        return pd.read_csv(path)
+        return read_task_csv(path)
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     con = connect_read_only(path)
@@ -62,6 +64,13 @@ def make_model(model_type: str, random_state: int):
     return cls(random_state=random_state) if "random_state" in params else cls()
 
 
+# DARE-bench's template (scripts/reference_solution.py) wraps exactly these classifiers in
+# MultiOutputClassifier when a task has several targets; DecisionTreeClassifier fits them natively,
+# and regressors all take a 2-d target. MLPClassifier is left as DARE-bench leaves it (it cannot fit
+# several label columns, so the designer never pairs it with a target list).
+MULTI_OUTPUT_WRAPPED = frozenset({"LogisticRegression", "GaussianNB", "LinearSVC"})
+
+
 def build_pipeline(q: dict) -> Pipeline:
     numeric = Pipeline([("imputer", SimpleImputer(strategy=q["imputer_type"])), ("scaler", StandardScaler())])
     categorical = Pipeline([
@@ -73,8 +82,11 @@ def build_pipeline(q: dict) -> Pipeline:
         transformers.append(("num", numeric, list(q["numerical_features"])))
     if q["categorical_features"]:
         transformers.append(("cat", categorical, list(q["categorical_features"])))
-    return Pipeline([("preprocess", ColumnTransformer(transformers)),
-                     ("model", make_model(q["model_type"], q["random_state"]))])
+    model = make_model(q["model_type"], q["random_state"])
+    if len(q.get("target", ())) > 1 and q.get("problem_type") == "classification" \
+            and q["model_type"] in MULTI_OUTPUT_WRAPPED:
+        model = MultiOutputClassifier(model)
+    return Pipeline([("preprocess", ColumnTransformer(transformers)), ("model", model)])
 
 
 def predict_from(q: dict, source_dir: Path) -> pd.DataFrame:

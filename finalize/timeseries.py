@@ -12,6 +12,7 @@ returns its problems, so `daregen verify` runs the same reference and checks.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +20,11 @@ import pandas as pd
 
 from finalize.checks import Problem, errors
 from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
-from finalize.metadata_txt import render_metadata_txt
-from pipeline.core.ts_reference import RULE_WORDS, ground_truth_v2, parse_times, round_trips
+from finalize.metadata_txt import render_metadata_txt, with_checked_claims
+from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
+                                         ground_truth_v2, parse_times, round_trips)
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
@@ -76,8 +79,9 @@ def question_v2(spec: TimeSeriesSpec) -> str:
     if spec.is_resampled:
         per = " for each series separately" if spec.entity_columns else ""
         parts.append(
-            f"Before training, resample the training data{per} to a uniform time interval of "
-            f"'{spec.resample_rule}' ({RULE_WORDS[spec.resample_rule]}, each interval labelled with its last day), "
+            f"Before training, resample the training data{per} to a uniform time interval of one "
+            f"{RULE_WORDS[spec.resample_rule]} (pandas offset alias '{RESAMPLE_ALIASES[spec.resample_rule]}', "
+            "each interval labelled with its last day), "
             f"and aggregate the target column using the method '{spec.resample_aggregation}'. Fill intervals "
             "without observations by backward filling and then forward filling (imputer 'bfill_ffill'). The time "
             f"points in `{VAL_V2_CSV}` are on that resampled grid.")
@@ -159,7 +163,7 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
     src, verify = task_dir / names.SOURCE_DIR, task_dir / names.VERIFY_DIR
     target = question["target"][0]
     val_v1 = _read_text(src / VAL_V1_CSV)
-    gt_v1 = pd.read_csv(verify / names.GROUND_TRUTH_V1, dtype={names.ROW_ID: str})
+    gt_v1 = read_task_csv(verify / names.GROUND_TRUTH_V1, dtype={names.ROW_ID: str})
     future = val_v1.merge(gt_v1, on=names.ROW_ID, how="inner", validate="one_to_one")
     future[target] = pd.to_numeric(future[target], errors="coerce")
     return ground_truth_v2(question, future, _read_text(src / VAL_V2_CSV))
@@ -167,6 +171,8 @@ def run_ts_reference(task_dir: Path, question: dict) -> pd.DataFrame:
 
 def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict:
     """Write, run the reference for ground_truth_v2, check. Returns the question_list entry."""
+    # the source's column documentation, minus format claims the data contradicts (metadata_txt.py)
+    pkg = replace(pkg, record=with_checked_claims(pkg.record, pkg.frames[names.TS_TRAIN]))
     spec = pkg.spec
     task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:
@@ -249,6 +255,14 @@ def check_ts_task(task_dir: Path) -> list[Problem]:
         bad = [t for t in frame[time_col].unique().tolist() if not round_trips(t, fmt)]
         if bad:
             problems.append(Problem(where, f"{name} timestamps do not round-trip through {fmt!r}, e.g. {bad[0]!r}"))
+        # the instruction hands the agent `fmt`: it must work with the parsers an agent reaches for
+        unusable = check_standard_format(frame[time_col], fmt)
+        if unusable:
+            problems.append(Problem(where, f"{name}: {unusable}", "error" if ours else "warning"))
+    if q.get("is_resampled") and q.get("resample_rule"):
+        rejected = check_resample_alias(q["resample_rule"])
+        if rejected:
+            problems.append(Problem(where, rejected, "error" if ours else "warning"))
     if problems:
         return problems
     problems += _order_problems(where, train, val_v1, time_col, fmt, entities)

@@ -12,7 +12,6 @@ run report, the tree reports and publishing.
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,9 @@ from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.guard import guard_staging_tree
-from pipeline.publish import (PARTIAL, build_manifest, check_generation, crash_point, publish,
-                              published_generation, write_question_list)
+from pipeline.progress import note, phase_seconds, plural
+from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
+                              sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.reports import design_rows, write_tree_reports
 from pipeline.run_report import build_report, write_report_md
@@ -193,6 +193,10 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
     verified = {o.uid for o in outcomes if o.uid in hits and build_cache.is_verified(cache, keys[o.uid])}
+    to_check = sum(o.ok and o.uid not in verified for o in outcomes)
+    if to_check:
+        note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
+             "interpreters")
     outcomes = _on(lambda o: o.uid not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
     for o in outcomes:
         if o.ok and o.uid in keys:
@@ -299,7 +303,7 @@ def _report_or_warn(what: str, write: Callable, *args) -> None:
         write(*args)
     except Exception as exc:  # noqa: BLE001 -- see the docstring
         reason = (str(exc).strip().splitlines() or [""])[0][:200]
-        print(f"daregen: warning: {what} not written ({type(exc).__name__}: {reason})", file=sys.stderr, flush=True)
+        note(f"warning: {what} not written ({type(exc).__name__}: {reason})")
 
 
 def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Path, *, sources: str,
@@ -309,7 +313,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report, also written at the generation's root."""
     lap = Laps()
     candidates = list_candidates(sources, limit)
-    print(f"daregen: {len(candidates)} candidate datasets from {sources}", file=sys.stderr, flush=True)
+    note(f"{plural(len(candidates), 'candidate dataset')} from {sources}")
     built = build_datasets(run_wave, job, candidates, staging, cache, lap)
     outcomes = built.outcomes
     entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
@@ -326,7 +330,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         report["llm"] = LLMUsage.total(usages)
     report["published"] = bool(entries)
     if entries:
-        report["generation"] = staging.name.removesuffix(PARTIAL)
+        report["generation"] = sealed_path(staging).name
     write_json(staging / names.RUN_REPORT_JSON, report)
     write_report_md(staging, report)
     if not entries:  # its reasons stay readable beside the output, at the path the CLI prints
@@ -342,10 +346,11 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         raise RuntimeError(f"generation {staging.name} not published: {'; '.join(problems[:5])}")
     previous = published_generation(out)
     if previous is not None:
-        _report_or_warn("diff reports", write_diff_reports, previous, staging, staging)
+        _report_or_warn("diff reports", lambda: write_diff_reports(previous, staging, staging,
+                                                                new_name=str(sealed_path(staging))))
     lap("check and diff")
     crash_point("publish")
     publish(staging, out, keep)
     lap("publish")
-    print(f"daregen: seconds by phase: {lap.seconds}", file=sys.stderr, flush=True)
+    note(f"seconds by phase: {phase_seconds(lap.seconds)}")
     return report

@@ -17,18 +17,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
-from pipeline.core.safe_io import printable
+# Only light modules at import: arguments and paths are checked before pandas, scikit-learn, the
+# stages or Prefect load (12-37 s on a busy machine), so a typo costs a one-line error, not a wait.
+from pipeline.core import names
 from pipeline.prefect_env import configure_prefect
-from pipeline.run_report import summary_table
-from sourcing.registry import open_source, parse_sources
-from sourcing.sources_file import resolve_spec
-
 
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
 BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic"}
+PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
 
 def _apply_config(args: argparse.Namespace) -> dict:
@@ -45,26 +45,113 @@ def _apply_config(args: argparse.Namespace) -> dict:
     return llm
 
 
+# ------------------------------------------------------------------ checks before the pipeline loads
+
+
+def existing_dir(path: str | Path, what: str) -> Path:
+    """`path` as a folder that exists; ValueError naming `what` otherwise."""
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"{what} {path}: no such folder")
+    if not p.is_dir():
+        raise ValueError(f"{what} {path}: not a folder")
+    return p
+
+
+def dare_tree(path: str | Path, what: str) -> Path:
+    """A DARE-layout tree: a folder holding question_list.json."""
+    p = existing_dir(path, what)
+    if not (p / names.QUESTION_LIST).is_file():
+        raise ValueError(f"{what} {path}: no {names.QUESTION_LIST} (not a DARE-layout tree)")
+    return p
+
+
+def writable_target(path: str | Path, what: str, parent: bool = False) -> Path:
+    """`path` as a folder daregen may create or write into (with `parent`, the folder that will hold it:
+    a build writes its generations beside --out). The nearest existing ancestor must take a new entry,
+    tried for real, since permission bits do not tell (/proc, a read-only mount, root's view)."""
+    p = Path(os.path.abspath(path))
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{what} {path}: exists and is not a folder")
+    probe = p.parent if parent else p
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{what} {path}: {probe} is not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".daregen-probe-", dir=probe))
+    except OSError as exc:
+        raise ValueError(f"{what} {path}: cannot write in {probe} ({exc.strerror or exc})") from None
+    return p
+
+
+def check_sources_spec(spec: str) -> None:
+    """A --sources value names a sources file that exists, or is a spec of known source keys."""
+    from sourcing.registry import SOURCES, parse_sources  # light: adapters load only when opened
+
+    if Path(spec).is_file():
+        return
+    first = spec.split(",")[0].strip()
+    key = first.partition(":")[0]
+    if key not in SOURCES and (first.endswith(".toml") or os.sep in key or "." in key):
+        raise ValueError(f"--sources {spec}: no such sources file")
+    parse_sources(spec)
+
+
+def open_sources(spec: str) -> None:
+    """Open every source of a spec or sources file (a missing local folder, a bad filter): one line, before Prefect."""
+    from sourcing.registry import open_source, parse_sources
+    from sourcing.sources_file import resolve_spec
+
+    for key, arg in parse_sources(resolve_spec(spec)):
+        open_source(key, arg)
+
+
+def check_schedule(cron: str, timezone: str) -> None:
+    import datetime
+    import zoneinfo
+
+    from cronsim import CronSim, CronSimError
+
+    try:
+        zone = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"--timezone {timezone}: not an IANA timezone (e.g. UTC, Europe/Paris)") from None
+    try:
+        CronSim(cron, datetime.datetime.now(zone))
+    except CronSimError as exc:
+        raise ValueError(f"--cron {cron!r}: {exc}") from None
+
+
+def _non_negative(value: int | None, flag: str) -> None:
+    if value is not None and value < 0:
+        raise ValueError(f"{flag} must be >= 0")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     file_llm = _apply_config(args)
-    # Check the sources before Prefect starts, so a typo costs one line, not a flow run.
-    for key, arg in parse_sources(resolve_spec(args.sources)):  # a spec or a sources.toml path
-        open_source(key, arg)
-    if args.limit is not None and args.limit < 0:
-        raise ValueError("--limit must be >= 0")
+    _non_negative(args.limit, "--limit")
+    if args.dask_workers < 1:
+        raise ValueError("--dask-workers must be >= 1")
+    writable_target(args.out, "--out", parent=True)
+    check_sources_spec(args.sources)
     settings = _designer_settings(args, file_llm)
-    configure_prefect()  # before flows imports Prefect, which reads its settings at import
-    from flows import build_tasks
-
-    from pipeline.config_file import load_limits
+    limits = _limits(args)
     from pipeline.publish import check_out_target
 
-    limits = load_limits(Path(args.config) if args.config else None)
-    check_out_target(Path(args.out), args.force)  # before Prefect starts: a refusal costs one line
+    check_out_target(Path(args.out), args.force)
+    open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
+    # After every check (a failure stays one line), before the longest silence: Prefect's start-up.
+    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); starting Prefect, about 30 s",
+          file=sys.stderr, flush=True)
+    configure_prefect()  # before flows imports Prefect, which reads its settings at import
+    from flows import build_tasks
+    from pipeline.run_report import summary_table
+
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
-                         input_limits=limits.model_dump(), force=args.force)
+                         input_limits=limits.model_dump() if limits else None, force=args.force)
     print(summary_table(report, Path(args.out)))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
@@ -108,11 +195,22 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Blocks, running scheduled and triggered runs of build-tasks/nightly (PREFECT_API_URL: the server)."""
+    check_schedule(args.cron, args.timezone)
+    _non_negative(args.limit, "--limit")
     params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
               if getattr(args, k) is not None}
-    if "out" in params:  # runs start in the serving process's folder; say which tree is meant
-        params["out"] = os.path.abspath(params["out"])
-    configure_prefect()
+    # Runs start in the serving process's folder; say which tree and which sources file are meant.
+    if "out" in params:
+        params["out"] = str(writable_target(params["out"], "--out", parent=True))
+    if "sources" in params:
+        check_sources_spec(params["sources"])
+        if Path(params["sources"]).is_file():
+            params["sources"] = os.path.abspath(params["sources"])
+    if "sources" in params:
+        open_sources(params["sources"])
+    print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
+          f"out {params.get('out', 'the flow default')}; starting Prefect", file=sys.stderr, flush=True)
+    configure_prefect(service=True)
     from flows import serve
 
     serve(cron=args.cron, timezone=args.timezone, parameters=params)
@@ -120,35 +218,56 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _limits(args: argparse.Namespace):
-    """The InputLimits of --config's [limits] table (the defaults without one)."""
+    """The InputLimits of --config's [limits] table; None without --config (the readers' defaults), so a
+    command without one does not load pydantic before checking its paths."""
+    if not args.config:
+        return None
     from pipeline.config_file import load_limits
 
-    return load_limits(Path(args.config) if args.config else None)
+    return load_limits(Path(args.config))
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    limits = _limits(args)
+    dare_tree(args.tasks, "--tasks")
+    pred_dir = existing_dir(args.pred_dir, "PRED_DIR")
+    if next(pred_dir.glob(PRED_GLOB), None) is None:  # scoring nothing would print a page of zeros
+        raise ValueError(f"PRED_DIR {args.pred_dir}: no predictions (expected <task>/<v1|v2>/{names.PREDICTION})")
     from pipeline.review.score import run_score
 
-    run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None,
-              _limits(args))
+    run_score(Path(args.pred_dir), Path(args.tasks), Path(args.summary) if args.summary else None, limits)
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    limits = _limits(args)
+    tree = existing_dir(args.tree, "TREE")
+    if not (tree / names.VERIFY_DIR / names.ALL_METADATA).is_file():  # a whole tree, not one task folder
+        dare_tree(tree, "TREE")
+    if args.jobs < 1:
+        raise ValueError("--jobs must be >= 1")
     from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
-                         determinism=args.determinism, limits=_limits(args),
+                         determinism=args.determinism, limits=limits,
                          on_verdict=lambda v: print(v.line(), flush=True))
     print(report.summary())
     return 1 if report.failed else 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    limits = _limits(args)
+    new = existing_dir(args.new, "NEW")
+    if Path(args.old).exists():  # a missing OLD is a first generation; a missing NEW is a typo
+        existing_dir(args.old, "OLD")
+    # Beside NEW (NEW.diff.md, NEW.diff.html), or into --out: never wherever the command was typed.
+    new_abs = Path(os.path.abspath(new))
+    out, prefix = ((writable_target(args.out, "--out"), "") if args.out is not None
+                   else (writable_target(new_abs.parent, "the folder of NEW"), f"{new_abs.name}."))
     from pipeline.review.diff import diff_trees, render_summary, write_diff
 
-    diff = diff_trees(Path(args.old), Path(args.new), _limits(args))
-    md, page = write_diff(diff, Path(args.out))
+    diff = diff_trees(Path(args.old), new, limits)
+    md, page = write_diff(diff, out, prefix)
     print(render_summary(diff))
     print(f"reports: {md}, {page}")
     return 0
@@ -175,9 +294,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as one line (`daregen: error: ...`), like every other CLI failure."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _OneLineParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     b = sub.add_parser("build", help="build a task tree")
     b.add_argument("--config", default=None, help="TOML file with [build] and [llm] settings (flags win)")
     b.add_argument("--out", type=Path, default=None, help="output tree (default: generated/)")
@@ -228,11 +354,12 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diff", help="curator review: what changed between two task trees (Markdown + HTML)")
     d.add_argument("old", help="the previous tree (may be missing: a first generation)")
     d.add_argument("new", help="the new tree")
-    d.add_argument("--out", default=".", help="folder for diff.md and diff.html (default: current folder)")
+    d.add_argument("--out", default=None,
+                   help="folder for diff.md and diff.html (default: NEW.diff.md and NEW.diff.html beside NEW)")
     d.add_argument("--config", default=None, help=_CONFIG_LIMITS_HELP)
     d.set_defaults(func=cmd_diff)
     so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")
-    so_sub = so.add_subparsers(dest="sources_command", required=True)
+    so_sub = so.add_subparsers(dest="sources_command", required=True, parser_class=_OneLineParser)
     sl = so_sub.add_parser("list", help="list candidates with each filter's verdict")
     sl_from = sl.add_mutually_exclusive_group()
     sl_from.add_argument("--sources", default=None, help="sources spec, e.g. kaggle:search=titanic?quota=5")
@@ -257,7 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ValueError, OSError) as exc:  # bad user input, or a path that cannot be read: one clear line
-        print(f"daregen: error: {printable(exc)}", file=sys.stderr)
+        # printable: a path or reason holding control characters cannot forge lines or move the cursor.
+        from pipeline.core.text import printable
+
+        print(f"daregen: error: {printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
+              file=sys.stderr)
         return 2
 
 

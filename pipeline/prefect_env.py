@@ -8,7 +8,10 @@ telemetry (which would try to reach the internet) is off. The temporary server
 is stopped as soon as the flow returns, and on a fresh Prefect home it then logs
 tracebacks about task-run events it had not flushed yet; they are harmless for a
 server that is going away, so its own logger reports critical errors only.
-Users' own settings win: these are defaults only.
+A served deployment is different: its runs are read in the Prefect UI, so the flow
+run's own INFO lines (the build summary, each rejection with its reason) are kept
+there, while per-task state lines stay off. Users' own settings win: these are
+defaults only.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ PREFECT_DEFAULTS = {
 }
 
 
-def configure_prefect() -> None:
-    for key, value in PREFECT_DEFAULTS.items():
+# Overrides Prefect's logging.yml `loggers.prefect.flow_runs.level` (PREFECT_LOGGING_<path>).
+SERVICE_DEFAULTS = {"PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL": "INFO"}
+
+
+def configure_prefect(service: bool = False) -> None:
+    for key, value in {**PREFECT_DEFAULTS, **(SERVICE_DEFAULTS if service else {})}.items():
         os.environ.setdefault(key, value)

@@ -1,4 +1,4 @@
-"""Build progress on stderr: a live rich bar (datasets done, failed, ETA) on a terminal, plain lines otherwise.
+"""Build progress on stderr: a live rich bar (datasets done, rejected, ETA) on a terminal, plain lines otherwise.
 
 Plain lines when stderr is not a TTY, because CI logs and the nightly
 deployment's logs would otherwise fill with redraw escapes.
@@ -9,8 +9,24 @@ from __future__ import annotations
 import sys
 
 
+def note(message: str) -> None:
+    """One line of build progress (`daregen: ...`), so a long silent phase says what it is doing."""
+    print(f"daregen: {message}", file=sys.stderr, flush=True)
+
+
+def phase_seconds(seconds: dict[str, float]) -> str:
+    """`source 1.2 s, build 30.0 s, ...`: where a build spent its time, in phase order."""
+    return ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
+
+
+def plural(n: int, word: str) -> str:
+    """`1 dataset`, `2 datasets`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 class WaveProgress:
-    """One wave at a time: `start(label, total)`, `advance(ok)` per finished dataset, `finish()`."""
+    """One wave at a time: `start(label, total)`, `advance(ok)` per finished dataset, `finish()`. A dataset
+    a stage turns down is "rejected": that is the pipeline working, not failing."""
 
     def __init__(self, live: bool | None = None) -> None:
         self.live = sys.stderr.isatty() if live is None else live
@@ -26,7 +42,7 @@ class WaveProgress:
                                        TimeRemainingColumn)
 
             self._progress = Progress(TextColumn("  {task.description:<12}"), BarColumn(), MofNCompleteColumn(),
-                                      TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(),
+                                      TextColumn("rejected {task.fields[failed]}"), TimeElapsedColumn(),
                                       TextColumn("ETA"), TimeRemainingColumn(),
                                       console=Console(stderr=True), transient=False)
             self._progress.start()
@@ -42,4 +58,4 @@ class WaveProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
-        print(f"  {self.label:<12} {still_in:>5} of {of} datasets still in", file=sys.stderr, flush=True)
+        print(f"  {self.label:<12} {still_in:>5} of {plural(of, 'dataset')} still in", file=sys.stderr, flush=True)

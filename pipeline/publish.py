@@ -106,6 +106,11 @@ def new_generation(out: Path) -> Path:
     return path
 
 
+def sealed_path(partial: Path) -> Path:
+    """Where a partial generation lives once published: `<id>.partial` -> `<id>`."""
+    return partial.with_name(partial.name.removesuffix(PARTIAL))
+
+
 def write_question_list(root: Path, entries: list[dict]) -> None:
     write_json(root / names.QUESTION_LIST, sorted(entries, key=lambda e: e["file_path"]))
 
@@ -176,7 +181,7 @@ def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:
             os.replace(out, gens / f"legacy-{uuid.uuid4().hex[:6]}")
         else:  # only with --force (check_out_target): the user's folder, moved aside and never pruned
             os.replace(out, gens / f"{USER_FOLDER_PREFIX}{uuid.uuid4().hex[:6]}")
-    final = partial.with_name(partial.name.removesuffix(PARTIAL))
+    final = sealed_path(partial)
     os.replace(partial, final)
     crash_point("switch")
     link = gens / f".current-{uuid.uuid4().hex[:8]}"

@@ -13,16 +13,39 @@ from pathlib import Path
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
+from pipeline.progress import plural
 from pipeline.core.safe_io import md_cell, printable
 from pipeline.steps import Outcome
 from task_design.llm_schema import usage_line
 
 
+# Reasons that only say which gate spoke; the bucket keeps the next part too (`check failed: MM infeasible`),
+# or every finalize rejection would read "check failed".
+_WRAPPER_REASONS = ("check failed", "determinism")
+
+
 def reason_kind(reason: str) -> str:
     """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
     the same reason for different datasets falls into one bucket."""
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", str(reason).split(":")[0])
+    parts = str(reason).split(":")
+    kept = parts[:1]
+    while kept[-1].strip() in _WRAPPER_REASONS and len(kept) < len(parts):
+        kept.append(parts[len(kept)])
+    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", ":".join(kept))
     return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
+
+
+def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
+    """The `n` commonest rejection buckets, most frequent first (ties by name)."""
+    counts: dict[str, int] = {}
+    for r in report.get("rejections") or []:
+        key = reason_kind(r.get("reason", ""))
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def rejection_line(r: dict) -> str:
+    return f"rejected {r['ref']} at {r['stage']}: {r['reason']}"
 
 
 def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, seconds: float, seed: int,
@@ -86,13 +109,10 @@ def summary_table(report: dict, out: Path) -> str:
     for ftype, n in report["by_format"].items():
         lines.append(f"  {ftype:<16}{n:>6}")
     lines.append("")
-    reasons: dict[str, int] = {}
-    for r in report["rejections"]:
-        key = reason_kind(r["reason"])
-        reasons[key] = reasons.get(key, 0) + 1
+    reasons = top_reasons(report)
     if reasons:
-        lines.append(f"  {len(report['rejections'])} datasets skipped; most common reasons:")
-        for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:8]:
+        lines.append(f"  {plural(len(report['rejections']), 'dataset')} skipped; most common reasons:")
+        for reason, n in reasons:
             lines.append(f"    {n:>4}  {printable(reason)}")
         # A build that published nothing keeps its report beside the output (run_report_md).
         lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / names.RUN_REPORT_MD)}")
@@ -100,3 +120,26 @@ def summary_table(report: dict, out: Path) -> str:
         lines.append(f"  {usage_line(report['llm'])}")
     lines.append(f"  instructions: {out / names.QUESTION_LIST}")
     return "\n".join(lines)
+
+
+def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[str, Path]) -> str:
+    """The build summary a served run attaches to its Prefect flow run (an artifact): counts, where the
+    tree and its reports are, and the commonest rejection reasons. `tree` is the published generation
+    (None when nothing was published); `reports` maps a title to an existing report file."""
+    by_type = ", ".join(f"{n} {kind}" for kind, n in report["by_type"].items()) or "none"
+    lines = ["# daregen build", "",
+             f"- **built:** {plural(report['built'], 'task')} ({by_type}) from "
+             f"{plural(report['considered'], 'candidate dataset')}; "
+             f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
+             f"- seed {report['seed']}, sources `{report['sources']}`, limit {report['limit']}, "
+             f"{report['seconds']:.0f} s"]
+    if tree is not None:
+        lines.append(f"- **published:** `{out}` -> `{tree}`")
+    else:
+        lines.append(f"- **nothing published:** `{out}` is unchanged")
+    lines += [f"- {title}: `{path}`" for title, path in reports.items()]
+    reasons = top_reasons(report)
+    if reasons:
+        lines += ["", "## Top rejection reasons", "", "| datasets | reason |", "|---:|---|"]
+        lines += [f"| {n} | {reason.replace('|', '/')} |" for reason, n in reasons]
+    return "\n".join(lines) + "\n"

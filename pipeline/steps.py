@@ -144,6 +144,7 @@ def load_profile(work: Path) -> DatasetProfile:
 def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
     from task_design.config import DesignConfig
     from task_design.llm_schema import LLMUsage
+    from task_design.multi_target import with_documented_outcomes
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
     record = load_record(work)
@@ -173,6 +174,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     finally:
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
+    spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]
     second = _second_spec(designer, spec, record, profile, work, seed, config)

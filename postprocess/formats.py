@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 
 # The sqlite table each single-table file uses, by stem.
@@ -114,7 +115,7 @@ def _declared_join_path(con: sqlite3.Connection, tables: list[str]) -> list[tupl
 def read_frame(path: Path, file_type: str) -> pd.DataFrame:
     """Read a task file as an agent would; split sqlite tables are joined on row_id."""
     if file_type == "csv":
-        return pd.read_csv(path)
+        return read_task_csv(path)
     if file_type == "parquet":
         return pd.read_parquet(path)
     if file_type == "sqlite":

@@ -28,10 +28,10 @@ def split_columns_into_tables(train_v1: pd.DataFrame, n_tables: int, rng: np.ran
 
 
 def build_package(record: DatasetRecord, spec: TaskSpec, table: pd.DataFrame, rng: np.random.Generator) -> TaskPackage:
-    target = spec.target[0]
+    targets = list(spec.target)
     rows = analysis_rows(table, spec, rng)
     train, val = split_train_val(rows, spec, rng)
-    if_columns = [target] + list(spec.not_filtered_related_features)
+    if_columns = targets + list(spec.not_filtered_related_features)
     join_path = task_join_path(record, spec)
     noisy = None
     if join_path:  # relational: the join keys ride along; noise stays on fact columns (noisy_columns says why)
@@ -44,9 +44,9 @@ def build_package(record: DatasetRecord, spec: TaskSpec, table: pd.DataFrame, rn
         names.TRAIN_V1_NO_ERR: clean,
         names.VAL_V1: _with_row_id(val[list(spec.not_filtered_related_features)]),
         names.TRAIN_V2: train[v2_columns].reset_index(drop=True),
-        names.VAL_V2: _with_row_id(val[[c for c in v2_columns if c != target]]),
+        names.VAL_V2: _with_row_id(val[[c for c in v2_columns if c not in targets]]),
     }
-    ground_truth = _with_row_id(val[[target]])
+    ground_truth = _with_row_id(val[targets])
     tables = split_columns_into_tables(train_v1, spec.n_split_tables, rng)
     return TaskPackage(record=record, spec=spec, frames=frames, train_v1_tables=tables,
                        ground_truth=ground_truth, n_noise_rows=len(train_v1) - len(clean))

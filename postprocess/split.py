@@ -14,9 +14,8 @@ def _seed(rng: np.random.Generator) -> int:
 
 
 def analysis_rows(table: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> pd.DataFrame:
-    """Rows with a known target, sampled down to spec.max_rows (original order kept)."""
-    target = spec.target[0]
-    rows = table[table[target].notna()].reset_index(drop=True)
+    """Rows with every target known, sampled down to spec.max_rows (original order kept)."""
+    rows = table[table[list(spec.target)].notna().all(axis=1)].reset_index(drop=True)
     if spec.max_rows is not None and len(rows) > spec.max_rows:
         keep = np.sort(rng.choice(len(rows), size=spec.max_rows, replace=False))
         rows = rows.iloc[keep].reset_index(drop=True)
@@ -24,7 +23,8 @@ def analysis_rows(table: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator)
 
 
 def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Stratified for classification, so every class the IF model may predict is in train."""
+    """Stratified for classification (on the first target of a list), so every class the IF model may
+    predict is in train."""
     target = spec.target[0]
     stratify = None
     if spec.problem_type == "classification":
@@ -35,6 +35,6 @@ def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator
     train, val = train_test_split(rows, train_size=spec.train_test_ratio, random_state=_seed(rng), stratify=stratify)
     if len(val) == 0 or len(train) == 0:
         raise DatasetRejected(f"split left an empty part ({len(train)} train, {len(val)} val rows)")
-    if spec.problem_type == "classification" and train[target].nunique() < 2:
+    if spec.problem_type == "classification" and any(train[t].nunique() < 2 for t in spec.target):
         raise DatasetRejected("training split holds a single class")
     return train.reset_index(drop=True), val.reset_index(drop=True)

@@ -18,7 +18,7 @@ from pipeline.core.records import DatasetRecord
 
 _SUFFIXES = (".csv", ".parquet")
 _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",
-               "version", "tags", "usability_rating", "last_updated", "target_hint"}
+               "version", "tags", "usability_rating", "last_updated", "target_hint", "outcome_columns"}
 
 
 def _slug(text: str) -> str:
@@ -64,8 +64,9 @@ class LocalFilesSource:
         if unknown:
             raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
         fields = {"title": path.stem, **doc}
-        if "tags" in fields:
-            fields["tags"] = tuple(fields["tags"])
+        for listed in ("tags", "outcome_columns"):
+            if listed in fields:
+                fields[listed] = tuple(fields[listed])
         return DatasetRecord(ref=ref, source=self.key, slug=f"local_{_slug(path.stem)}", **fields)
 
     def load_table(self, ref: str) -> pd.DataFrame:

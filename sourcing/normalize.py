@@ -7,7 +7,15 @@ otherwise change the data an agent sees, and with it the ground truth:
 - a source column named `row_id` is renamed, since `row_id` is ours;
 - booleans become 0/1 integers (read_csv turns "True" back into bool, sqlite has no bool);
 - pandas categoricals and mixed objects become plain strings;
-- strings that read_csv would parse as missing ("NA", "null", "") become missing;
+- the empty string becomes missing: in a task CSV it is the one spelling of missing
+  (DARE-bench's convention, pipeline.core.csv_convention), so it cannot survive as text;
+- a string that pandas' defaults would read as missing ("NA", "None", "null", ...) stays a
+  string, because the tasks' CSVs are read with only "" as missing, so a category level
+  `None` survives the round trip. The table handed here already says what is missing where
+  the source format can say it (R's NA_character_, parquet or SQLite NULL, a CSV source read
+  with pandas' defaults, since a plain CSV cannot tell the string `NA` from a missing value).
+  The one exception: in a column whose other values are all numbers, such a spelling is that
+  column's missing marker (a numeric column exported as text), and becomes missing;
 - string columns whose every value is a number become numbers (read_csv would do it anyway);
 - strings that spell a logical ("True"/"false"/...) become 0/1 (read_csv would make bools);
 - carriage returns in strings become `\n` (csv written with `\n` line ends does not
@@ -53,9 +61,13 @@ def _clean_strings(col: pd.Series) -> pd.Series:
         if v is None or (isinstance(v, float) and v != v):
             return None
         s = str(v).replace("\r\n", "\n").replace("\r", "\n").strip()
-        return None if s in CSV_NA_STRINGS else s
+        return s or None
 
     values = [clean(v) for v in col.tolist()]
+    markers = [v is not None and v in CSV_NA_STRINGS for v in values]
+    others = [v for v, m in zip(values, markers) if v is not None and not m]
+    if any(markers) and others and pd.to_numeric(pd.Series(others), errors="coerce").notna().all():
+        values = [None if m else v for v, m in zip(values, markers)]
     as_str = pd.Series(values, index=col.index, dtype="object")
     present = {v for v in values if v is not None}
     if present and {v.lower() for v in present} <= set(_LOGICAL):

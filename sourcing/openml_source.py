@@ -184,8 +184,10 @@ class OpenMLSource:
         feature_list = ", ".join(f"{ds.features[i].name} ({ds.features[i].data_type})" for i in sorted(features))
         tags = ds.tag if isinstance(ds.tag, list) else [ds.tag] if ds.tag else []
         target = ds.default_target_attribute
-        # A comma-separated default target names several targets; the designer takes one column at most.
-        hint = target if target and "," not in target else None
+        # A comma-separated default target names several targets: the designer takes one as its hint,
+        # and task_design.multi_target may predict them all as one task's target list.
+        outcomes = tuple(t.strip() for t in (target or "").split(",") if t.strip()) if target and "," in target else ()
+        hint = outcomes[0] if outcomes else target or None
         return DatasetRecord(
             ref=ref, source=self.key, slug=f"openml_{did}", title=ds.name or str(did),
             description=ds.description or "",
@@ -193,7 +195,7 @@ class OpenMLSource:
             license=ds.licence or "unknown", url=f"https://www.openml.org/d/{did}",
             owner=ds.creator if isinstance(ds.creator, str) else ", ".join(ds.creator or []),
             version=str(ds.version), tags=tuple(sorted(str(t) for t in tags)),
-            last_updated=(ds.upload_date or "")[:10] or None, target_hint=hint)
+            last_updated=(ds.upload_date or "")[:10] or None, target_hint=hint, outcome_columns=outcomes)
 
     def load_table(self, ref: str) -> pd.DataFrame:
         did = self._did(ref)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from sourcing.base import Source
+if TYPE_CHECKING:  # the adapters (and pandas) load only when a source is opened: the CLI checks
+    from sourcing.base import Source  # a spec with this module before anything heavy is imported
 
 
 def _builtin(arg: str | None) -> Source:

@@ -19,7 +19,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipeline.core.ts_reference import COLON_OFFSET, parse_times, round_trips
+from pipeline.core.ts_reference import OFFSET, QUARTER, QUARTER_START, format_time, parse_time, parse_times, round_trips
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.config import DesignConfig
 from task_design.leakage import leak_score
@@ -37,7 +37,7 @@ ENTITY_NAMES = re.compile(r"id$|^(firm|state|country|region|city|company|group|u
                           r"district|site|station|store|industry|sector|plant|person|individual|code)s?$", re.I)
 # Text patterns tried on a candidate time column, most specific first.
 TEXT_FORMATS = (
-    "%Y-%m-%d %H:%M:%S" + COLON_OFFSET, "%Y-%m-%dT%H:%M:%S" + COLON_OFFSET, "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%d %H:%M:%S" + OFFSET, "%Y-%m-%dT%H:%M:%S" + OFFSET, "%Y-%m-%d %H:%M:%S",
     "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y",
     "%Y%m%d", "%Y-%m", "%Y/%m", "%b %Y", "%Y %b", "%YM%m", "%Y Q%q", "%YQ%q", "%Y-Q%q", "%Y q%q",
 )
@@ -126,6 +126,8 @@ def find_time_column(table: pd.DataFrame) -> tuple[str, str, str, int | None]:
                 return c, "%Y", "year", None
             continue
         fmt = text_format(col)
+        if fmt and QUARTER in fmt:  # `1998 Q1` is written as DARE-bench writes periods: 1998-01-01
+            return c, QUARTER_START, "quarter", None
         if fmt:
             return c, fmt, "text", None
     raise NoTimeColumn("no usable time column (dates, datetimes, years, year-quarters, year-months or an R ts index)")
@@ -138,6 +140,12 @@ def time_text(table: pd.DataFrame, spec_like: dict) -> pd.Series:
         return ts_index_text(col, spec_like["ts_index_frequency"])
     if spec_like["time_source"] == "year":
         return col.map(lambda v: None if pd.isna(v) else str(int(v)))
+    if spec_like["time_source"] == "quarter":
+        quarter_format = text_format(col)
+        if quarter_format is None or QUARTER not in quarter_format:
+            raise ValueError(f"{spec_like['time_column']!r} no longer holds quarter labels")
+        return col.map(lambda v: None if pd.isna(v) else format_time(parse_time(str(v), quarter_format),
+                                                                      QUARTER_START)).astype("object")
     return col.astype("object").where(col.notna(), None)
 
 
@@ -322,7 +330,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     n_times = int(times.nunique())
     if n_times < MIN_TIME_POINTS:
         raise DatasetRejected(f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
-    aware = COLON_OFFSET in fmt
+    aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
     if rule and aware:
         if frequency == "irregular":

@@ -138,18 +138,22 @@ def good_table(n: int = 200, seed: int = 0) -> pd.DataFrame:  # 200: above the 4
 
 # ---------------------------------------------------------------- datasets on disk, built through build_one
 
-def write_local_dataset(folder: Path, name: str, table: pd.DataFrame, **doc) -> Path:
-    """`<name>.csv` and its sidecar `<name>.json` (sourcing/local.py's convention) in `folder`."""
+def write_local_dataset(folder: Path, name: str, table: pd.DataFrame, source_format: str = "csv", **doc) -> Path:
+    """`<name>.csv` (or `.parquet`) and its sidecar `<name>.json` (sourcing/local.py's convention) in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    table.to_csv(folder / f"{name}.csv", index=False)
+    if source_format == "parquet":  # a format that tells the string "None" from a missing value
+        table.to_parquet(folder / f"{name}.parquet", index=False)
+    else:
+        table.to_csv(folder / f"{name}.csv", index=False)
     write_json(folder / f"{name}.json", doc)
     return folder
 
 
-def build_local_task(root: Path, name: str, table: pd.DataFrame, file_type: str, seed: int, **doc) -> Outcome:
-    """One local CSV taken through every stage (pipeline.build.build_one) into `root/tasks`, in one
-    file format; the Outcome of its first task, which must be ok."""
-    data = write_local_dataset(root / f"data_{name}", name, table, **doc)
+def build_local_task(root: Path, name: str, table: pd.DataFrame, file_type: str, seed: int,
+                     source_format: str = "csv", **doc) -> Outcome:
+    """One local CSV (or parquet) taken through every stage (pipeline.build.build_one) into `root/tasks`,
+    in one file format; the Outcome of its first task, which must be ok."""
+    data = write_local_dataset(root / f"data_{name}", name, table, source_format, **doc)
     job = BuildJob.make(seed, config=DesignConfig(file_types=(file_type,)))
     outcome = build_one(f"local/{name}", "local", str(data), job, root / "work", root / "tasks")[0]
     assert outcome.ok, f"{outcome.stage}: {outcome.reason}"
@@ -173,7 +177,7 @@ def build_checked_task(root: Path, file_type: str, seed: int = 3) -> Path:
 
 def our_task(tree: Path) -> Path:
     """Our task in a tree that otherwise holds the published examples REG, CLASS and TS."""
-    return next(p for p in tree.iterdir() if p.name not in (REG, CLASS, TS))
+    return next(p for p in tree.iterdir() if p.is_dir() and p.name not in (REG, CLASS, TS))
 
 
 DSAGENT_SEED = 5
@@ -359,3 +363,36 @@ def build_patients_db(path: Path, n: int = 220, seed: int = 0) -> Path:
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------- a multi-target task (DARE-bench's target lists)
+
+MULTI_TARGETS = ("size", "shape", "tone")
+
+
+def write_multi_target_task(root: Path, model_type: str = "LogisticRegression", n: int = 90, seed: int = 0,
+                            task_dir: str = "synthetic_multi_class") -> Path:
+    """A classification task folder whose `target` lists three columns (MULTI_TARGETS), as 7 of
+    DARE-bench's 68 eval classification tasks have: csv source files and all_metadata.json only
+    (no instruction, no ground truth); the level `None` of `tone` is a string, not a missing value."""
+    rng = np.random.default_rng(seed)
+    x, z = rng.normal(size=n), rng.normal(size=n)
+    frame = pd.DataFrame({
+        names.ROW_ID: np.arange(n), "x": np.round(x, 6), "z": np.round(z, 6),
+        "colour": rng.choice(["red", "blue"], size=n),
+        "size": np.where(x > 0, "big", "small"), "shape": np.where(z > 0, "round", "square"),
+        "tone": np.where(x + z > 0, "None", "loud"),
+    })
+    src, verify = root / task_dir / names.SOURCE_DIR, root / task_dir / names.VERIFY_DIR
+    src.mkdir(parents=True)
+    verify.mkdir()
+    cut = int(n * 0.7)
+    frame.iloc[:cut].drop(columns=names.ROW_ID).to_csv(src / "train_v1_no_err.csv", index=False, lineterminator="\n")
+    frame.iloc[cut:].drop(columns=list(MULTI_TARGETS)).to_csv(src / "val_v1.csv", index=False, lineterminator="\n")
+    question = {"target": list(MULTI_TARGETS), "problem_type": "classification", "model_type": model_type,
+                "selected_features": ["x", "z", "colour"], "numerical_features": ["x", "z"],
+                "categorical_features": ["colour"], "save_file_type": "csv", "random_state": 0,
+                "imputer_type": "mean",
+                "column_type_inference": {"x": "numerical", "z": "numerical", "colour": "categorical"}}
+    write_json(verify / names.ALL_METADATA, {"question": question, "data_info": {}, "meta_data": {}})
+    return root / task_dir

@@ -19,6 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from pipeline.core import names
+from pipeline.core.ts_reference import RESAMPLE_ALIASES
 
 
 TS = "time_series_analysis"
@@ -296,7 +297,11 @@ def test_time_series_layout_and_keys(built_tree):
         assert pd.to_numeric(gt2[target]).nunique() > 1
         if q["is_resampled"]:
             text = entry["question_v2"]
-            assert f"'{q['resample_rule']}'" in text and f"'{q['resample_aggregation']}'" in text
+            # the rule as pandas' alias, which the locked pandas accepts (it rejects '1M', '1Q', '1Y')
+            alias = RESAMPLE_ALIASES[q["resample_rule"]]
+            assert f"'{alias}'" in text and f"'{q['resample_rule']}'" not in text
+            assert f"'{q['resample_aggregation']}'" in text
+            pd.Series([1.0, 2.0], index=pd.to_datetime(["2000-01-01", "2000-06-01"])).resample(alias).mean()
 
 
 def test_time_series_split_is_by_time_and_timestamps_round_trip(built_tree):
@@ -307,13 +312,14 @@ def test_time_series_split_is_by_time_and_timestamps_round_trip(built_tree):
         fmt, time_col, ents = q["time_format"], q["time_column"], q["entity_columns"]
         train, val = _text(task_dir / "source" / "train.csv"), _text(task_dir / "source" / "val_v1.csv")
         for frame in (train, val, _text(task_dir / "source" / "val_v2.csv")):
+            # every time_format parses with datetime.strptime and pandas.to_datetime(format=...)
+            pd.to_datetime(frame[time_col], format=fmt, utc="%z" in fmt)
             for text in frame[time_col].unique():
-                if "%q" not in fmt:
-                    ts = datetime.strptime(text, fmt.replace("%:z", "%z"))
-                    out = ts.strftime(fmt.replace("%:z", "%z"))
-                    if "%:z" in fmt:  # +HHMM -> +HH:MM
-                        out = out[:-2] + ":" + out[-2:]
-                    assert out == text, (task_dir.name, text)
+                ts = datetime.strptime(text, fmt)
+                out = ts.strftime(fmt)
+                if "%z" in fmt:  # +HHMM -> +HH:MM, as daregen writes offsets
+                    out = out[:-2] + ":" + out[-2:]
+                assert out == text, (task_dir.name, text)
         def key(f: pd.DataFrame) -> pd.Series:
             return f[ents].astype(str).agg("|".join, axis=1) if ents else pd.Series("", index=f.index)
         last_train = _parse(train[time_col], fmt).groupby(key(train)).max()

@@ -1,5 +1,7 @@
 """The nightly deployment works end to end against a real Prefect server: served, triggered by the prefect CLI,
-it publishes a generation and, from the second run on, a curator diff against the previous one."""
+it publishes a generation and, from the second run on, a curator diff against the previous one; and the run is
+readable in Prefect itself: the deployment's tag, the build summary as an artifact, each rejection with its reason
+in the run's log and in the state of the task run that rejected it."""
 
 from __future__ import annotations
 
@@ -31,14 +33,33 @@ def _run_deployment(env: dict, *params: str) -> None:
     assert proc.returncode == 0 and "Completed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+def _summary_and_rejections(api_url: str) -> tuple[str, list[str], list[str]]:
+    """Through the Prefect client: the latest run's summary artifact, its log lines, and the messages of the
+    task runs in a "Rejected" state."""
+    from prefect.client.orchestration import SyncPrefectClient
+    from prefect.client.schemas.filters import (ArtifactFilter, ArtifactFilterKey, LogFilter, LogFilterFlowRunId,
+                                                TaskRunFilter, TaskRunFilterState, TaskRunFilterStateName)
+
+    from flows import SUMMARY_ARTIFACT
+
+    with SyncPrefectClient(api_url) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SUMMARY_ARTIFACT])))
+        latest = max(artifacts, key=lambda a: a.created)
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[latest.flow_run_id])))
+        rejected = client.read_task_runs(task_run_filter=TaskRunFilter(
+            state=TaskRunFilterState(name=TaskRunFilterStateName(any_=["Rejected"]))))
+    return latest.data, [log.message for log in logs], [t.state.message for t in rejected]
+
+
 def test_served_nightly_deployment_publishes_and_diffs(tmp_path, prefect_api_url):
     data = tmp_path / "data"
     write_datasets(data, n=3)
+    (data / "tiny.csv").write_text("x,y\n" + "".join(f"{i},{i % 3}\n" for i in range(8)))  # rejected: too few rows
     out = tmp_path / "published" / "tasks"
     env = child_env(tmp_path / "home", tmp_path / "cache", prefect_api_url)
     log = open(tmp_path / "serve.log", "w")
     server = subprocess.Popen([str(VENV_BIN / "daregen"), "serve", "--cron", "30 3 * * *", "--timezone",
-                               "Europe/Paris", "--out", str(out), "--sources", f"local:{data}", "--limit", "4"],
+                               "Europe/Paris", "--out", str(out), "--sources", f"local:{data}", "--limit", "5"],
                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
@@ -48,7 +69,8 @@ def test_served_nightly_deployment_publishes_and_diffs(tmp_path, prefect_api_url
             time.sleep(2)
         schedule = deployment["schedules"][0]["schedule"]
         assert (schedule["cron"], schedule["timezone"]) == ("30 3 * * *", "Europe/Paris")
-        assert deployment["parameters"]["limit"] == 4
+        assert deployment["parameters"]["limit"] == 5
+        assert deployment["tags"] == ["daregen"] and "Europe/Paris" in deployment["description"]
 
         _run_deployment(env, "seed=1")
         first = published_generation(out)
@@ -62,6 +84,13 @@ def test_served_nightly_deployment_publishes_and_diffs(tmp_path, prefect_api_url
         assert "changed" in diff.lower(), diff[:2000]
         report = json.loads((out / names.RUN_REPORT_JSON).read_text())
         assert report["seed"] == 2 and report["built"] > 0
+
+        summary, logs, rejected = _summary_and_rejections(prefect_api_url)
+        assert f"built:** {report['built']} task" in summary and "too few rows" in summary
+        for name in (names.RUN_REPORT_MD, "corpus_report.html", "diff.html"):
+            assert f"{second / name}`" in summary, summary
+        assert any("rejected local/tiny at" in line and "too few rows" in line for line in logs), logs
+        assert any(m.startswith("rejected at ") and "too few rows" in m for m in rejected), rejected
     finally:
         kill_group(server)
         log.close()

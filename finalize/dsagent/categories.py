@@ -23,6 +23,7 @@ from finalize.dsagent.dare_variants import TASK_FOLDER
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from pipeline.core import names
+from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import to_jsonable
 from pipeline.core.records import DatasetRejected
 from postprocess.formats import write_sqlite_tables
@@ -431,18 +432,19 @@ def evaluation_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         pred = pd.Series(np.round(y.astype(float) + rng.normal(0, 0.5 * scale, len(y)), 6))
     frame = pd.DataFrame({names.ROW_ID: np.arange(len(y)), "y_true": y, "y_pred": pred})
     data = frame.to_csv(index=False, lineterminator="\n").encode()
-    frame = pd.read_csv(io.BytesIO(data))  # the expected answer comes from the file as the agent reads it
+    # the expected answer comes from the file as the agent reads it, by DARE-bench's CSV convention
+    frame = read_task_csv(io.BytesIO(data))
     table = _CLASS_METRICS if classification else _REG_METRICS
     metrics = _pick(rng, sorted(table), int(rng.integers(1, 4)))
     values = _metric_values(frame, metrics, table)
     if any(not math.isfinite(v) for v in values.values()):
         raise DatasetRejected("evaluation: a metric is undefined on these predictions")
     answers = {m: {"value": v, "rtol": _RTOL, "atol": 1e-9} for m, v in values.items()}
-    steps = ["load `predictions.csv` (columns `row_id`, `y_true`, `y_pred`)"] + [
+    steps = ["load `predictions.csv` (columns `row_id`, `y_true`, `y_pred`; only empty cells are missing)"] + [
         f"compute `{m}` ({table[m].split('(')[0]} from scikit-learn{', square root' if m == 'rmse' else ''}"
         f"{', macro average' if 'macro' in m else ''})" for m in metrics]
     body = _METRIC_IMPORTS + '''
-frame = pd.read_csv("predictions.csv")
+frame = pd.read_csv("predictions.csv", keep_default_na=False, na_values=[""])
 y, p = frame["y_true"], frame["y_pred"]
 with open("metrics.json", "w") as fh:
     json.dump({name: float(eval(expr)) for name, expr in P["metrics"].items()}, fh, indent=2)

@@ -59,7 +59,7 @@ for col, allowed in q["expected_ranges"].items():
         bad = raw.notna() & ~raw.map(canon).isin(ok)
     keep &= ~bad
 # Re-read the filtered rows as a fresh table, so a column the noise made textual gets its own type back.
-train = pd.read_csv(io.StringIO(train[keep].to_csv(index=False)))
+train = pd.read_csv(io.StringIO(train[keep].to_csv(index=False)), keep_default_na=False, na_values=[""])
 if P["save_file_type"] != "csv":
     ref = read_table(P["val"])
     for col in train.columns:

@@ -145,13 +145,17 @@ def check_vega_lite(result_dir: Path, spec: dict) -> float:
     data = chart.get("data") if isinstance(chart.get("data"), dict) else {}
     values = data.get("values") if isinstance(data.get("values"), list) else []
     x, y = spec["encoding"]["x"]["field"], spec["encoding"]["y"]["field"]
+    # A quantitative x is a number like y: `18` is `18.0`, and df.to_json's 10 significant digits
+    # are within the tolerance; a nominal or ordinal x is a label, compared as text.
+    x_key = float if spec["encoding"]["x"]["type"] == "quantitative" else _text
     try:
-        got = sorted((_text(v[x]), float(v[y])) for v in values)
+        got = sorted((x_key(v[x]), float(v[y])) for v in values)
+        want_rows = sorted((x_key(a), float(b)) for a, b in spec["values"])
     except (KeyError, TypeError, ValueError):
-        got = []
-    want_rows = sorted((_text(a), float(b)) for a, b in spec["values"])
+        got, want_rows = [], [None]
+    same_x = (lambda w, g: _close(w, g, spec["rtol"], spec["atol"])) if x_key is float else (lambda w, g: w == g)
     checks.append(len(got) == len(want_rows) and all(
-        g[0] == w[0] and _close(w[1], g[1], spec["rtol"], spec["atol"]) for g, w in zip(got, want_rows)))
+        same_x(w[0], g[0]) and _close(w[1], g[1], spec["rtol"], spec["atol"]) for g, w in zip(got, want_rows)))
     return _partial(sum(checks), len(checks))
 
 

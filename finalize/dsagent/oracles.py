@@ -20,7 +20,7 @@ import pandas as pd
 
 def read_table(name, table=None):
     if name.endswith(".csv"):
-        return pd.read_csv(name)
+        return pd.read_csv(name, keep_default_na=False, na_values=[""])  # DARE-bench: only "" is missing
     if name.endswith(".parquet"):
         return pd.read_parquet(name)
     con = sqlite3.connect(name)

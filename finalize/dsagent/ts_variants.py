@@ -64,13 +64,19 @@ _REFERENCE_KEYS = ("target", "time_column", "time_format", "is_resampled", "resa
                    "resample_aggregation")
 
 
-def best_baseline(question: dict, variant: str) -> float:
-    """The highest recorded R² of the `variant/*` baselines: the bar a desktop forecast must reach."""
+def best_recorded_baseline(question: dict, variant: str) -> tuple[str, float] | None:
+    """(name, R²) of the best recorded `variant/*` baseline of a time-series task, or None."""
     recorded = {k: v for k, v in (question.get("baselines") or {}).items()
                 if k.startswith(f"{variant}/") and isinstance(v, (int, float)) and not isinstance(v, bool)}
-    if not recorded:
+    return max(sorted(recorded.items()), key=lambda kv: kv[1]) if recorded else None
+
+
+def best_baseline(question: dict, variant: str) -> float:
+    """The highest recorded R² of the `variant/*` baselines: the bar a desktop forecast must reach."""
+    best = best_recorded_baseline(question, variant)
+    if best is None:
         raise DatasetRejected(f"no {variant} baseline recorded in all_metadata.json; no bar for a desktop forecast")
-    name, value = max(sorted(recorded.items()), key=lambda kv: kv[1])
+    name, value = best
     if value < MIN_BAR:
         raise DatasetRejected(f"best {variant} baseline R² is {value:g} ({name}); no bar for a desktop forecast")
     return round(float(value), 6)

@@ -38,11 +38,16 @@ def write_json(path: Path, obj: Any) -> None:
     write_text(path, dumps(obj))
 
 
+# mkstemp creates its file 0600; a tree and its reports are read by others (a web server, a curator).
+FILE_MODE = 0o644
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so readers never see half a file."""
+    """Write via a temp file and rename, so readers never see half a file; the file is 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, path)

@@ -80,6 +80,10 @@ class DatasetRecord(_Frozen):
     # formulas in Examples/Usage, "response"/"outcome" wording), best first, name -> evidence.
     # Spelled as the documentation spells them; the designer resolves them to columns.
     documented_outcomes: dict[str, str] = Field(default_factory=dict)
+    # Several categorical outcomes of the same unit that the source documents as its targets (OpenML's
+    # comma-separated default target, a sidecar's `outcome_columns`): task_design.multi_target may make
+    # them one task with a target list, as DARE-bench has.
+    outcome_columns: tuple[str, ...] = ()
     # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
     join_path: tuple[JoinStep, ...] = ()
     # Which design path the source routes this dataset to: None (tabular) or "time_series"
@@ -193,10 +197,11 @@ class TaskSpec(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> "TaskSpec":
-        if len(self.target) != 1:
-            raise ValueError("exactly one target column is supported")
-        target = self.target[0]
-        if target in self.related_features:
+        if not self.target or len(set(self.target)) != len(self.target):
+            raise ValueError("target must list one or more distinct columns")
+        if len(self.target) > 1 and self.problem_type != "classification":
+            raise ValueError("a target list is supported for classification only")
+        if set(self.target) & set(self.related_features):
             raise ValueError("target listed as a feature")
         if not set(self.not_filtered_related_features) <= set(self.related_features):
             raise ValueError("not_filtered_related_features must be related features")
@@ -270,10 +275,11 @@ class TimeSeriesSpec(_Frozen):
     """Every choice the designer made for one time-series (XF/CF) task.
 
     `kind` is stored in spec.json so the steps dispatch on it (TaskSpec has none).
-    The time column is written back as text in `time_format` (strftime, with
-    `%:z` meaning a `+HH:MM` offset as in Python 3.12); `time_source` says how
+    The time column is written back as text in `time_format` (a pattern strptime and
+    pandas.to_datetime both read; a `%z` offset is written `+HH:MM`); `time_source` says how
     that text is made from the source column: kept as it is (`text`), an integer
-    year (`year`), or an R `ts` time index of fractional years (`ts_index`).
+    year (`year`), an R `ts` time index of fractional years (`ts_index`), or quarter labels
+    such as `1998 Q1` written as the quarter's first day (`quarter`).
     """
 
     kind: Literal["time_series"] = "time_series"
@@ -284,7 +290,7 @@ class TimeSeriesSpec(_Frozen):
     target: tuple[str, ...]
     time_column: str
     time_format: str
-    time_source: Literal["text", "year", "ts_index"]
+    time_source: Literal["text", "year", "ts_index", "quarter"]
     ts_index_frequency: int | None = None  # periods per year of an R ts index (4, 12)
     entity_columns: tuple[str, ...] = ()
     related_features: tuple[str, ...] = ()

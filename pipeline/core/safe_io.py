@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.jsonio import write_text
+from pipeline.core.text import printable  # noqa: F401 -- re-exported: readers of untrusted trees import it here
 
 
 class UnsafeInput(ValueError):
@@ -278,12 +279,6 @@ def write_text_inside(path: Path, root: Path, text: str) -> None:
         raise UnsafeInput(f"refusing to write {rel.as_posix()}: its folder does not exist")
     write_text(path, text)
     os.chmod(path, 0o644)  # the temp file was created 0600; a task file is readable like its neighbours
-
-
-def printable(text: str) -> str:
-    """`text` for a terminal or a one-line report: control characters (an escape sequence can move the
-    cursor and overprint FAIL with PASS; a newline forges a line) shown escaped, the rest as is."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
 
 
 def md_cell(text: str) -> str:

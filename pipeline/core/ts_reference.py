@@ -10,10 +10,14 @@ held-out future rows (val_v1 joined with ground_truth_v1 on row_id):
   `time_format`), empty bins filled backward then forward (`bfill_ffill`), then
   looked up at each key of val_v2.
 
-`time_format` is a strftime pattern; `%:z` stands for a `+HH:MM` offset (Python
-3.12's spelling; 3.11's strftime has only `%z`, which drops the colon), so
-`2020-08-20 00:00:00-04:00` round-trips exactly; `%q` stands for the quarter digit
-(R and tsibble write quarters as `1998 Q1`, which strftime cannot).
+`time_format` is a pattern that both `datetime.strptime` and `pandas.to_datetime(format=...)`
+read (check_standard_format proves it on the data at build time), so an agent can parse the
+timestamps with the format it is given. Our writers write a `%z` offset as `+HH:MM` (ISO 8601;
+strftime would drop the colon, and both parsers read either form with `%z`), so
+`2020-08-20 00:00:00-04:00` round-trips exactly. Quarterly data is written as DARE-bench writes
+such periods, the first day of the quarter (`%Y-%m-%d`); `%q` (a quarter digit, as R and tsibble
+write `1998 Q1`) and `%:z` (Python 3.12's colon offset) are only *read*: a source's quarter labels
+are detected with `%q`, and trees written before this rule still parse.
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ from datetime import datetime
 
 import pandas as pd
 
-COLON_OFFSET = "%:z"
-QUARTER = "%q"  # the quarter digit 1-4 (not strftime's; only with %Y, as in `1998 Q1`)
-# The rule as the instruction writes it (DARE-bench's '1M') -> pandas' alias today.
+OFFSET = "%z"  # written as +HH:MM by format_time
+COLON_OFFSET = "%:z"  # read only: Python 3.12's spelling of OFFSET (older trees wrote it)
+QUARTER = "%q"  # read only: the quarter digit 1-4 (not strftime's; only with %Y, as in `1998 Q1`)
+QUARTER_START = "%Y-%m-%d"  # how a quarter is written: its first day, as DARE-bench writes periods
+# The rule as all_metadata.json records it (DARE-bench's '1M') -> pandas' alias today, which is what
+# the CF instruction tells the agent (pandas 3 rejects '1M', '1Q' and '1Y'; check_resample_alias
+# proves the alias against the locked pandas at build time).
 # Period-end aliases: a bin is labelled with its last day, as in DARE-bench's example.
 RESAMPLE_ALIASES = {"1M": "ME", "1Q": "QE", "1Y": "YE"}
 RULE_WORDS = {"1M": "calendar month", "1Q": "calendar quarter", "1Y": "calendar year"}
@@ -43,8 +51,9 @@ def _offset_text(dt: datetime) -> str:
 def format_time(dt: datetime, fmt: str) -> str:
     if QUARTER in fmt:
         return dt.strftime(fmt.replace(QUARTER, str((dt.month - 1) // 3 + 1)))
-    if COLON_OFFSET in fmt:
-        head, *rest = fmt.split(COLON_OFFSET)
+    fmt = fmt.replace(COLON_OFFSET, OFFSET)
+    if OFFSET in fmt:
+        head, *rest = fmt.split(OFFSET)
         return _offset_text(dt).join(dt.strftime(part) for part in [head, *rest])
     return dt.strftime(fmt)
 
@@ -66,6 +75,39 @@ def round_trips(text: str, fmt: str) -> bool:
         return format_time(parse_time(text, fmt), fmt) == str(text)
     except (ValueError, TypeError):
         return False
+
+
+def check_resample_alias(rule: str) -> str | None:
+    """Why the pandas alias the instruction gives for `rule` is not usable with the installed pandas, or None."""
+    alias = RESAMPLE_ALIASES.get(rule)
+    if alias is None:
+        return f"resample_rule {rule!r} has no pandas alias (known: {sorted(RESAMPLE_ALIASES)})"
+    try:
+        pd.Series([1.0, 2.0], index=pd.to_datetime(["2000-01-01", "2000-02-01"])).resample(alias).mean()
+    except (ValueError, TypeError) as exc:
+        return f"pandas {pd.__version__} rejects the resample alias {alias!r}: {str(exc).splitlines()[0]}"
+    return None
+
+
+def check_standard_format(texts: pd.Series, fmt: str) -> str | None:
+    """Why `fmt` is not a format an agent can use on `texts`, or None: every value must parse with
+    `datetime.strptime(text, fmt)` and `pandas.to_datetime(texts, format=fmt)` (the locked
+    versions), to the same instants."""
+    values = texts.dropna().astype(str)
+    if not len(values):
+        return None
+    try:
+        ours = [datetime.strptime(t, fmt) for t in values]
+    except ValueError as exc:
+        return f"time_format {fmt!r} does not parse with datetime.strptime: {exc}"
+    aware = any(v.tzinfo is not None for v in ours)
+    try:
+        theirs = pd.to_datetime(values, format=fmt, utc=aware)
+    except (ValueError, TypeError) as exc:
+        return f"time_format {fmt!r} does not parse with pandas.to_datetime: {str(exc).splitlines()[0]}"
+    if list(pd.to_datetime(ours, utc=aware)) != list(theirs):
+        return f"time_format {fmt!r} gives different times under datetime.strptime and pandas.to_datetime"
+    return None
 
 
 def parse_times(texts: pd.Series, fmt: str) -> pd.Series:

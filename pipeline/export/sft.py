@@ -17,6 +17,7 @@ from pathlib import Path
 
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import names
+from pipeline.core.csv_convention import CSV_READ_ARGS
 from pipeline.reward import score_prediction
 
 SYSTEM_PROMPT = ("You are a data scientist working in a sandbox. Answer with one self-contained Python script "
@@ -53,7 +54,7 @@ def _model_import(model_type: str, random_state: int) -> tuple[str, str]:
 
 def _read_code(var: str, file_name: str, table: str) -> str:
     if file_name.endswith(".csv"):
-        return f'{var} = pd.read_csv("{file_name}")'
+        return f'{var} = pd.read_csv("{file_name}", {CSV_READ_ARGS})'
     if file_name.endswith(".parquet"):
         return f'{var} = pd.read_parquet("{file_name}")'
     return (f'con = sqlite3.connect("{file_name}")\n'
@@ -154,7 +155,7 @@ def canonical(value):
 # Step 2: drop rows whose known values violate the expected ranges (missing values are kept).
 {_range_filter(q)}
 # The noise rows made some columns textual; re-reading the clean rows gives them their own types back.
-train = pd.read_csv(io.StringIO(train.to_csv(index=False)))
+train = pd.read_csv(io.StringIO(train.to_csv(index=False)), {CSV_READ_ARGS})
 {_read_code("val", val_file, names.VAL_SET_TABLE)}{retype}
 
 # Step 3: drop rows with a missing target, then select the features in the given order.

@@ -79,6 +79,7 @@ class WordOp(_Frozen):
 class WordDiff(_Frozen):
     key: str  # question_v1 | question_v2
     ops: tuple[WordOp, ...]
+    reordered: bool = False  # the same words (punctuation aside) in another order: no word-by-word markup
 
     @property
     def added_words(self) -> int:
@@ -91,6 +92,9 @@ class WordDiff(_Frozen):
 
 class TaskChange(_Frozen):
     task_dir: str
+    # The old folder when the task changed problem type and so its name (`x_class` -> `x_reg`): one
+    # dataset's task, shown as one change rather than a removal plus an addition.
+    old_task_dir: str | None = None
     fields: tuple[FieldChange, ...] = ()
     row_counts: tuple[RowCountChange, ...] = ()
     ground_truth: tuple[HashChange, ...] = ()
@@ -101,7 +105,7 @@ class TaskChange(_Frozen):
 
     @property
     def changed(self) -> bool:
-        return bool(self.fields or self.row_counts or self.ground_truth or self.files_changed
+        return bool(self.old_task_dir or self.fields or self.row_counts or self.ground_truth or self.files_changed
                     or self.files_added or self.files_removed or self.instructions)
 
 
@@ -115,6 +119,8 @@ class TreeDiff(_Frozen):
     root_files_changed: tuple[str, ...] = Field(default=(), description="question_list.json, manifest.json, ...")
     # How the two trees were built (manifest.json without its file hashes): seed, sources, code version, ...
     build_settings: tuple[FieldChange, ...] = ()
+    # Removed task -> why, from the new tree's run report (its dataset's rejection), where it says.
+    removed_why: dict[str, str] = Field(default_factory=dict)
 
     @property
     def identical(self) -> bool:
@@ -144,6 +150,15 @@ def _is_scalar_list(value: Any) -> bool:
     return isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
 
 
+def _members(values: list) -> list[str]:
+    return [json.dumps(v, sort_keys=True) for v in values]
+
+
+def _same_members(old: list, new: list) -> bool:
+    """The same members in another order (a reordered list is one change, shown as `reordered`)."""
+    return old != new and sorted(_members(old)) == sorted(_members(new))
+
+
 def json_changes(old: Any, new: Any, path: str = "") -> list[FieldChange]:
     """Differences between two JSON values, depth first, keys sorted.
 
@@ -162,7 +177,7 @@ def json_changes(old: Any, new: Any, path: str = "") -> list[FieldChange]:
                 out += json_changes(old[key], new[key], sub)
         return out
     if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
-            and not (_is_scalar_list(old) and _is_scalar_list(new))):
+            and not (_is_scalar_list(old) and _is_scalar_list(new)) and not _same_members(old, new)):
         out = []
         for i, (a, b) in enumerate(zip(old, new)):
             out += json_changes(a, b, _join(path, i))
@@ -194,7 +209,13 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\s*\S+|\s+$", text or "")
 
 
+def _bare_words(text: str) -> list[str]:
+    return sorted(w for w in (re.sub(r"[^\w]", "", t) for t in (text or "").split()) if w)
+
+
 def word_diff(old: str, new: str, key: str = "") -> WordDiff:
+    if old != new and _bare_words(old) == _bare_words(new):  # a reordered list reads as a wall of markup
+        return WordDiff(key=key, ops=(WordOp(op="=", text=new),), reordered=True)
     a, b = _words(old), _words(new)
     ops: list[WordOp] = []
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -356,9 +377,10 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
                       instructions=tuple(instructions))
 
 
-def diff_trees(old: Path, new: Path, limits: InputLimits | None = None) -> TreeDiff:
+def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name: str | None = None) -> TreeDiff:
     """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. Files are
-    read within `limits` (either tree may come from someone else)."""
+    read within `limits` (either tree may come from someone else). The reports name the trees by their
+    paths (`new_name` in place of `new`'s)."""
     old, new, limits = Path(old), Path(new), limits or InputLimits()
     for tree in (old, new):
         if tree.exists() and not tree.is_dir():
@@ -366,23 +388,72 @@ def diff_trees(old: Path, new: Path, limits: InputLimits | None = None) -> TreeD
     old_tasks = {p.name: p for p in task_dirs(old)}
     new_tasks = {p.name: p for p in task_dirs(new)}
     old_entries, new_entries = question_entries(old), question_entries(new)
+    retyped = retyped_pairs({n: old_tasks[n] for n in set(old_tasks) - set(new_tasks)},
+                            {n: new_tasks[n] for n in set(new_tasks) - set(old_tasks)})
     changed, unchanged = [], []
-    for name in sorted(set(old_tasks) & set(new_tasks)):
-        change = task_change(old_tasks[name], new_tasks[name], old_entries.get(name), new_entries.get(name), limits)
+    pairs = [(name, name) for name in set(old_tasks) & set(new_tasks)] + [(o, n) for n, o in retyped.items()]
+    for old_name, name in sorted(pairs, key=lambda p: p[1]):
+        change = task_change(old_tasks[old_name], new_tasks[name], old_entries.get(old_name), new_entries.get(name),
+                             limits)
+        if old_name != name:
+            change = change.model_copy(update={"old_task_dir": old_name})
         if change.changed:
             changed.append(change)
         else:
             unchanged.append(name)
+    removed = sorted(set(old_tasks) - set(new_tasks) - set(retyped.values()))
     root_files = sorted(p.name for tree in (old, new) if tree.is_dir() for p in tree.iterdir()
                         if p.is_file() and p.name not in _NOT_COMPARED)
     root_changed = [name for name in dict.fromkeys(root_files)
                     if not ((old / name).is_file() and (new / name).is_file()
                             and _same_content(old / name, new / name, limits))]
     settings = [_build_settings(tree) for tree in (old, new)]
-    return TreeDiff(old=str(old), new=str(new), added=tuple(sorted(set(new_tasks) - set(old_tasks))),
-                    removed=tuple(sorted(set(old_tasks) - set(new_tasks))), changed=tuple(changed),
+    return TreeDiff(old=str(old), new=new_name or str(new),
+                    added=tuple(sorted(set(new_tasks) - set(old_tasks) - set(retyped))),
+                    removed=tuple(removed), removed_why=removal_reasons({n: old_tasks[n] for n in removed}, new),
+                    changed=tuple(changed),
                     unchanged=tuple(unchanged), root_files_changed=tuple(root_changed),
                     build_settings=tuple(json_changes(*settings, "manifest") if all(settings) else ()))
+
+
+def _dataset_ref(task_dir: Path) -> str | None:
+    meta = read_json_or_none(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    ref = ((meta.get("daregen") or {}) if isinstance(meta, dict) else {}).get("ref")
+    return ref if isinstance(ref, str) else None
+
+
+def _dataset_key(task_dir: Path) -> str:
+    """What ties two folders of one dataset: its source ref, else the name without its problem-type suffix."""
+    stem = task_dir.name
+    for suffix in names.TASK_SUFFIX.values():
+        stem = stem.removesuffix(f"_{suffix}")
+    return _dataset_ref(task_dir) or stem
+
+
+def retyped_pairs(removed: dict[str, Path], added: dict[str, Path]) -> dict[str, str]:
+    """{new folder: old folder} for a dataset whose task changed type (`x_class` -> `x_reg`), when exactly one
+    removed and one added folder belong to it."""
+    def by_key(tasks: dict[str, Path]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for name, path in sorted(tasks.items()):
+            out.setdefault(_dataset_key(path), []).append(name)
+        return out
+
+    gone, came = by_key(removed), by_key(added)
+    return {came[k][0]: gone[k][0] for k in sorted(set(gone) & set(came)) if len(gone[k]) == len(came[k]) == 1}
+
+
+def removal_reasons(removed: dict[str, Path], new: Path) -> dict[str, str]:
+    """Removed folder -> its dataset's rejection in the new tree's run report (`rejected at finalize: ...`)."""
+    report = read_json_or_none(new / names.RUN_REPORT_JSON)
+    rejections = {r.get("ref"): r for r in (report or {}).get("rejections") or [] if isinstance(r, dict)} \
+        if isinstance(report, dict) else {}
+    out = {}
+    for name, path in sorted(removed.items()):
+        r = rejections.get(_dataset_ref(path))
+        if r is not None:
+            out[name] = f"rejected at {r.get('stage')}: {r.get('reason')}"
+    return out
 
 
 def _build_settings(tree: Path) -> dict:
@@ -415,11 +486,10 @@ def _is_long_text(c: FieldChange) -> bool:
 
 
 def _list_delta(c: FieldChange) -> str:
-    """For a changed list of scalars, the members added and removed (order changes say `reordered`)."""
-    if not (c.kind == "changed" and _is_scalar_list(c.old) and _is_scalar_list(c.new)):
+    """For a changed list, the members added and removed (order changes say `reordered`)."""
+    if not (c.kind == "changed" and isinstance(c.old, list) and isinstance(c.new, list)):
         return ""
-    old_set = [json.dumps(v) for v in c.old]
-    new_set = [json.dumps(v) for v in c.new]
+    old_set, new_set = _members(c.old), _members(c.new)
     added = [v for v in new_set if v not in old_set]
     removed = [v for v in old_set if v not in new_set]
     if not added and not removed:
@@ -436,7 +506,7 @@ _HEADLINE_FIELDS = (("question.problem_type", "type"), ("question.target", "targ
 def _headline(t: TaskChange) -> str:
     """One line for the overview table: key fields old -> new, then what else moved."""
     by_path = {c.path: c for c in t.fields}
-    parts = []
+    parts = [f"was {t.old_task_dir}"] if t.old_task_dir else []
     for path, label in _HEADLINE_FIELDS:
         c = by_path.get(path)
         if c is not None:
@@ -464,6 +534,11 @@ def _headline(t: TaskChange) -> str:
     return "; ".join(parts)
 
 
+def _word_counts(w: WordDiff) -> str:
+    return "reordered: the same words in a new order" if w.reordered else \
+        f"+{w.added_words} / −{w.removed_words} words"
+
+
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
@@ -485,12 +560,15 @@ def render_markdown(d: TreeDiff) -> str:
         lines += ["No task changed.", ""]
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
-            lines += [f"## {title} ({len(items)})", ""] + [f"- {md_code(_md(t))}" for t in items] + [""]
+            lines += [f"## {title} ({len(items)})", ""]
+            lines += [f"- {md_code(_md(t))}" + (f": {_md(d.removed_why[t])}" if t in d.removed_why else "")
+                      for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
         lines += [f"| {md_code(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
-        lines += [f"### {md_code(_md(t.task_dir))}", ""]
+        lines += [f"### {md_code(_md(t.task_dir))}"
+                  + (f" (was {md_code(_md(t.old_task_dir))})" if t.old_task_dir else ""), ""]
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             lines += ["| field | old | new | |", "|---|---|---|---|"]
@@ -512,8 +590,7 @@ def render_markdown(d: TreeDiff) -> str:
             lines += [f"- {md_code(_md(h.file))}: {md_code(_short_hash(h.old))} → {md_code(_short_hash(h.new))}" for h in t.ground_truth]
             lines.append("")
         for w in t.instructions:
-            lines += [f"{md_code(w.key)} (+{w.added_words} / −{w.removed_words} words):", "",
-                      *_fenced(word_diff_markdown(w)), ""]
+            lines += [f"{md_code(w.key)} ({_word_counts(w)}):", "", *_fenced(word_diff_markdown(w)), ""]
         other = [f for f in t.files_changed if not _is_ground_truth(f)]
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
                              ("Files removed", t.files_removed)):
@@ -547,15 +624,17 @@ def render_html(d: TreeDiff) -> str:
         parts.append("<p>No task changed.</p>")
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
-            parts.append(f"<h2>{title} ({len(items)})</h2><ul>"
-                         + "".join(f"<li>{_code(t)}</li>" for t in items) + "</ul>")
+            parts.append(f"<h2>{title} ({len(items)})</h2><ul>" + "".join(
+                f"<li>{_code(t)}" + (f": {e(d.removed_why[t])}" if t in d.removed_why else "") + "</li>"
+                for t in items) + "</ul>")
     if d.changed:
         parts.append(f"<h2>Changed tasks ({len(d.changed)})</h2>")
         parts.append("<table><tr><th>task</th><th>what changed</th></tr>" + "".join(
             f'<tr><td><a href="#{e(t.task_dir)}">{_code(t.task_dir)}</a></td><td>{e(_headline(t))}</td></tr>'
             for t in d.changed) + "</table>")
     for t in d.changed:
-        parts.append(f'<h3 id="{e(t.task_dir)}">{_code(t.task_dir)}</h3>')
+        parts.append(f'<h3 id="{e(t.task_dir)}">{_code(t.task_dir)}'
+                     + (f" (was {_code(t.old_task_dir)})" if t.old_task_dir else "") + "</h3>")
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             rows = "".join(
@@ -578,7 +657,7 @@ def render_html(d: TreeDiff) -> str:
                 f"<li>{_code(h.file)}: {_code(_short_hash(h.old))} → {_code(_short_hash(h.new))}</li>"
                 for h in t.ground_truth) + "</ul>")
         for w in t.instructions:
-            parts.append(f"<p>{_code(w.key)} (+{w.added_words} / −{w.removed_words} words):</p>"
+            parts.append(f"<p>{_code(w.key)} ({e(_word_counts(w))}):</p>"
                          f'<div class="words">{word_diff_html(w)}</div>')
         other = [f for f in t.files_changed if not _is_ground_truth(f)]
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
@@ -596,7 +675,8 @@ def render_summary(d: TreeDiff, limit: int = 10) -> str:
     """A few lines for a terminal: the counts, then what changed in the first `limit` changed tasks."""
     lines = [f"{d.old} -> {d.new}: {d.summary()}"]
     for t in d.changed[:limit]:
-        what = [f"{len(t.fields)} field{'s' if len(t.fields) != 1 else ''}"] if t.fields else []
+        what = [f"was {t.old_task_dir}"] if t.old_task_dir else []
+        what += [f"{len(t.fields)} field{'s' if len(t.fields) != 1 else ''}"] if t.fields else []
         what += ["row counts"] if t.row_counts else []
         what += ["ground truth"] if t.ground_truth else []
         what += [w.key for w in t.instructions]
@@ -606,15 +686,17 @@ def render_summary(d: TreeDiff, limit: int = 10) -> str:
     return "\n".join(lines)
 
 
-def write_diff(d: TreeDiff, out_dir: Path) -> tuple[Path, Path]:
-    """Write diff.md and diff.html for an already computed diff; returns their paths."""
+def write_diff(d: TreeDiff, out_dir: Path, prefix: str = "") -> tuple[Path, Path]:
+    """Write `<prefix>diff.md` and `<prefix>diff.html` for an already computed diff; returns their paths."""
     out_dir = Path(out_dir)
-    md, page = out_dir / DIFF_MD, out_dir / DIFF_HTML
+    md, page = out_dir / f"{prefix}{DIFF_MD}", out_dir / f"{prefix}{DIFF_HTML}"
     write_text(md, render_markdown(d))
     write_text(page, render_html(d))
     return md, page
 
 
-def write_diff_reports(old: Path, new: Path, out_dir: Path) -> tuple[Path, Path]:
-    """Write diff.md and diff.html for `old` -> `new` into `out_dir`; returns their paths."""
-    return write_diff(diff_trees(old, new), out_dir)
+def write_diff_reports(old: Path, new: Path, out_dir: Path, new_name: str | None = None) -> tuple[Path, Path]:
+    """Write diff.md and diff.html for `old` -> `new` into `out_dir`; returns their paths. `new_name` is
+    the path the reports give the new tree when it is read from elsewhere (a generation being built is
+    named by where it will be published, not by its `.partial` folder)."""
+    return write_diff(diff_trees(old, new, new_name=new_name), out_dir)

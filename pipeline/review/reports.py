@@ -337,6 +337,32 @@ def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:
     return _tally(reason_kind(r.get("reason", "")) for r in rejections if isinstance(r, dict))
 
 
+# ------------------------------------------------------------------ tasks to look at
+
+# A recorded score this close to another counts as equal (they are rounded to 4 decimals when recorded).
+_SAME_SCORE = 1e-4
+
+
+def suspicious(f: TaskFacts) -> list[str]:
+    """Why a curator should look at a task before publishing it, from its recorded baselines:
+    - the MM reference model does no better than its best single feature (the task is one column);
+    - every baseline of a variant scores 0 (nothing recorded can solve it: a broken target or split)."""
+    flags = []
+    for name, score in f.baselines.items():
+        if name.startswith("reference_"):
+            single = f.baselines.get("best_single_feature_" + name.removeprefix("reference_"))
+            if single is not None and abs(single - score) <= _SAME_SCORE:
+                flags.append(f"the reference scores no better than the best single feature ({score:.3f})")
+    groups: dict[str, list[float]] = {}
+    for name, score in f.baselines.items():  # time series record `v1/SARIMAX`, `v2/seasonal_naive`, ...
+        groups.setdefault(name.split("/", 1)[0] if "/" in name else "", []).append(score)
+    for group, scores in sorted(groups.items()):
+        if scores and all(abs(x) <= _SAME_SCORE for x in scores):
+            label = dict(zip(("v1", "v2"), VARIANT_LABELS.get(f.problem_type, ("v1", "v2")))).get(group, group)
+            flags.append(f"every {label + ' ' if label else ''}baseline scores 0 ({len(scores)} recorded)")
+    return flags
+
+
 # ------------------------------------------------------------------ plots
 
 
@@ -423,36 +449,58 @@ def _grouped_svg(groups: list[str], series: dict[str, list[int]], title: str) ->
     return _svg(draw, title)
 
 
+def log_bins(values: list[float], n: int = 15) -> list[float]:
+    """`n` log-spaced bin edges from the smallest value to the largest, both included: logspace's own end
+    edges are 10 ** log10(v), which float rounding can put just inside the data, dropping the smallest task."""
+    import numpy as np
+
+    lo = max(1.0, float(min(values)))
+    hi = max(lo * 2, float(max(values)))
+    edges = np.logspace(np.log10(lo), np.log10(hi), n + 1)
+    edges[0], edges[-1] = lo, hi
+    return [float(e) for e in edges]
+
+
 def _hist_svg(values: list[float], title: str, xlabel: str, log: bool = False) -> str:
+    """A histogram, with a caption saying how many values it plots (every one of them, min and max included)."""
+    plotted = []
+
     def draw(fig):
         import numpy as np
 
         ax = fig.add_subplot()
         data = np.asarray(values, dtype=float)
         if log:
-            lo, hi = max(1.0, data.min()), max(2.0, data.max())
-            bins = np.logspace(np.log10(lo), np.log10(hi * 1.01), 16)
+            bins = log_bins(values)
             ax.set_xscale("log")
         elif data.max() - data.min() <= 40:  # small counts (features): one bar per integer
             bins = np.arange(data.min() - 0.5, data.max() + 1.5)
         else:
             bins = 20
-        ax.hist(data, bins=bins, color="#55a868", edgecolor="white")
+        counts, _, _ = ax.hist(data, bins=bins, color="#55a868", edgecolor="white")
+        plotted.append(int(round(float(np.sum(counts)))))
         _integer_ticks(ax.yaxis)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("tasks")
         ax.set_title(title)
 
-    return _svg(draw, title)
+    svg = _svg(draw, title)
+    return (f"<figure>{svg}<figcaption class=\"note\">{plotted[0]} of {len(values)} tasks plotted, "
+            f"{_num(min(values))} to {_num(max(values))} {html.escape(xlabel)}</figcaption></figure>\n")
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if x != int(x) else str(int(x))
 
 
 def _baseline_svg(scores: dict[str, list[float]]) -> str:
-    """One step histogram per baseline name (higher scores = easier tasks)."""
+    """One bar per baseline name in each score bin, side by side (higher scores = easier tasks). Step
+    outlines drawn over each other hid a baseline whose scores matched another's."""
     def draw(fig):
         ax = fig.add_subplot()
         bins = [i / 10 for i in range(11)]
-        for name, values in scores.items():
-            ax.hist(values, bins=bins, histtype="step", linewidth=1.5, label=f"{name} ({len(values)})")
+        ax.hist(list(scores.values()), bins=bins, histtype="bar", rwidth=0.9,
+                label=[f"{name} ({len(values)})" for name, values in scores.items()])
         ax.set_xlim(0, 1)
         _integer_ticks(ax.yaxis)
         ax.set_xlabel("score (macro-F1, or R² clipped to [0, 1]); higher = easier")
@@ -485,13 +533,33 @@ def _section(title: str, body: str) -> str:
     return f"<h2>{html.escape(title)}</h2>\n{body}\n"
 
 
-def render_corpus_report(facts: list[TaskFacts], run_report: dict | None) -> str:
-    """The self-contained HTML corpus report (inline SVG plots, inline CSS, no script, no external link).
+# The build settings a header shows, from manifest.json (never a date: the page is a function of the tree).
+_IDENTITY = (("seed", "seed"), ("sources", "sources"), ("limit", "limit"), ("designer", "designer"),
+             ("code_version", "code version"), ("design_config", "design configuration"))
+
+
+def _identity(manifest: dict | None) -> str:
+    if not isinstance(manifest, dict):
+        return f'<p class="note">No {names.MANIFEST} in this tree: how it was built is unknown.</p>'
+    rows = [[label, "none" if manifest.get(key) is None else manifest[key]] for key, label in _IDENTITY
+            if key in manifest]
+    return _table(["build", ""], rows)
+
+
+def _rejection_rows(run_report: dict | None) -> list[list[str]]:
+    rejections = (run_report or {}).get("rejections") or []
+    return [[str(r.get("ref", "")), str(r.get("stage", "")), str(r.get("reason", ""))]
+            for r in rejections if isinstance(r, dict)]
+
+
+def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manifest: dict | None = None) -> str:
+    """The self-contained HTML corpus report (inline SVG plots, inline CSS, no script, no external link;
+    one relative link, to the run report beside it).
 
     It names no folder: a generation's folder name may carry a timestamp, and the same tasks must
-    give the same page wherever they sit."""
+    give the same page wherever they sit. The build's identity comes from manifest.json."""
     total = len(facts)
-    parts = ["<h1>Corpus report</h1>",
+    parts = ["<h1>Corpus report</h1>", _identity(manifest),
              f"<p>{total} tasks"
              + (f" built from {run_report['considered']} candidate datasets; "
                 f"{len(run_report.get('rejections') or [])} rejected"
@@ -577,10 +645,19 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None) -> str
             body = '<p class="note">No task records its MM validation rows (<code>daregen.val_rows</code>).</p>'
         parts.append(_section("MM validation sizes", body))
 
+        flagged = [[f.task_dir, flag] for f in facts for flag in suspicious(f)]
+        body = (_table(["task", "why"], flagged) if flagged else "<p>No task is flagged.</p>")
+        body += ('<p class="note">Flagged from the recorded baselines: a reference that does no better than its '
+                 "best single feature, or a variant whose every baseline scores 0.</p>")
+        parts.append(_section("Tasks to look at", body))
+
     rejections = rejection_tally(run_report)
+    link = f'<p>Every rejected dataset and its reason: <a href="{names.RUN_REPORT_MD}">{names.RUN_REPORT_MD}</a></p>'
     if rejections:
         body = _bar_svg(rejections[:15], "Rejection reasons", "datasets")
         body += _table(["reason", "datasets"], [list(r) for r in rejections], {1})
+        body += link + "<details><summary>every rejection</summary>"
+        body += _table(["dataset", "stage", "reason"], _rejection_rows(run_report)) + "</details>"
     elif run_report is None:
         body = f'<p class="note">No {names.RUN_REPORT_JSON} in this tree.</p>'
     else:
@@ -611,7 +688,9 @@ def write_tree_reports(tree: Path) -> None:
         raise ValueError(f"{tree} is not a directory")
     facts = read_tree_facts(tree)
     run_report = read_json_or_none(tree / names.RUN_REPORT_JSON)
+    manifest = read_json_or_none(tree / names.MANIFEST)
     write_text(tree / LICENSE_DISTRIBUTION_MD, render_licence_distribution(facts))
     write_text(tree / LICENSES_CSV, render_licences_csv(facts))
     write_text(tree / CORPUS_REPORT_HTML,
-               render_corpus_report(facts, run_report if isinstance(run_report, dict) else None))
+               render_corpus_report(facts, run_report if isinstance(run_report, dict) else None,
+                                    manifest if isinstance(manifest, dict) else None))

@@ -21,7 +21,14 @@ Each `prediction.csv` is aligned with the variant's reference in the task's
 | time series v1 (XF)         | ground_truth_v1.csv        | row_id              | R² clipped to [0,1] |
 | time series v2 (CF)         | ground_truth_v2.csv        | identifier columns  | R² clipped to [0,1] |
 
-A multi-output task scores each target column and averages. Fault is split as
+A multi-output task scores each target column and averages.
+
+DARE-bench's score is reported unchanged. Its "solved" (score >= 0.95) says little for a time
+series: on a pooled panel seasonal naive already passes it, and on a quarterly CF where every
+baseline scores 0 nothing can. So a time-series score also carries the best baseline daregen
+recorded for that variant (`question.baselines`) and a verdict, `beats_baseline`, by the rule the
+DSAgentBench evaluators apply: R² of at least 0.95 x that bar; None where no baseline reaches
+MIN_BAR (no meaningful bar) or none is recorded. Fault is split as
 the house style asks: a bad prediction (missing or unreadable file, missing id
 or target column, duplicate ids, rows that do not line up, non-numeric values
 where numbers are needed) scores 0 with a one-line reason; a broken task tree
@@ -42,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from finalize.dsagent.ts_variants import MIN_BAR, best_recorded_baseline
 from pipeline.core.jsonio import write_json
 from pipeline.core.metrics import (
     UnscorablePrediction,
@@ -127,6 +135,7 @@ class Score:
     metric: str
     score: float
     reason: str | None = None  # None when the prediction was scored normally
+    baseline: float | None = None  # a time series' best recorded baseline R² for this variant
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -140,8 +149,15 @@ class Score:
     def solved(self) -> bool:
         return self.score >= SOLVED_THRESHOLD
 
+    @property
+    def beats_baseline(self) -> bool | None:
+        """Whether the forecast reaches the best recorded baseline (None: no meaningful bar)."""
+        if self.baseline is None or self.baseline < MIN_BAR:
+            return None
+        return self.score >= SOLVED_THRESHOLD * self.baseline
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "task": self.task,
             "variant": self.variant,
             "metric": self.metric,
@@ -149,6 +165,9 @@ class Score:
             "solved": self.solved,
             "reason": self.reason,
         }
+        if self.baseline is not None:
+            out.update(baseline=self.baseline, beats_baseline=self.beats_baseline)
+        return out
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,8 @@ class VariantSummary:
     n_solved: int
     n_unscorable: int  # scored 0 with a reason
     mean_score: float | None  # None when no task was scored
+    n_with_baseline: int = 0  # time-series scores with a meaningful baseline bar
+    n_beat_baseline: int = 0
 
     @property
     def solved_rate(self) -> float | None:
@@ -172,6 +193,8 @@ class VariantSummary:
             n_solved=sum(s.solved for s in mine),
             n_unscorable=sum(s.reason is not None for s in mine),
             mean_score=sum(s.score for s in mine) / len(mine) if mine else None,
+            n_with_baseline=sum(s.beats_baseline is not None for s in mine),
+            n_beat_baseline=sum(s.beats_baseline is True for s in mine),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -181,6 +204,8 @@ class VariantSummary:
             "n_unscorable": self.n_unscorable,
             "mean_score": self.mean_score,
             "solved_rate": self.solved_rate,
+            "n_with_baseline": self.n_with_baseline,
+            "n_beat_baseline": self.n_beat_baseline,
         }
 
 
@@ -378,6 +403,7 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_r
     kind, targets = _task_kind(task_dir)
     rule = scoring_rule(kind, variant)
     reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
+    baseline = _baseline(task_dir, kind, variant)
     try:
         prediction = _read_prediction(prediction_path, pred_root or prediction_path.parent, limits)
         if rule.align_on_identifiers:
@@ -385,10 +411,20 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_r
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
         per_target = [rule.metric(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
     except UnscorablePrediction as exc:
-        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc))
+        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc), baseline=baseline)
     except MemoryError:  # one oversized prediction scores 0; it must not end the run
-        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason="prediction does not fit in memory")
-    return Score(task_dir.name, variant, rule.metric_name, float(sum(per_target) / len(per_target)))
+        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason="prediction does not fit in memory",
+                     baseline=baseline)
+    return Score(task_dir.name, variant, rule.metric_name, float(sum(per_target) / len(per_target)),
+                 baseline=baseline)
+
+
+def _baseline(task_dir: Path, kind: str, variant: str) -> float | None:
+    """A time series' best recorded baseline R² for `variant` (None for tabular tasks or none recorded)."""
+    if kind != "time_series_analysis":
+        return None
+    best = best_recorded_baseline(_question(task_dir), variant)
+    return None if best is None else float(best[1])
 
 
 def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
@@ -434,6 +470,9 @@ def format_report(report: ScoreReport) -> str:
         solved = "yes" if s.solved else "no"
         line = (f"{printable(s.task):<{task_width}}  {s.variant:<3}  {s.metric:<{metric_width}}  {s.score:6.4f}  "
                 f"{solved:<6}")
+        if s.baseline is not None:
+            verdict = {True: "beats it", False: "below it", None: "no bar"}[s.beats_baseline]
+            line += f"  best baseline {s.baseline:.4f}: {verdict}"
         if s.reason is not None:
             line += f"  {printable(s.reason)}"
         lines.append(line.rstrip())
@@ -443,6 +482,8 @@ def format_report(report: ScoreReport) -> str:
             parts.append(
                 f"{variant}: mean {summary.mean_score:.4f}, solved {summary.n_solved}/{summary.n_scored}"
                 f" ({summary.solved_rate:.1%}), unscorable {summary.n_unscorable}"
+                + (f", beats the best baseline {summary.n_beat_baseline}/{summary.n_with_baseline}"
+                   if summary.n_with_baseline else "")
             )
         else:
             parts.append(f"{variant}: no tasks")

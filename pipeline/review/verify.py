@@ -300,6 +300,8 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
     """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core);
     `determinism` first re-runs all references in two fresh interpreters (check_determinism)."""
     tasks = discover_tasks(tree)
+    if tasks != [tree] and not (tree / names.QUESTION_LIST).is_file():  # a whole tree lists its tasks
+        raise ValueError(f"{tree}: no {names.QUESTION_LIST} (not a DARE-layout tree)")
     if not tasks:
         raise ValueError(f"no DARE-bench tasks (folders with {names.VERIFY_DIR}/{names.ALL_METADATA}) under {tree}")
     if jobs < 1:

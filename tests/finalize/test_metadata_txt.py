@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from finalize.metadata_txt import NO_DESCRIPTION, render_metadata_txt
+from finalize.metadata_txt import NO_DESCRIPTION, render_metadata_txt, with_checked_claims
 from pipeline.core.records import DatasetRecord
 
 EXAMPLES = Path("/work/shared/dare-examples")
@@ -84,6 +85,18 @@ def test_reproduces_published_dare_bench_files_byte_for_byte(task: str) -> None:
     pairs = [line.split(": ", 1) for line in column_block.rstrip("\n").split("\n")]
     rec = _record(description=description, about_file=about, column_descriptions=dict(pairs))
     assert render_metadata_txt(rec, [name for name, _ in pairs]) == published
+
+
+def test_a_format_claim_the_data_contradicts_is_cut_and_a_true_one_kept() -> None:
+    # statsmodels' elec_equip documents `Date in format MMM-1-YYYY`; its loader gives ISO dates
+    rec = _record(column_descriptions={"date": "Date in format MMM-1-YYYY", "when": "Day (format: YYYY-MM-DD)",
+                                       "wage": "hourly wage, formatted as dollars"})
+    data = pd.DataFrame({"date": ["1995-01-01", "1995-02-01"], "when": ["1995-01-01", None], "wage": [1.5, 2.0]})
+    text = render_metadata_txt(with_checked_claims(rec, data), ["date", "when", "wage"])
+    assert "\ndate: Date\n" in text and "MMM" not in text
+    assert "when: Day (format: YYYY-MM-DD)" in text and "wage: hourly wage, formatted as dollars" in text
+    honest = pd.DataFrame({"date": ["Jan-1-1995", "Feb-1-1995"]})
+    assert with_checked_claims(rec, honest) == rec
 
 
 def test_a_description_cannot_forge_column_docs() -> None:

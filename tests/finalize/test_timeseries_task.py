@@ -71,7 +71,7 @@ def test_resampled_instruction_names_rule_aggregation_and_fill(tmp_path):
     q = json.loads((task_dir / "verify" / "all_metadata.json").read_text())["question"]
     assert q["is_resampled"] and q["resample_rule"] == "1M" and q["resample_aggregation"] == "mean"
     text = entry["question_v2"]
-    assert "'1M'" in text and "'mean'" in text and "backward filling and then forward filling" in text
+    assert "calendar month (pandas offset alias 'ME'" in text and "'1M'" not in text and "'mean'" in text and "backward filling and then forward filling" in text
     assert check_ts_task(task_dir) == []
 
 

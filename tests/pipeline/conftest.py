@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from pipeline.core import names
+from pipeline.core.jsonio import read_json
+from pipeline.publish import write_question_list
+from pipeline.steps import ENTRY_JSON
 from tests.factories import CLASS, DARE_EXAMPLES, REG, TS, build_checked_task
 
 
@@ -21,6 +26,11 @@ def honest_tree(tmp_path_factory) -> Path:
     shutil.copytree(own, tree / own.name)
     for name in (REG, CLASS, TS):
         shutil.copytree(DARE_EXAMPLES / name, tree / name)
+    # A DARE tree lists its tasks (verify refuses a tree without question_list.json): ours, and the
+    # published entries of the copied tasks.
+    published = json.loads((DARE_EXAMPLES / names.QUESTION_LIST).read_text(encoding="utf-8"))
+    write_question_list(tree, [read_json(next((root / "build" / "work").rglob(ENTRY_JSON)))]
+                        + [e for e in published if e.get("file_path") in (REG, CLASS, TS)])
     return tree
 
 

@@ -3,7 +3,7 @@ per stage otherwise."""
 
 from __future__ import annotations
 
-from pipeline.progress import WaveProgress
+from pipeline.progress import WaveProgress, phase_seconds
 
 
 def _run(progress: WaveProgress) -> None:
@@ -17,11 +17,21 @@ def test_plain_lines_when_not_a_terminal(capsys):
     _run(WaveProgress(live=False))
     err = capsys.readouterr().err
     assert err.strip() == "finalize         2 of 5 datasets still in"
+    assert "rejected" not in err
 
 
 def test_live_bar_counts_done_and_failed(capsys):
     progress = WaveProgress(live=True)
     _run(progress)
     err = capsys.readouterr().err
-    assert "3/3" in err and "failed 1" in err and "ETA" in err
+    assert "3/3" in err and "rejected 1" in err and "failed" not in err and "ETA" in err
     assert (progress.done, progress.failed) == (3, 1)
+
+
+def test_one_dataset_is_singular_and_phases_read_as_text(capsys):
+    progress = WaveProgress(live=False)
+    progress.start("design", 1)
+    progress.advance(True)
+    progress.finish(1, 1)
+    assert capsys.readouterr().err.strip() == "design           1 of 1 dataset still in"
+    assert phase_seconds({"source": 1.234, "guard": 20.0}) == "source 1.2 s, guard 20.0 s"

@@ -35,3 +35,21 @@ def test_report_counts_and_summary_buckets(tmp_path: Path):
     write_report_md(tmp_path, report)
     md = (tmp_path / names.RUN_REPORT_MD).read_text()
     assert "| local/b | source | too few rows (12 < 30) |" in md and "| local/d | design | a / b |" in md
+
+
+def test_a_failed_check_is_bucketed_by_which_check_failed():
+    assert reason_kind("check failed: MM infeasible: the reference models score r2 0.010") == \
+        "check failed: MM infeasible"
+    assert reason_kind("check failed: MM leakage: a single feature alone reaches 0.99: 'x' (1.000)") == \
+        "check failed: MM leakage"
+
+
+def test_summary_markdown_names_the_tree_its_reports_and_the_top_reasons(tmp_path: Path):
+    from pipeline.run_report import summary_markdown
+
+    report = {**_report(), "cached": 0}
+    md = summary_markdown(report, tmp_path / "out", tmp_path / "gen", {"corpus report": tmp_path / "gen" / "c.html"})
+    assert "1 task (1 regression) from 4 candidate datasets" in md and "rejected:** 3" in md
+    assert f"`{tmp_path / 'out'}` -> `{tmp_path / 'gen'}`" in md and f"`{tmp_path / 'gen' / 'c.html'}`" in md
+    assert "| 2 | too few rows |" in md
+    assert "nothing published" in summary_markdown(report, tmp_path / "out", None, {})

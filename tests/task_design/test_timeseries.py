@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.core.ts_reference import format_time, parse_time, parse_times, round_trips
+from pipeline.core.ts_reference import check_standard_format, parse_time, parse_times, round_trips
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from pipeline.core.seeding import rng_for
 from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
-from task_design.timeseries import NoTimeColumn, design_ts, infer_frequency, ts_index_text
+from task_design.timeseries import NoTimeColumn, design_ts, infer_frequency, time_text, ts_index_text
 from tests.factories import build_record
 
 
@@ -58,18 +58,23 @@ def test_integer_years_and_panel_entities():
 
 def test_year_quarter_strings():
     quarters = [f"{1990 + i // 4} Q{i % 4 + 1}" for i in range(64)]
-    spec = _design(pd.DataFrame({"Date": quarters, "Takings": np.linspace(1, 9, 64) ** 2}))
-    assert spec.time_format == "%Y Q%q" and spec.frequency == "QS"
-    assert parse_time("1998 Q3", "%Y Q%q").month == 7 and format_time(parse_time("1998 Q3", "%Y Q%q"),
-                                                                      "%Y Q%q") == "1998 Q3"
+    table = pd.DataFrame({"Date": quarters, "Takings": np.linspace(1, 9, 64) ** 2})
+    spec = _design(table)
+    # written as DARE-bench writes periods (the quarter's first day), in a format strptime and pandas read
+    assert (spec.time_format, spec.time_source, spec.frequency) == ("%Y-%m-%d", "quarter", "QS")
+    text = time_text(table, spec.model_dump())
+    assert text.tolist()[:5] == ["1990-01-01", "1990-04-01", "1990-07-01", "1990-10-01", "1991-01-01"]
+    assert check_standard_format(text, spec.time_format) is None
+    assert check_standard_format(pd.Series(quarters), "%Y Q%q") is not None  # what we used to write
+    assert parse_time("1998 Q3", "%Y Q%q").month == 7  # a source's quarter labels are still read
 
 
 def test_dst_shifted_offsets_round_trip_and_order():
     # New York, around the 2020-11-01 switch: -04:00 then -05:00, written as the source wrote them.
     texts = pd.Series([f"2020-10-{d:02d} 00:00:00-04:00" for d in range(1, 32)] +
                       [f"2020-11-{d:02d} 00:00:00-05:00" for d in range(1, 31)])
-    fmt = "%Y-%m-%d %H:%M:%S%:z"
-    assert all(round_trips(t, fmt) for t in texts)
+    fmt = "%Y-%m-%d %H:%M:%S%z"  # written +HH:MM; strptime and pandas read it with %z
+    assert all(round_trips(t, fmt) for t in texts) and check_standard_format(texts, fmt) is None
     assert not round_trips("2020-10-14 00:00:00-0400", fmt)  # the colon is part of the format
     parsed = parse_times(texts, fmt)
     assert parsed.is_monotonic_increasing and str(parsed.dt.tz) == "UTC"

@@ -196,3 +196,40 @@ def test_build_settings_from_the_manifests(trees):
     assert [(c.path, c.old, c.new) for c in d.build_settings] == [("manifest.seed", 0, 1)]
     assert "- build setting `manifest.seed`: 0 → 1" in render_markdown(d)
     assert names.MANIFEST in d.root_files_changed and names.RUN_REPORT_JSON not in d.root_files_changed
+
+
+def test_removed_tasks_say_why_a_retyped_task_is_one_change_and_reordered_lists_say_so(tmp_path):
+    old = _tree(tmp_path / "old", {"cars_class": {"features": ("x", "colour")}, "gone_class": {},
+                                   "order_class": {"features": ("x", "colour"),
+                                                   "question_v1": "Use the features `x`, `colour` to predict `label`."}})
+    new = _tree(tmp_path / "new", {"cars_reg": {"problem_type": "regression", "target": "mpg"},
+                                   "order_class": {"features": ("colour", "x"),
+                                                   "question_v1": "Use the features `colour`, `x` to predict `label`."}})
+    meta_path = old / "gone_class" / names.VERIFY_DIR / names.ALL_METADATA
+    meta = json.loads(meta_path.read_text())
+    meta["daregen"]["ref"] = "local/gone"
+    meta_path.write_text(json.dumps(meta))
+    (new / names.RUN_REPORT_JSON).write_text(json.dumps({"rejections": [
+        {"ref": "local/gone", "stage": "finalize", "reason": "check failed: MM infeasible: r2 0.010"}]}))
+    d = diff_trees(old, new)
+    assert (d.added, d.removed) == ((), ("gone_class",))
+    assert d.removed_why == {"gone_class": "rejected at finalize: check failed: MM infeasible: r2 0.010"}
+    retyped = _change(d, "cars_reg")
+    assert retyped.old_task_dir == "cars_class"
+    md, page = render_markdown(d), render_html(d)
+    assert "- `gone_class`: rejected at finalize: check failed: MM infeasible: r2 0.010" in md
+    assert "### `cars_reg` (was `cars_class`)" in md and "was cars_class; type" in md
+    assert "rejected at finalize" in page and "(was <code>cars_class</code>)" in page
+    order = _change(d, "order_class")
+    assert [(c.path, _list_delta_note(md, c.path)) for c in order.fields] == [
+        ("question.selected_features", "reordered")]
+    words = order.instructions[0]
+    assert words.reordered and "reordered: the same words in a new order" in md and "[-" not in md
+    # A reordered list of records is one change too, not one per position.
+    records = [{"a": 1}, {"b": 2}]
+    assert [c.path for c in json_changes({"j": records}, {"j": records[::-1]})] == ["j"]
+
+
+def _list_delta_note(md: str, path: str) -> str:
+    row = next(line for line in md.splitlines() if line.startswith(f"| `{path}` |"))
+    return row.rstrip(" |").rsplit("| ", 1)[-1]

@@ -79,6 +79,7 @@ def test_too_many_columns_score_zero(tree) -> None:
 
 def test_a_summary_path_that_is_a_folder_is_a_one_line_error(tree, capsys) -> None:
     tasks, task, preds = tree
+    (preds / task.name / "v1" / PREDICTION).write_text("row_id\n")  # a folder with no prediction is refused first
     (preds / SCORE_SUMMARY).mkdir()
     assert main(["score", str(preds), "--tasks", str(tasks)]) == 2
     err = capsys.readouterr().err

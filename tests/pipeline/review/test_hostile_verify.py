@@ -41,6 +41,7 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / names.QUESTION_LIST).write_text("[]\n")  # verify refuses a tree that lists nothing
     return tmp_path / "tree"
 
 
@@ -147,4 +148,4 @@ def test_an_unreadable_tree_is_one_line_and_exit_2(tmp_path: Path, capsys) -> No
     fifo = tmp_path / "tree"
     os.mkfifo(fifo)
     assert main(["verify", str(fifo)]) == 2
-    assert capsys.readouterr().err == f"daregen: error: {fifo} is not a folder\n"
+    assert capsys.readouterr().err == f"daregen: error: TREE {fifo}: not a folder\n"

@@ -189,8 +189,10 @@ def test_reports_of_the_session_built_tree(built_tree):
     table = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| licence")]
     assert sum(int(line.split("|")[3]) for line in table) == len(facts)
     run_report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text(encoding="utf-8"))
-    page = render_corpus_report(facts, run_report)
-    assert page == render_corpus_report(read_tree_facts(built_tree), run_report)
+    manifest = json.loads((built_tree / names.MANIFEST).read_text(encoding="utf-8"))
+    page = render_corpus_report(facts, run_report, manifest)
+    assert page == render_corpus_report(read_tree_facts(built_tree), run_report, manifest)
+    assert f"<td>seed</td><td>{manifest['seed']}</td>" in page
     # Where the build already wrote the reports, they are what this module renders for the tree.
     for name, text in ((LICENSE_DISTRIBUTION_MD, md), (LICENSES_CSV, render_licences_csv(facts)),
                        (CORPUS_REPORT_HTML, page)):
@@ -244,3 +246,44 @@ def test_curators_see_each_target_its_evidence_rejected_candidates_sizes_and_lea
     md = (root / names.RUN_REPORT_MD).read_text()
     assert "## Targets and their evidence" in md
     assert "&lt;b>the outcome&lt;/b> \\| of the study" in md
+
+
+def test_rows_histogram_of_a_two_task_tree_plots_both_tasks_min_included(tmp_path):
+    from pipeline.review.reports import log_bins
+
+    root = tmp_path / "two"
+    entries = [write_task_folder(root, "small_class", rows=7), write_task_folder(root, "big_class", rows=1000)]
+    write_question_list_by_hand(root, entries)
+    write_tree_reports(root)
+    page = (root / CORPUS_REPORT_HTML).read_text(encoding="utf-8")
+    assert "2 of 2 tasks plotted, 10 to 1003 rows" in page  # train_v2 rows + 3 val rows
+    # The edges hold both ends exactly, whatever logspace's rounding: no value falls outside.
+    for values in ([10, 1003], [7, 7], [1, 3], [123457, 9876543]):
+        edges = log_bins(values)
+        assert edges[0] <= min(values) and edges[-1] >= max(values)
+
+
+def test_header_flags_rejection_reasons_in_full_and_readable_files(tree):
+    (tree / names.MANIFEST).write_text(json.dumps({"seed": 7, "sources": "builtin", "limit": 40,
+                                                   "code_version": "0.1.0", "files": {}}), encoding="utf-8")
+    write_task_folder(tree, "onecol_reg", problem_type="regression", target="mpg",
+                      mm_baselines={"reference_r2": 0.5123, "best_single_feature_r2": 0.5123, "trivial_r2": 0.0})
+    write_task_folder(tree, "flat_ts", problem_type="time_series_analysis", target="sales",
+                      baselines={"v1/SARIMAX": 0.8, "v2/ExponentialSmoothing": 0.0, "v2/seasonal_naive": 0.0})
+    run = json.loads((tree / names.RUN_REPORT_JSON).read_text())
+    run["rejections"].append({"ref": "a/e", "stage": "finalize",
+                              "reason": "check failed: MM infeasible: the reference models score r2 0.010"})
+    (tree / names.RUN_REPORT_JSON).write_text(json.dumps(run), encoding="utf-8")
+    write_tree_reports(tree)
+    page = (tree / CORPUS_REPORT_HTML).read_text(encoding="utf-8")
+    assert "<td>seed</td><td>7</td>" in page and "<td>code version</td><td>0.1.0</td>" in page
+    assert "<td>sources</td><td>builtin</td>" in page
+    assert "<td>onecol_reg</td><td>the reference scores no better than the best single feature (0.512)</td>" in page
+    assert "<td>flat_ts</td><td>every CF baseline scores 0 (2 recorded)</td>" in page
+    assert "iris_class</td><td>every" not in page
+    assert "<td>check failed: MM infeasible</td>" in page  # the bucket says which check
+    assert "<td>a/e</td><td>finalize</td><td>check failed: MM infeasible: the reference models score r2 0.010</td>" \
+        in page
+    assert f'<a href="{names.RUN_REPORT_MD}">' in page
+    for name in (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV):
+        assert (tree / name).stat().st_mode & 0o777 == 0o644

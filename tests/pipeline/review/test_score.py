@@ -264,6 +264,28 @@ def test_ts_v1_extra_rows_are_a_mismatch(tmp_path: Path) -> None:
     assert _score(task, "v1", tmp_path, frame).reason
 
 
+def test_ts_scores_keep_dare_and_add_a_verdict_against_the_best_recorded_baseline(tmp_path: Path) -> None:
+    task = _task(tmp_path, "time_series_analysis")
+    meta = read_json(task / VERIFY_DIR / ALL_METADATA)
+    meta["question"]["baselines"] = {"v1/seasonal_naive": 0.5, "v1/ets": 0.8, "v2/seasonal_naive": 0.0}
+    write_json(task / VERIFY_DIR / ALL_METADATA, meta)
+    y = _TS_V1["y"]
+    close = _score(task, "v1", tmp_path, _TS_V1.assign(y=y + np.array([0.5, -0.5, 0.5, -0.5])))
+    far = _score(task, "v1", tmp_path, _TS_V1.assign(y=y + np.array([2.0, -2.0, 2.0, -2.0])))
+    assert close.baseline == far.baseline == 0.8  # the best v1 baseline is the bar
+    assert close.beats_baseline is True and far.beats_baseline is False and not close.solved
+    assert close.to_json()["beats_baseline"] is True and "score" in close.to_json()
+    # every CF baseline scores 0: no meaningful bar, so no verdict (DARE's score stays as it is)
+    cf = _score(task, "v2", tmp_path, _TS_V2)
+    assert (cf.score, cf.baseline, cf.beats_baseline) == (1.0, 0.0, None)
+    tabular = _score(_task(tmp_path, "classification"), "v1", tmp_path, _CLASS_REF)
+    assert tabular.baseline is None and "beats_baseline" not in tabular.to_json()
+    write_reference_predictions(tmp_path / "tasks", tmp_path / "preds")
+    text = format_report(score_tree(tmp_path / "preds", tmp_path / "tasks"))
+    assert "best baseline 0.8000: beats it" in text and "best baseline 0.0000: no bar" in text
+    assert "beats the best baseline 1/1" in text
+
+
 # ------------------------------------------------------------------ tree, report, registry
 
 
@@ -284,6 +306,8 @@ def test_summary_json_is_written_and_canonical(tmp_path: Path, capsys: pytest.Ca
         "n_solved": 1,
         "n_unscorable": 1,
         "solved_rate": 0.5,
+        "n_with_baseline": 0,
+        "n_beat_baseline": 0,
     }
     printed = capsys.readouterr().out
     assert "missing prediction file" in printed and "2 task(s)" in printed

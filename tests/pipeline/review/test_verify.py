@@ -99,4 +99,13 @@ def test_regenerate_rewrites_ground_truth_and_records_the_environment(tree: Path
 
 def test_a_tree_without_tasks_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert main(["verify", str(tmp_path)]) == 2
+    assert "no question_list.json" in capsys.readouterr().err
+    (tmp_path / "question_list.json").write_text("[]\n")
+    assert main(["verify", str(tmp_path)]) == 2
     assert "no DARE-bench tasks" in capsys.readouterr().err
+
+
+def test_a_tree_whose_question_list_was_deleted_is_refused(tree: Path) -> None:
+    (tree / "question_list.json").unlink()
+    with pytest.raises(ValueError, match="no question_list.json"):
+        verify_tree(tree, determinism=False)

@@ -62,16 +62,20 @@ class ColumnRole:
 # ------------------------------------------------------------------ name and wording patterns
 
 # `Ketchup.id`, `hhid`, `person_id`, `ID`, `icpsr`, FIPS and ZIP codes, `district` numbers.
-_ID_NAME = re.compile(r"(^|[._\s-])(id|ids|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
+_ID_NAME = re.compile(r"(^|[._\s-])(id|ids|hid|hhid|pid|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
                       r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
-                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid)\d*$", re.I)
+                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid|"
+                      # the unit a repeated-measures table is grouped by (nlme's `Subject`, `Patient`)
+                      r"subject|subj|patient|participant|person|individual|animal|rat|mouse|tree)\d*$", re.I)
 _ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipCode (case-sensitive)
 _ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
+                     r"(patient|subject|person|individual)\)? ids?|(of|the) ids|"
                      r"serial number|case number|row number|observation number|code (for|of) "
                      r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I)
 _UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
                             r"school|district|zip|postal|product|customer|store|household|person|patient|"
-                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed) (code|id|number)\b",
+                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
+                            r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
                             re.I)
 _ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
                              r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)

@@ -156,3 +156,15 @@ def test_a_documented_unit_code_is_an_identifier_even_stored_as_decimals() -> No
     roles = _roles({"hospital": [0.1, 1.1, 2.1, 0.1], "los": [3.0, 8.0, 5.0, 11.0]},
                    column_descriptions={"hospital": "encrypted facility code (string)"})
     assert roles["hospital"].role == "identifier" and not roles["hospital"].may_be_feature
+
+
+def test_a_documented_flight_number_and_a_repeated_measures_subject_are_identifiers() -> None:
+    # openintro/nycflights' `flight` ("Flight number.") and nlme/Remifentanil's `Subject` were once a
+    # target and a numeric feature; Ecdat/Ketchup's household id `Ketchup.hid` likewise.
+    rng = np.random.default_rng(1)
+    roles = _roles({"flight": rng.integers(1, 900, 50), "Subject": np.repeat(np.arange(10), 5),
+                    "Ketchup.hid": np.repeat(np.arange(25), 2), "delay": rng.normal(size=50)},
+                   column_descriptions={"flight": "Flight number.", "delay": "Arrival delay, in minutes."})
+    assert {n: roles[n].role for n in ("flight", "Subject", "Ketchup.hid")} == dict.fromkeys(
+        ("flight", "Subject", "Ketchup.hid"), "identifier")
+    assert roles["delay"].role == "outcome"

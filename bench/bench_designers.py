@@ -65,7 +65,7 @@ def _prepared(sources: str, limit: int, work_root: Path):
         for ref in open_source(key, arg).candidates():
             if limit <= 0:
                 return
-            o = build_one(ref, key, arg, job, work_root, work_root / "tasks", through="profile")
+            o = build_one(ref, key, arg, job, work_root, work_root / "tasks", through="profile")[0]
             if not o.ok:
                 continue
             work = Path(o.work_dir)

@@ -44,8 +44,8 @@ def direct_build(limit: int, seed: int, out: Path) -> int:
     job = BuildJob.make(seed)
     out.mkdir(parents=True)
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        outcomes = list(pool.map(lambda c: build_one(c.ref, c.source, c.arg, job, out / ".work", out),
-                                 list_candidates("builtin", limit)))
+        outcomes = [o for units in pool.map(lambda c: build_one(c.ref, c.source, c.arg, job, out / ".work", out),
+                                            list_candidates("builtin", limit)) for o in units]
     outcomes = guard_staging_tree(out, outcomes)
     if any(o.ok for o in outcomes):
         write_dsagent(out, seed)

@@ -28,7 +28,7 @@ from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
                               sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
-from pipeline.review.reports import write_tree_reports
+from pipeline.review.reports import design_rows, write_tree_reports
 from pipeline.run_report import build_report, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
@@ -102,14 +102,17 @@ def designer_settings_json(designer: str, settings: dict | None) -> str:
 
 
 def build_one(ref: str, source: str, arg: str | None, job: BuildJob, work_root: Path, tasks_root: Path,
-              through: str = "finalize") -> Outcome:
-    """Take one dataset through every stage up to `through` (the task is written under `tasks_root`);
-    returns its Outcome, failed with the stage and one-line reason if a stage rejected it."""
+              through: str = "finalize") -> list[Outcome]:
+    """Take one dataset through every stage up to `through` (its tasks are written under `tasks_root`);
+    returns one Outcome per task it makes (two when the designer finds a classification and a
+    regression task, split_units), or the one failed Outcome with the stage and reason of a rejection."""
     candidate = Candidate(source, arg, ref)
-    outcome = steps.start(ref, str(work_root))
+    outcomes = [steps.start(ref, str(work_root))]
     for stage in STAGES[: STAGES.index(through) + 1]:
-        outcome = STEPS[stage](outcome, **job.step_args(stage, candidate, tasks_root))
-    return outcome
+        outcomes = [STEPS[stage](o, **job.step_args(stage, candidate, tasks_root)) for o in outcomes]
+        if stage == "design":
+            outcomes = steps.split_units(outcomes)
+    return outcomes
 
 
 def list_candidates(sources: str, limit: int | None) -> list[Candidate]:
@@ -138,7 +141,7 @@ class Built:
     """Every candidate's Outcome, in candidate order, and the cache hits among them."""
 
     outcomes: list[Outcome]
-    hits: dict[str, str]  # ref -> task folder of a dataset restored from the build cache, not built
+    hits: dict[str, str]  # Outcome.uid -> task folder of a task restored from the build cache, not built
 
 
 def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
@@ -170,32 +173,34 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     lap("cache lookup")
 
     def fresh(o: Outcome) -> bool:
-        return o.ref not in hits
+        return o.uid not in hits
 
     outcomes = _on(fresh, outcomes, wave("profile"))
     outcomes = _on(fresh, outcomes, wave("design"))
+    outcomes = steps.split_units(outcomes)  # from here on, one Outcome per task
+    store_units(outcomes, cache, keys)
     store_rejections(outcomes, cache, keys, ("profile", "design"))
     outcomes = dedupe_task_dirs(outcomes, hits)
     outcomes = _on(fresh, outcomes, wave("postprocess"))
     store_rejections(outcomes, cache, keys, ("postprocess",))
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
-    outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.ref]}))
+    outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.uid]}))
     lap("build")
     for o in outcomes:  # cache hits that survived the task-folder check
-        if o.ok and o.ref in hits:
-            build_cache.restore(cache, keys[o.ref], hits[o.ref], staging)
+        if o.ok and o.uid in hits:
+            build_cache.restore(cache, keys[o.uid], hits[o.uid], staging)
     lap("cache restore")
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
-    verified = {o.ref for o in outcomes if o.ref in hits and build_cache.is_verified(cache, keys[o.ref])}
-    to_check = sum(o.ok and o.ref not in verified for o in outcomes)
+    verified = {o.uid for o in outcomes if o.uid in hits and build_cache.is_verified(cache, keys[o.uid])}
+    to_check = sum(o.ok and o.uid not in verified for o in outcomes)
     if to_check:
         note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
              "interpreters")
-    outcomes = _on(lambda o: o.ref not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
+    outcomes = _on(lambda o: o.uid not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
     for o in outcomes:
-        if o.ok and o.ref in keys:
-            build_cache.mark_verified(cache, keys[o.ref])
+        if o.ok and o.uid in keys:
+            build_cache.mark_verified(cache, keys[o.uid])
     lap("guard")
     return Built(outcomes, hits)
 
@@ -216,38 +221,64 @@ def dedupe_tables(outcomes: list[Outcome]) -> list[Outcome]:
 
 
 def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> tuple[list[Outcome], dict[str, str]]:
-    """Cached rejections become failed outcomes; cached tasks are returned as {ref: task folder} and
-    their entry is put in the work folder, where the build collects entries."""
+    """A dataset's cached rejection becomes its failed Outcome; a dataset whose every task is cached
+    becomes its units (as split_units makes them), each a cached rejection or a hit returned as
+    {uid: task folder} with its entry put in its work folder, where the build collects entries.
+    Adds the units' keys to `keys`."""
     out, hits = [], {}
     for o in outcomes:
         hit = build_cache.lookup(cache, keys[o.ref]) if o.ok else None
+        units = build_cache.lookup_units(cache, keys[o.ref]) if o.ok and hit is None else None
         if hit is not None and not hit["ok"]:
-            o = o.failed(hit["stage"], hit["reason"])
-        elif hit is not None:
-            hits[o.ref] = hit["task_dir"]
-            write_json(Path(o.work_dir) / steps.ENTRY_JSON, hit["entry"])
-        out.append(o)
+            out.append(o.failed(hit["stage"], hit["reason"]))
+            continue
+        if not units:
+            out.append(o)
+            continue
+        for i, unit in enumerate(units):
+            work = Path(o.work_dir) if i == 0 else steps.unit_work(Path(o.work_dir), unit)
+            work.mkdir(exist_ok=True)
+            u = o.model_copy(update={"unit": unit, "work_dir": str(work)})
+            keys[u.uid] = build_cache.unit_key(keys[o.ref], unit)
+            result = build_cache.lookup(cache, keys[u.uid])
+            if not result["ok"]:
+                u = u.failed(result["stage"], result["reason"])
+            else:
+                hits[u.uid] = result["task_dir"]
+                write_json(work / steps.ENTRY_JSON, result["entry"])
+            out.append(u)
     return out, hits
+
+
+def store_units(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> None:
+    """After split_units: each designed dataset's units into the cache, and their keys into `keys`."""
+    units: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.ok and o.unit and o.uid not in keys:
+            keys[o.uid] = build_cache.unit_key(keys[o.ref], o.unit)
+            units.setdefault(o.ref, []).append(o.unit)
+    for ref, kinds in units.items():
+        build_cache.store_units(cache, keys[ref], kinds)
 
 
 def store_rejections(outcomes: list[Outcome], cache: Path, keys: dict[str, str], stages: tuple[str, ...]) -> None:
     for o in outcomes:
-        if (not o.ok and o.stage in stages and o.ref in keys
+        if (not o.ok and o.stage in stages and o.uid in keys
                 and build_cache.cacheable_rejection(o.stage, o.reason)):
-            build_cache.store_rejection(cache, keys[o.ref], o.stage, o.reason)
+            build_cache.store_rejection(cache, keys[o.uid], o.stage, o.reason)
 
 
 def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outcome]:
-    """Two datasets must never write the same task folder; the later ref loses, with a reason."""
+    """Two tasks must never write the same task folder; the later unit loses, with a reason."""
     seen: dict[str, str] = {}
     out = []
     for o in outcomes:
         if o.ok:
-            task_dir = hits.get(o.ref) or steps.load_spec(Path(o.work_dir)).task_dir
+            task_dir = hits.get(o.uid) or steps.load_spec(Path(o.work_dir)).task_dir
             if task_dir in seen:
                 o = o.failed("design", f"task folder {task_dir} already taken by {seen[task_dir]}")
             else:
-                seen[task_dir] = o.ref
+                seen[task_dir] = o.uid
         out.append(o)
     return out
 
@@ -291,9 +322,10 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     dsagent_report = write_root_files(staging, entries, job, sources, limit)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
-    report["cached"] = sum(o.ok and o.ref in built.hits for o in outcomes)
+    report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
+    report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
     report["published"] = bool(entries)

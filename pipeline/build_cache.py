@@ -11,7 +11,9 @@ generation; a miss builds it and stores it right after finalize, so a killed
 build resumes from every dataset it had finished.
 
 Entries are content-addressed folders `<cache>/tasks/<key>/` written to a temp
-folder and renamed into place, so a kill never leaves half an entry.
+folder and renamed into place, so a kill never leaves half an entry. A dataset's
+key holds its rejection before the design, or, after it, `<key>-units` lists its
+tasks' problem types; each task's result sits under `unit_key(key, problem type)`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
 
-RESULT_JSON, TASK_DIR, VERIFIED = "result.json", "task", "verified"
+RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
 # only failed checks (`check failed: ...`, e.g. MM infeasible): a reference run that timed out on
 # a loaded machine must be retried. Build-level ones (a duplicate table, a task folder taken by
@@ -75,6 +77,26 @@ def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, 
         "environment": fingerprint_digest(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def unit_key(key: str, unit: str) -> str:
+    """Cache key of one task of a dataset (its problem type `unit`): a dataset may make two."""
+    return hashlib.sha256(f"{key}:{unit}".encode()).hexdigest()[:32]
+
+
+def store_units(root: Path, key: str, units: list[str]) -> None:
+    """Which tasks (problem types, in order) the design made of the dataset under `key`."""
+    _commit(root, f"{key}-{UNITS_DIR}", lambda tmp: write_json(tmp / RESULT_JSON, {"units": units}))
+
+
+def lookup_units(root: Path, key: str) -> list[str] | None:
+    """The dataset's units when every one of them has a cached result (a task or a rejection), else None
+    (a build killed between two units' finalize rebuilds the dataset)."""
+    path = root / f"{key}-{UNITS_DIR}" / RESULT_JSON
+    if not path.is_file():
+        return None
+    units = read_json(path)["units"]
+    return units if all(lookup(root, unit_key(key, u)) is not None for u in units) else None
 
 
 def lookup(root: Path, key: str) -> dict | None:

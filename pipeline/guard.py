@@ -22,13 +22,13 @@ def guard_staging_tree(staging: Path, outcomes: list[Outcome]) -> list[Outcome]:
     """Drop every task whose reference is not deterministic across fresh interpreters (its folder
     removed, its Outcome failed with the reason) and copy the all_metadata schema into the tree."""
     # The entry, not the spec: a task restored from the build cache has an entry but no spec.
-    ok = {o.ref: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
+    ok = {o.uid: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
     found = check_determinism(list(ok.values())) if ok else {}
     out = []
     for o in outcomes:
-        bad = errors(found.get(ok[o.ref].name, [])) if o.ok else []
+        bad = errors(found.get(ok[o.uid].name, [])) if o.ok else []
         if bad:
-            shutil.rmtree(ok[o.ref], ignore_errors=True)
+            shutil.rmtree(ok[o.uid], ignore_errors=True)
             o = o.failed("verify", "; ".join(p.message for p in bad))
         out.append(o)
     copy_schema_into(staging)

@@ -57,7 +57,7 @@ def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, 
         by_type[e["task"]] = by_type.get(e["task"], 0) + 1
         ftype = e["needed_files_v1"][0].rsplit(".", 1)[-1]
         formats[ftype] = formats.get(ftype, 0) + 1
-    rejections = [{"ref": o.ref, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
+    rejections = [{"ref": o.uid, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
     return {
         "considered": considered,
         "built": len(entries),
@@ -81,6 +81,12 @@ def write_report_md(root: Path, report: dict) -> None:
              f"- wall time: {report['seconds']:.1f} s"]
     if "llm" in report:
         lines.append(f"- {usage_line(report['llm'])}")
+    designs = report.get("designs") or []
+    if designs:  # pipeline.review.reports.design_rows: each task's target and why
+        lines += ["", "## Targets and their evidence", "", "| " + " | ".join(designs[0]) + " |",
+                  "|" + "---|" * len(designs[0])]
+        lines += ["| " + " | ".join(md_cell(str(v)) for v in row.values()) + " |"
+                  for row in designs]
     lines += ["", "## Rejections", "",
               "| dataset | stage | reason |", "|---|---|---|"]
     lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"

@@ -10,6 +10,7 @@ failed Outcome carrying the one-line reason; later steps pass it through.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import traceback
 from pathlib import Path
 
@@ -27,6 +28,9 @@ from pipeline.core.seeding import rng_for
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
 DESIGN_USAGE_JSON = "design_usage.json"  # LLM calls, cache hits, tokens, cost (designers with settings only)
+UNITS_JSON = "units.json"  # the problem types the design step made tasks of, first one in this work folder
+# What a second unit's work folder shares with the first: everything up to the design.
+_UNIT_INPUTS = (RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, "ref.txt")
 
 
 class Outcome(BaseModel):
@@ -38,9 +42,17 @@ class Outcome(BaseModel):
     ok: bool = True
     reason: str = ""
     digest: str = ""  # content hash of what this stage wrote
+    # The problem type of the task this Outcome builds, set once the design step has split a dataset
+    # into its tasks (split_units); "" before. (ref, unit) names a unit of the build.
+    unit: str = ""
+
+    @property
+    def uid(self) -> str:
+        """The unit's name in reports and the build's maps: `ref (class)`, or the ref before the design."""
+        return f"{self.ref} ({names.TASK_SUFFIX[self.unit]})" if self.unit else self.ref
 
     def failed(self, stage: str, reason: str) -> "Outcome":
-        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason)
+        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit)
 
 
 def _guard(stage: str):
@@ -56,7 +68,7 @@ def _guard(stage: str):
             except Exception as exc:  # a bug or a hostile dataset must not stop the build
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 return prev.failed(stage, f"unexpected error: {last}"[:300])
-            return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest)
+            return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest, unit=prev.unit)
         run.__name__ = fn.__name__
         run.__doc__ = fn.__doc__
         return run
@@ -124,6 +136,10 @@ def profile_step(work: Path) -> str:
     return sha256_file(work / PROFILE_JSON)
 
 
+def load_profile(work: Path) -> DatasetProfile:
+    return DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
+
+
 @_guard("design")
 def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
     from task_design.config import DesignConfig
@@ -132,7 +148,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
     record = load_record(work)
-    profile = DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
+    profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
     if is_time_series(record):
         # The source routed it to the time-series path (README, "Time series"), whatever the designer;
@@ -145,12 +161,14 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
             ts_spec = None
         if ts_spec is not None:
             write_json(work / SPEC_JSON, ts_spec.model_dump(mode="json"))
+            write_json(work / UNITS_JSON, [ts_spec.problem_type])
             return sha256_file(work / SPEC_JSON)
     extra: dict = {}
     if designer in DESIGNER_SETTINGS:
         extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
                  "usage": LLMUsage()}
     try:
+        # The first task's choices are exactly a one-task build's (stage name "design").
         spec = DESIGNERS[designer](record, profile, load_table(work), rng_for(seed, record.ref, "design"), config,
                                    **extra)
     finally:
@@ -158,7 +176,56 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
     spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
+    units = [spec.problem_type]
+    second = _second_spec(designer, spec, record, profile, work, seed, config)
+    if second is not None:
+        other = unit_work(work, second.problem_type)
+        other.mkdir(exist_ok=True)
+        for name in _UNIT_INPUTS:
+            shutil.copyfile(work / name, other / name)
+        write_json(other / SPEC_JSON, second.model_dump(mode="json"))
+        units.append(second.problem_type)
+    write_json(work / UNITS_JSON, units)
     return sha256_file(work / SPEC_JSON)
+
+
+def _second_spec(designer: str, first: TaskSpec, record: DatasetRecord, profile: DatasetProfile, work: Path,
+                 seed: int, config) -> TaskSpec | None:
+    """The other kind's task of a dataset whose designer makes pairs (None if there is none): its own
+    rng per problem type, from stage names other than "design", so the first task never moves."""
+    from task_design.registry import PAIR_DESIGNERS
+
+    if designer not in PAIR_DESIGNERS:
+        return None
+    rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
+    try:
+        pair = PAIR_DESIGNERS[designer](record, profile, load_table(work), rngs, config)
+    except DatasetRejected:
+        return None
+    return next((s for s in pair if s.problem_type != first.problem_type and s.target != first.target), None)
+
+
+def unit_work(work: Path, problem_type: str) -> Path:
+    """The work folder of a dataset's second task: a sibling keyed by (ref, problem type)."""
+    return work.with_name(f"{work.name}-{names.TASK_SUFFIX[problem_type]}")
+
+
+def split_units(outcomes: list[Outcome]) -> list[Outcome]:
+    """After the design wave: each designed dataset becomes one Outcome per task (units.json, in
+    order; time series and one-task datasets stay one), each going through the later stages alone."""
+    out = []
+    for o in outcomes:
+        work = Path(o.work_dir)
+        if not o.ok or o.unit or not (work / UNITS_JSON).is_file():
+            out.append(o)
+            continue
+        first, *rest = read_json(work / UNITS_JSON)
+        out.append(o.model_copy(update={"unit": first}))
+        for kind in rest:
+            other = unit_work(work, kind)
+            out.append(Outcome(ref=o.ref, work_dir=str(other), stage=o.stage, digest=sha256_file(other / SPEC_JSON),
+                               unit=kind))
+    return out
 
 
 def load_spec(work: Path) -> TaskSpec | TimeSeriesSpec:

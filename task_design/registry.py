@@ -17,12 +17,15 @@ from task_design.llm_schema import LLMSettings
 DESIGNER_MODULES = {"heuristic": "task_design.heuristic", "llm": "task_design.llm"}
 
 
-def _design_of(module: str):
+def _design_of(module: str, function: str = "design"):
     def design(*args, **kwargs):
-        return importlib.import_module(module).design(*args, **kwargs)
-    design.__qualname__ = f"{module}.design"
+        return getattr(importlib.import_module(module), function)(*args, **kwargs)
+    design.__qualname__ = f"{module}.{function}"
     return design
 
 
 DESIGNERS = {name: _design_of(module) for name, module in DESIGNER_MODULES.items()}
 DESIGNER_SETTINGS = {"llm": LLMSettings}
+# Designers that can also make a second task of the other kind for a dataset (issue 12, item 4):
+# design_pair(record, profile, table, rngs by problem type, config) -> up to two TaskSpecs.
+PAIR_DESIGNERS = {"heuristic": _design_of("task_design.heuristic", "design_pair")}

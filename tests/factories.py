@@ -152,10 +152,10 @@ def write_local_dataset(folder: Path, name: str, table: pd.DataFrame, source_for
 def build_local_task(root: Path, name: str, table: pd.DataFrame, file_type: str, seed: int,
                      source_format: str = "csv", **doc) -> Outcome:
     """One local CSV (or parquet) taken through every stage (pipeline.build.build_one) into `root/tasks`,
-    in one file format; the Outcome must be ok."""
+    in one file format; the Outcome of its first task, which must be ok."""
     data = write_local_dataset(root / f"data_{name}", name, table, source_format, **doc)
     job = BuildJob.make(seed, config=DesignConfig(file_types=(file_type,)))
-    outcome = build_one(f"local/{name}", "local", str(data), job, root / "work", root / "tasks")
+    outcome = build_one(f"local/{name}", "local", str(data), job, root / "work", root / "tasks")[0]
     assert outcome.ok, f"{outcome.stage}: {outcome.reason}"
     return outcome
 
@@ -226,8 +226,10 @@ def write_task_folder(root: Path, task_dir: str, *, problem_type: str = "classif
                       model: str = "LogisticRegression", licence: str | None = CC0, rows: int = 5,
                       features: tuple[str, ...] = ("x", "colour"), truth: list[str] | None = None,
                       question_v1: str = QUESTION_V1, question_v2: str = "Predict `label` as well as you can.",
-                      baselines: dict | None = None, mm_baselines: dict | None = None) -> dict:
+                      baselines: dict | None = None, mm_baselines: dict | None = None,
+                      daregen: dict | None = None) -> dict:
     """A minimal task folder in the DARE layout (csv files, all_metadata.json); returns its question_list entry.
+    `daregen` adds keys to its daregen block (target_evidence, excluded_targets, val_rows, ...).
 
     `truth` gives the ground-truth labels of the val rows (default: `rows` labels cycling a/b).
     """
@@ -257,6 +259,7 @@ def write_task_folder(root: Path, task_dir: str, *, problem_type: str = "classif
         meta["question"]["baselines"] = baselines
     if mm_baselines is not None:
         meta["daregen"]["mm_baselines"] = mm_baselines
+    meta["daregen"].update(daregen or {})
     (verify / names.ALL_METADATA).write_text(json.dumps(meta, indent=4, sort_keys=True) + "\n", encoding="utf-8")
     return {"file_path": task_dir, "task": problem_type, "question_v1": question_v1, "question_v2": question_v2,
             "needed_files_v1": meta["question"]["needed_files_v1"],

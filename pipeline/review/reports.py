@@ -55,6 +55,13 @@ class TaskFacts(BaseModel):
     # name -> score, from `baselines` (time series) and `daregen.mm_baselines` (tabular), when recorded.
     baselines: dict[str, float] = Field(default_factory=dict)
     problem: str = ""  # why the task could not be read, if it could not
+    # The design's choice, for curators (issue 12, item 9): the target, its evidence, the candidates
+    # passed over (column -> reason), the targets tried and refused, and the MM validation rows.
+    target: str = ""
+    target_evidence: str = ""
+    excluded_targets: dict[str, str] = Field(default_factory=dict)
+    design_attempts: tuple[str, ...] = ()
+    val_rows: int | None = None
 
 
 # ------------------------------------------------------------------ reading a tree
@@ -205,7 +212,64 @@ def read_task_facts(task_dir: Path, entry: dict | None = None) -> TaskFacts:
         variants=variants,
         baselines=baselines_of(meta),
         problem=problem,
+        **_design_facts(question, meta.get("daregen")),
     )
+
+
+def _design_facts(question: dict, daregen: Any) -> dict:
+    """The TaskFacts design fields from all_metadata.json; anything missing or malformed is left out."""
+    daregen = daregen if isinstance(daregen, dict) else {}
+    target = question.get("target")
+    excluded = daregen.get("excluded_targets")
+    attempts = daregen.get("design_attempts")
+    val_rows = daregen.get("val_rows")
+    return {
+        "target": ", ".join(map(str, target)) if isinstance(target, list) else str(target or ""),
+        "target_evidence": str(daregen.get("target_evidence") or ""),
+        "excluded_targets": ({str(k): str(v) for k, v in excluded.items()} if isinstance(excluded, dict) else {}),
+        "design_attempts": tuple(map(str, attempts)) if isinstance(attempts, list) else (),
+        "val_rows": val_rows if isinstance(val_rows, int) and not isinstance(val_rows, bool) else None,
+    }
+
+
+SHOWN_EXCLUDED = 3  # rejected target candidates named per task; the rest are counted
+
+
+def _clip(text: str, n: int = 80) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def leak_screen(baselines: dict[str, float]) -> str:
+    """`best single feature 0.412 vs reference 0.773 (r2)` from daregen.mm_baselines, or ""."""
+    for metric in ("macro_f1", "r2"):
+        best, ref = baselines.get(f"best_single_feature_{metric}"), baselines.get(f"reference_{metric}")
+        if best is not None and ref is not None:
+            return f"best single feature {best:.3f} vs reference {ref:.3f} ({metric})"
+    return ""
+
+
+def design_row(f: TaskFacts) -> dict[str, str]:
+    """One task's design, as plain text cells for run_report.md and corpus_report.html (each escapes them)."""
+    # Columns refused for a reason of their own first: "ranked below the target" says little each time.
+    excluded = sorted(f.excluded_targets.items(), key=lambda kv: (kv[1].startswith("ranked below"), kv[0]))
+    named = "; ".join(f"{col} ({_clip(why, 60)})" for col, why in excluded[:SHOWN_EXCLUDED])
+    more = len(excluded) - SHOWN_EXCLUDED
+    return {
+        "task": f.task_dir,
+        "target": f.target,
+        "evidence": _clip(f.target_evidence, 120),
+        "rejected candidates": (f"{len(excluded)}: {named}" + (f"; and {more} more" if more > 0 else "")
+                                if excluded else "0"),
+        "attempts refused": (f"{len(f.design_attempts)}: {_clip(f.design_attempts[0], 100)}"
+                             + (" ..." if len(f.design_attempts) > 1 else "") if f.design_attempts else "0"),
+        "MM val rows": "" if f.val_rows is None else str(f.val_rows),
+        "leak screen": leak_screen(f.baselines),
+    }
+
+
+def design_rows(tree: Path) -> list[dict[str, str]]:
+    """design_row of every task in `tree`, in task-folder order."""
+    return [design_row(f) for f in read_tree_facts(tree)]
 
 
 def read_tree_facts(tree: Path) -> list[TaskFacts]:
@@ -562,6 +626,25 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
                     "<code>question.baselines</code>, tabular tasks <code>daregen.mm_baselines</code>).</p>")
         parts.append(_section("Baseline difficulty", body))
 
+        rows = [design_row(f) for f in facts]
+        body = _table(list(rows[0]), [list(r.values()) for r in rows])
+        body += ('<p class="note">Rejected candidates: the columns the designer passed over, with why '
+                 "(<code>daregen.excluded_targets</code>); attempts refused: targets tried and found unlearnable "
+                 "(<code>daregen.design_attempts</code>); leak screen: the best single-feature score against the "
+                 "reference model's (<code>daregen.mm_baselines</code>).</p>")
+        parts.append(_section("Targets and their evidence", body))
+
+        sizes = sorted(f.val_rows for f in facts if f.val_rows is not None)
+        if sizes:
+            body = _hist_svg(sizes, "MM validation rows per task", "rows", log=True)
+            body += _table(["", "tasks", "min", "median", "max"],
+                           [["MM validation rows", len(sizes), sizes[0], sizes[len(sizes) // 2], sizes[-1]]],
+                           {1, 2, 3, 4})
+            body += _table(["MM validation rows", "tasks"], _size_buckets(sizes), {1})
+        else:
+            body = '<p class="note">No task records its MM validation rows (<code>daregen.val_rows</code>).</p>'
+        parts.append(_section("MM validation sizes", body))
+
         flagged = [[f.task_dir, flag] for f in facts for flag in suspicious(f)]
         body = (_table(["task", "why"], flagged) if flagged else "<p>No task is flagged.</p>")
         body += ('<p class="note">Flagged from the recorded baselines: a reference that does no better than its '
@@ -588,6 +671,14 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>daregen corpus report</title><style>{_CSS}</style></head><body>\n"
             + "\n".join(parts) + "\n</body></html>\n")
+
+
+def _size_buckets(sizes: list[int]) -> list[list[Any]]:
+    """Counts of tasks per power-of-ten band of validation rows, e.g. `100-999`."""
+    bands: dict[int, int] = {}
+    for n in sizes:
+        bands[len(str(max(n, 1))) - 1] = bands.get(len(str(max(n, 1))) - 1, 0) + 1
+    return [[f"{10 ** k}-{10 ** (k + 1) - 1}" if k else "0-9", n] for k, n in sorted(bands.items())]
 
 
 def write_tree_reports(tree: Path) -> None:

@@ -208,6 +208,46 @@ def test_corrupt_data_file_is_named_in_the_report(tree):
     assert iris.n_rows is None
 
 
+def test_curators_see_each_target_its_evidence_rejected_candidates_sizes_and_leak_screen(tmp_path):
+    """Issue 12, item 9: the corpus report and run_report.md show, per task, the target and its evidence, the
+    candidates passed over (counted, the first few named) and the leak screen; the corpus report charts MM
+    validation sizes with their minimum. Source text is escaped in both."""
+    from pipeline.review.reports import design_rows
+    from pipeline.run_report import write_report_md
+
+    root = tmp_path / "tree"
+    excluded = {f"c{i}": f"ranked below 'label' (fallback {i})" for i in range(5)}
+    entries = [
+        write_task_folder(root, "shop_class", mm_baselines={"best_single_feature_macro_f1": 0.41,
+                                                            "reference_macro_f1": 0.8, "trivial_macro_f1": 0.3},
+                          daregen={"target_evidence": "documentation: <b>the outcome</b> | of the study",
+                                   "excluded_targets": excluded, "design_attempts": ["price (regression): flat"],
+                                   "val_rows": 47}),
+        write_task_folder(root, "cars_reg", problem_type="regression", target="mpg",
+                          daregen={"target_evidence": "source hint", "val_rows": 1200}),
+    ]
+    write_question_list_by_hand(root, entries)
+    rows = {r["task"]: r for r in design_rows(root)}
+    shop = rows["shop_class"]
+    assert shop["target"] == "label" and shop["MM val rows"] == "47"
+    assert shop["rejected candidates"].startswith("5: c0 (ranked below") and shop["rejected candidates"].endswith(
+        "and 2 more")
+    assert shop["attempts refused"] == "1: price (regression): flat"
+    assert shop["leak screen"] == "best single feature 0.410 vs reference 0.800 (macro_f1)"
+    assert rows["cars_reg"]["rejected candidates"] == "0" and rows["cars_reg"]["leak screen"] == ""
+
+    write_tree_reports(root)
+    page = (root / CORPUS_REPORT_HTML).read_text()
+    assert "Targets and their evidence" in page and "MM validation sizes" in page
+    assert "&lt;b&gt;the outcome&lt;/b&gt;" in page and "<b>the outcome" not in page
+    assert '<td class="n">47</td>' in page  # the minimum
+    write_report_md(root, {"built": 2, "by_type": {}, "considered": 2, "rejections": [], "seconds": 1.0,
+                           "designs": list(rows.values())})
+    md = (root / names.RUN_REPORT_MD).read_text()
+    assert "## Targets and their evidence" in md
+    assert "&lt;b>the outcome&lt;/b> \\| of the study" in md
+
+
 def test_rows_histogram_of_a_two_task_tree_plots_both_tasks_min_included(tmp_path):
     from pipeline.review.reports import log_bins
 

@@ -20,7 +20,7 @@ import pytest
 from pipeline.prefect_env import configure_prefect
 from tests.sourcing.loopback.kaggle_api import SECRET, kaggle_server
 
-# Enough candidates for >= 10 classification and >= 10 regression tasks in all
+# Enough candidates for >= 8 classification and >= 10 regression tasks in all
 # three formats; kept small because CI builds it twice.
 TREE_LIMIT = int(os.environ.get("DAREGEN_TEST_LIMIT", "70"))
 TREE_SEED = 7

@@ -7,6 +7,7 @@ have their own layout and invariants, checked at the end of this module.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -75,15 +76,23 @@ def test_tree_size_and_mix(built_tree):
     tasks = _tasks(built_tree)
     kinds = [e["task"] for _, e in tasks]
     formats = {_meta(d)["question"]["save_file_type"] for d, _ in tasks}
-    assert kinds.count("classification") >= 10 and kinds.count("regression") >= 10
-    assert len(_ts_tasks(built_tree)) >= 3  # the stratified candidate order puts series in any prefix
+    # issue 12's size floors and target evidence leave fewer, sounder tasks in 70 candidates than before
+    assert kinds.count("classification") >= 8 and kinds.count("regression") >= 10
+    # the stratified candidate order puts series in any prefix; since issue 12's floor of 40 training
+    # points per series most of them are too short, so few remain (a known gap of that issue)
+    assert len(_ts_tasks(built_tree)) >= 2
     assert formats == {"csv", "sqlite", "parquet"}
     report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text())
-    assert report["built"] + len(report["rejections"]) == report["considered"]
-    if report["considered"] >= 300:  # the scale run (make test-scale): at least half become tasks
-        assert report["built"] >= report["considered"] // 2
-        ts = report["time_series"]
-        assert ts["tasks"] >= 25 and ts["panels"] >= 5 and ts["resampled"] >= 5, ts
+    # Every considered dataset is accounted for: it made a task (one or two since issue 12), or it, or its
+    # second task (`ref (class)` / `ref (reg)`), was rejected with a reason.
+    everything = _all_tasks(built_tree)
+    assert report["built"] == len(everything)
+    refs = {_meta(d)["daregen"]["ref"] for d, _ in everything}
+    refs |= {re.sub(r" \((class|reg)\)$", "", r["ref"]) for r in report["rejections"]}
+    assert len(refs) == report["considered"]
+    if report["considered"] >= 300:  # the scale run (make test-scale): issue 12's targets
+        assert report["built"] >= 120
+        assert report["time_series"]["tasks"] >= 20, report["time_series"]
     assert all(r["reason"] and "\n" not in r["reason"] for r in report["rejections"])
 
 

@@ -107,6 +107,18 @@ def open_sources(spec: str) -> None:
         open_source(key, arg)
 
 
+def list_offline_candidates(spec: str) -> None:
+    """List now the candidates of every source that needs no network. Adapters are shared per process and
+    cache their catalogue (the built-in one reads ~2,300 R help pages to order it), so the flow's own
+    listing is then free, and this work overlaps the Prefect server's start instead of following it."""
+    from sourcing.registry import open_source, parse_sources, source_kind
+    from sourcing.sources_file import resolve_spec
+
+    for key, arg in parse_sources(resolve_spec(spec)):
+        if not source_kind(key).needs_network:
+            open_source(key, arg).candidates()
+
+
 def check_schedule(cron: str, timezone: str) -> None:
     import datetime
     import zoneinfo
@@ -141,13 +153,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     check_out_target(Path(args.out), args.force)
     open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
-    # After every check (a failure stays one line), before the longest silence: Prefect's start-up.
-    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); starting Prefect, about 30 s",
-          file=sys.stderr, flush=True)
-    configure_prefect()  # before flows imports Prefect, which reads its settings at import
+    configure_prefect()  # before Prefect is imported: it reads its settings at import
+    from pipeline.prefect_api import start_prefect_api, startup_timeout_s
+
+    # The ephemeral server starts on the other core while this process loads the pipeline.
+    api = start_prefect_api()
+    # After every check (a failure stays one line), before the silence of the imports and the server's start.
+    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); "
+          + ("starting Prefect's local server while the pipeline loads" if api else
+             "using the configured Prefect API (PREFECT_API_URL)"), file=sys.stderr, flush=True)
     from flows import build_tasks
     from pipeline.run_report import summary_table
 
+    list_offline_candidates(args.sources)
+    if api is not None:
+        api.wait_ready(startup_timeout_s())
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,

@@ -1,13 +1,14 @@
 """Prefect settings daregen needs before Prefect is imported.
 
-`daregen build` runs Prefect in ephemeral mode: it starts a temporary API server
-in a subprocess. On a loaded 2-core machine that start-up can take well over
-Prefect's default 20 s timeout, so the timeout is raised. Per-task "Finished in
-state" lines would drown the build summary, so logs are warnings only, and
-telemetry (which would try to reach the internet) is off. The temporary server
-is stopped as soon as the flow returns, and on a fresh Prefect home it then logs
-tracebacks about task-run events it had not flushed yet; they are harmless for a
-server that is going away, so its own logger reports critical errors only.
+Without a configured server, `daregen build` runs Prefect in ephemeral mode: a
+temporary API server in a subprocess (pipeline.prefect_api starts it). On a
+loaded 2-core machine that start-up can take well over Prefect's default 20 s
+timeout, so the timeout is raised. Per-task "Finished in state" lines would
+drown the build summary, so logs are warnings only, and telemetry (which would
+try to reach the internet) is off. The temporary server is stopped when the
+build's process exits, and on a fresh Prefect home it then logs tracebacks about
+task-run events it had not flushed yet; they are harmless for a server that is
+going away, so its own logger reports critical errors only.
 A served deployment is different: its runs are read in the Prefect UI, so the flow
 run's own INFO lines (the build summary, each rejection with its reason) are kept
 there, while per-task state lines stay off. Users' own settings win: these are

@@ -99,6 +99,8 @@ def summary_table(report: dict, out: Path) -> str:
     lines = [
         f"built {report['built']} tasks from {report['considered']} candidate datasets "
         f"in {report['seconds']:.0f} s -> {out}",
+        *([f"  unchanged: the published generation {report.get('generation')} was built from the same inputs; "
+           "nothing published, no file rewritten"] if report.get("unchanged") else []),
         "",
         f"  {'problem type':<16}{'tasks':>6}",
     ]

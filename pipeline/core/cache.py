@@ -2,6 +2,7 @@
 
     $DAREGEN_CACHE (default .cache/daregen, relative to the working directory)
       tasks/      the per-dataset build cache (pipeline/build_cache.py)
+      sources/    source-step results of immutable data, the built-in wheels (pipeline/build_cache.py)
       downloads/  fetched files, by content hash (sourcing/download.py)
       openml/     the openml client's own cache (sourcing/openml_source.py)
       kaggle/     extracted Kaggle archives (sourcing/kaggle_source.py)
@@ -20,6 +21,7 @@ CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")
 
 TASKS = "tasks"
+SOURCES = "sources"
 DOWNLOADS = "downloads"
 OPENML = "openml"
 KAGGLE = "kaggle"

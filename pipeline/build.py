@@ -315,11 +315,14 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
-                     limit: int | None) -> dict | None:
+                     limit: int | None, cache: Path | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
-    returns the DSAgentBench report (None when nothing was built)."""
+    returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
+    folder), a DARE task whose folder was already validated is not validated again."""
     write_question_list(staging, entries)
-    dsagent_report = write_dsagent(staging, job.seed) if entries else None  # desktop configs, validated
+    dsagent_cache = cache.parent / core_cache.DSAGENT if cache is not None else None
+    # desktop configs, validated
+    dsagent_report = write_dsagent(staging, job.seed, cache_dir=dsagent_cache) if entries else None
     write_json(staging / names.ENVIRONMENT, fingerprint())
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
@@ -404,7 +407,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         return report
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
-    dsagent_report = write_root_files(staging, entries, job, sources, limit)
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)

@@ -135,7 +135,9 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
              f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
              f"- seed {report['seed']}, sources `{report['sources']}`, limit {report['limit']}, "
              f"{report['seconds']:.0f} s"]
-    if tree is not None:
+    if report.get("unchanged"):
+        lines.append(f"- **unchanged:** the same inputs as the published `{out}` -> `{tree}`; nothing published")
+    elif tree is not None:
         lines.append(f"- **published:** `{out}` -> `{tree}`")
     else:
         lines.append(f"- **nothing published:** `{out}` is unchanged")

@@ -11,6 +11,8 @@ run report, the tree reports and publishing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -20,15 +22,15 @@ from typing import Callable, NamedTuple
 from finalize.dsagent.build import write_dsagent
 from finalize.timeseries import ts_counts
 from pipeline import build_cache, steps
-from pipeline.core import names
-from pipeline.core.environment import code_version, fingerprint
+from pipeline.core import cache as core_cache, names
+from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.guard import guard_staging_tree
 from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
                               sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
-from pipeline.review.reports import design_rows, write_tree_reports
+from pipeline.review.reports import design_rows, read_json_or_none, write_tree_reports
 from pipeline.run_report import build_report, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
@@ -142,6 +144,8 @@ class Built:
 
     outcomes: list[Outcome]
     hits: dict[str, str]  # Outcome.uid -> task folder of a task restored from the build cache, not built
+    keys: dict[str, str]  # Outcome.uid (and ref) -> build cache key
+    deferred: set[str]  # hits not yet copied into the generation (build_generation copies them, if it publishes)
 
 
 def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
@@ -164,7 +168,15 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         return lambda batch: run_wave(stage, batch, lambda o: {
             **job.step_args(stage, by_ref[o.ref], staging), **extra(o)})
 
-    outcomes = wave("source")([steps.start(c.ref, str(staging / ".work")) for c in candidates])
+    outcomes = [steps.start(c.ref, str(staging / ".work")) for c in candidates]
+    sources_cache = cache.parent / core_cache.SOURCES
+    source_keys = immutable_source_keys(candidates, job.limits_json)
+    outcomes = [(build_cache.lookup_source(sources_cache, source_keys[o.ref], o) if o.ref in source_keys else None)
+                or o for o in outcomes]
+    outcomes = _on(lambda o: o.stage == "start", outcomes, wave("source"))
+    for o in outcomes:
+        if o.ref in source_keys:
+            build_cache.store_source(sources_cache, source_keys[o.ref], o)
     lap("source")
     outcomes = dedupe_tables(outcomes)
     keys = {o.ref: build_cache.dataset_key(o, seed=job.seed, designer=job.designer, settings_json=job.settings_json,
@@ -186,13 +198,13 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
     outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.uid]}))
     lap("build")
-    for o in outcomes:  # cache hits that survived the task-folder check
-        if o.ok and o.uid in hits:
-            build_cache.restore(cache, keys[o.uid], hits[o.uid], staging)
-    lap("cache restore")
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
     verified = {o.uid for o in outcomes if o.uid in hits and build_cache.is_verified(cache, keys[o.uid])}
+    # Only the hits the guard must see are copied now; the verified ones wait for build_generation,
+    # which copies none of them when the tree is unchanged.
+    restore_hits(outcomes, hits, keys, cache, staging, lambda uid: uid not in verified)
+    lap("cache restore")
     to_check = sum(o.ok and o.uid not in verified for o in outcomes)
     if to_check:
         note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
@@ -202,7 +214,26 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         if o.ok and o.uid in keys:
             build_cache.mark_verified(cache, keys[o.uid])
     lap("guard")
-    return Built(outcomes, hits)
+    return Built(outcomes, hits, keys, deferred=verified)
+
+
+def immutable_source_keys(candidates: list[Candidate], limits_json: str) -> dict[str, str]:
+    """ref -> source cache key, for the candidates of sources whose data cannot change under a ref
+    (those with `content_version`, the built-in wheels); the others are read and hashed every build."""
+    out = {}
+    for c in candidates:
+        version = getattr(open_source(c.source, c.arg), "content_version", None)
+        if callable(version):
+            out[c.ref] = build_cache.source_key(c.ref, version(c.ref), limits_json)
+    return out
+
+
+def restore_hits(outcomes: list[Outcome], hits: dict[str, str], keys: dict[str, str], cache: Path, staging: Path,
+                 selected: Callable[[str], bool]) -> None:
+    """Copy the selected cache hits that survived the task-folder check into the generation."""
+    for o in outcomes:
+        if o.ok and o.uid in hits and selected(o.uid):
+            build_cache.restore(cache, keys[o.uid], hits[o.uid], staging)
 
 
 def dedupe_tables(outcomes: list[Outcome]) -> list[Outcome]:
@@ -284,16 +315,52 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
-                     limit: int | None) -> dict | None:
+                     limit: int | None, cache: Path | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
-    returns the DSAgentBench report (None when nothing was built)."""
+    returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
+    folder), a DARE task whose folder was already validated is not validated again."""
     write_question_list(staging, entries)
-    dsagent_report = write_dsagent(staging, job.seed) if entries else None  # desktop configs, validated
+    dsagent_cache = cache.parent / core_cache.DSAGENT if cache is not None else None
+    # desktop configs, validated
+    dsagent_report = write_dsagent(staging, job.seed, cache_dir=dsagent_cache) if entries else None
     write_json(staging / names.ENVIRONMENT, fingerprint())
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
         "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries)}))
     return dsagent_report
+
+
+def inputs_key(job: BuildJob, sources: str, limit: int | None, outcomes: list[Outcome], keys: dict[str, str]) -> str:
+    """A hash of everything that decides a generation's bytes, reports included (timings aside): each
+    task's build cache key (itself a hash of its table, record, code and library versions), each
+    rejection, the build's settings, and the code of the root files and reports. Two builds with the
+    same key publish the same tree: determinism is the product."""
+    if any(o.ok and o.uid not in keys for o in outcomes):
+        return ""  # a task the cache cannot name: never taken for unchanged
+    units = [[o.uid, keys[o.uid]] if o.ok else [o.uid, o.stage, o.reason] for o in outcomes]
+    payload = {"units": units, "seed": job.seed, "designer": job.designer, "settings": job.settings_json,
+               "design": job.design_digest, "limits": job.limits_json, "sources": sources, "limit": limit,
+               "code": build_cache.code_digest(), "environment": fingerprint_digest()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+# A DSAgentBench task dropped for one of these reasons was dropped by the machine (a sandbox job past
+# its wall time on a loaded machine), not by its inputs: such a tree is rebuilt, never kept as is.
+_MACHINE_REASONS = ("validation job",)
+
+
+def unchanged(published: Path, key: str) -> bool:
+    """The published generation was built from the same inputs (`inputs_key`) and is whole."""
+    report = read_json_or_none(published / names.RUN_REPORT_JSON)
+    if not key or not isinstance(report, dict) or report.get("inputs_key") != key:
+        return False
+    dropped = ((report.get("dsagentbench") or {}).get("rejections")) or []
+    if any(str(r.get("reason", "")).startswith(_MACHINE_REASONS) for r in dropped if isinstance(r, dict)):
+        return False
+    try:
+        return not check_generation(published)
+    except (OSError, ValueError, KeyError, TypeError):  # a damaged manifest or question list: rebuild
+        return False
 
 
 def _report_or_warn(what: str, write: Callable, *args) -> None:
@@ -319,7 +386,28 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
     usages = [read_json(p) for o in outcomes if (p := Path(o.work_dir) / steps.DESIGN_USAGE_JSON).exists()]
     shutil.rmtree(staging / ".work", ignore_errors=True)  # absent when no candidate was considered
-    dsagent_report = write_root_files(staging, entries, job, sources, limit)
+    key = inputs_key(job, sources, limit, outcomes, built.keys)
+    previous = published_generation(out)
+    if entries and previous is not None and unchanged(previous, key):
+        # Nothing that decides the tree's bytes changed: the published generation is this build's tree.
+        # Keep it and write nothing, so no published file is rewritten (the nightly no-op).
+        shutil.rmtree(staging)
+        lap("unchanged check")
+        report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources,
+                              limit)
+        kept = read_json(previous / names.RUN_REPORT_JSON)
+        report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs") if k in kept})
+        report.update(cached=sum(o.ok and o.uid in built.hits for o in outcomes), inputs_key=key, published=False,
+                      unchanged=True, generation=previous.name)
+        if job.settings_json:
+            report["llm"] = LLMUsage.total(usages)
+        note(f"unchanged: the inputs of every task are those of the published generation {previous.name}; "
+             "nothing published")
+        note(f"seconds by phase: {phase_seconds(lap.seconds)}")
+        return report
+    restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
+    lap("cache restore")
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
@@ -328,6 +416,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
+    report["inputs_key"] = key  # a rerun with the same key keeps this generation (unchanged)
     report["published"] = bool(entries)
     if entries:
         report["generation"] = sealed_path(staging).name
@@ -344,7 +433,6 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     problems = check_generation(staging)
     if problems:
         raise RuntimeError(f"generation {staging.name} not published: {'; '.join(problems[:5])}")
-    previous = published_generation(out)
     if previous is not None:
         _report_or_warn("diff reports", lambda: write_diff_reports(previous, staging, staging,
                                                                 new_name=str(sealed_path(staging))))

@@ -30,7 +30,7 @@ from pipeline.core import cache
 from pipeline.core.environment import CODE_PACKAGES, code_version, fingerprint_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.steps import ENTRY_JSON, RECORD_JSON, Outcome, finalize_step
+from pipeline.steps import ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, Outcome, finalize_step
 
 RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
@@ -49,18 +49,34 @@ def cache_root(cache_dir: str | None = None) -> Path:
     return cache.cache_root(cache_dir).resolve() / cache.TASKS
 
 
-@functools.lru_cache(maxsize=1)
-def code_digest() -> str:
-    """The package version plus a hash of the task-building source files: the version alone would
-    serve stale tasks after an edit in a development checkout."""
-    here = Path(__file__).resolve().parent.parent
+_REPO = Path(__file__).resolve().parent.parent
+
+
+def _files_digest(parts: tuple[str, ...]) -> str:
+    """The package version plus a hash of the source files under `parts` (folders or files of the
+    repository): the version alone would serve stale results after an edit in a development checkout."""
     h = hashlib.sha256(code_version().encode())
-    for pkg in CODE_PACKAGES:  # the code that decides a task's bytes; flows.py only orchestrates
-        for path in sorted((here / pkg).rglob("*")):
-            if path.suffix in (".py", ".md") and "__pycache__" not in path.parts:
-                h.update(path.relative_to(here).as_posix().encode())
+    for part in parts:
+        root = _REPO / part
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if path.suffix in (".py", ".md", ".json") and "__pycache__" not in path.parts:
+                h.update(path.relative_to(_REPO).as_posix().encode())
                 h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The code that decides a task's bytes (flows.py only orchestrates), and the DSAgentBench schema
+    the root files validate against."""
+    return _files_digest((*CODE_PACKAGES, "schemas"))
+
+
+@functools.lru_cache(maxsize=1)
+def source_code_digest() -> str:
+    """The code the source step runs: the adapters, the kernel and the step itself. Narrower than
+    code_digest, so an edit to a designer does not make a rerun re-read every built-in table."""
+    return _files_digest(("sourcing", "pipeline/core", "pipeline/steps.py"))
 
 
 def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str) -> str:
@@ -77,6 +93,41 @@ def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, 
         "environment": fingerprint_digest(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def source_key(ref: str, content_version: str, limits_json: str) -> str:
+    """Cache key of a source step's result for a ref of immutable data: `content_version` names the
+    installed data (BuiltinSource.content_version), the rest is what else decides the step's output."""
+    payload = {"ref": ref, "content": content_version, "limits": limits_json, "code": source_code_digest(),
+               "environment": fingerprint_digest()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
+    """The cached source step of `prev` (its record and table put back in its work folder), or None."""
+    path = root / key / RESULT_JSON
+    if not path.is_file():
+        return None
+    result = read_json(path)
+    if not result["ok"]:
+        return prev.failed("source", result["reason"])
+    work = Path(prev.work_dir)
+    for name in (RECORD_JSON, TABLE_PARQUET):
+        shutil.copyfile(root / key / name, work / name)
+    return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage="source", digest=result["digest"])
+
+
+def store_source(root: Path, key: str, done: Outcome) -> None:
+    """A finished source step under `key`. An unexpected error is not kept: it may be the machine's."""
+    if not done.ok and done.reason.startswith("unexpected error"):
+        return
+
+    def fill(tmp: Path) -> None:
+        if done.ok:
+            for name in (RECORD_JSON, TABLE_PARQUET):
+                shutil.copyfile(Path(done.work_dir) / name, tmp / name)
+        write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "digest": done.digest})
+    _commit(root, key, fill)
 
 
 def unit_key(key: str, unit: str) -> str:

@@ -99,6 +99,8 @@ def summary_table(report: dict, out: Path) -> str:
     lines = [
         f"built {report['built']} tasks from {report['considered']} candidate datasets "
         f"in {report['seconds']:.0f} s -> {out}",
+        *([f"  unchanged: the published generation {report.get('generation')} was built from the same inputs; "
+           "nothing published, no file rewritten"] if report.get("unchanged") else []),
         "",
         f"  {'problem type':<16}{'tasks':>6}",
     ]
@@ -133,7 +135,9 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
              f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
              f"- seed {report['seed']}, sources `{report['sources']}`, limit {report['limit']}, "
              f"{report['seconds']:.0f} s"]
-    if tree is not None:
+    if report.get("unchanged"):
+        lines.append(f"- **unchanged:** the same inputs as the published `{out}` -> `{tree}`; nothing published")
+    elif tree is not None:
         lines.append(f"- **published:** `{out}` -> `{tree}`")
     else:
         lines.append(f"- **nothing published:** `{out}` is unchanged")

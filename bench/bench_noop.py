@@ -1,0 +1,97 @@
+"""The nightly no-op against the full build, measured side by side in one run on the built-in corpus:
+
+  (a) a full build of N candidates through the flow, empty build cache, nothing published yet;
+  (c) the same build again at the same --out with the same cache: nothing upstream changed.
+
+Both include everything `daregen build` does after Prefect's start-up: listing candidates, the
+source step, the build cache, the guard, DSAgentBench and root files, the run report, the tree
+reports, the diff and publishing. Prefect's ephemeral server is started first by a 0-candidate
+build and charged to neither. Prints both wall times, (c)/(a) (issue 16's goal: <= 5% at
+--limit 300) and each build's seconds by phase (pipeline.build.Laps).
+
+    .venv/bin/python bench/bench_noop.py [--limit 60] [--seed 0] [--repo PATH]
+
+`--repo` runs another checkout's code (e.g. main's) with this script, for a before/after figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import redirect_stderr
+from pathlib import Path
+
+
+class _Tee(io.TextIOBase):
+    """stderr still shown, and kept for the `seconds by phase` line the build prints."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.text = stream, io.StringIO()
+
+    def write(self, s: str) -> int:
+        self.stream.write(s)
+        self.text.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _phases(log: str) -> str:
+    lines = re.findall(r"seconds by phase: (.*)", log)
+    return lines[-1] if lines else "(no phase line)"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--limit", type=int, default=60)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent))
+    args = p.parse_args()
+    sys.path.insert(0, str(Path(args.repo).resolve()))
+    tmp = Path(tempfile.mkdtemp(prefix="daregen-bench-noop-"))
+    os.environ.setdefault("PREFECT_HOME", str(tmp / "prefect"))
+    os.environ["DAREGEN_CACHE"] = str(tmp / "cache")
+    from pipeline.prefect_env import configure_prefect
+
+    configure_prefect()
+    from flows import build_tasks
+
+    out, cache = tmp / "tasks", tmp / "cache" / "tasks"
+
+    def build(limit: int) -> tuple[float, dict, str]:
+        tee = _Tee(sys.stderr)
+        t = time.perf_counter()
+        with redirect_stderr(tee):
+            report = build_tasks(out=str(out), limit=limit, seed=args.seed, sources="builtin", cache_dir=str(cache))
+        return time.perf_counter() - t, report, _phases(tee.text.getvalue())
+
+    try:
+        warm = time.perf_counter()
+        build_tasks(out=str(tmp / "warm"), limit=0, cache_dir=str(tmp / "warm_cache"))
+        warm = time.perf_counter() - warm
+        a, full, phases_a = build(args.limit)
+        c, noop, phases_c = build(args.limit)
+        load = os.getloadavg()
+        print(f"\n{args.limit} candidates of the built-in corpus, seed {args.seed}, code {args.repo}; "
+              f"cpu_count={os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        print(f"  Prefect ephemeral start (a 0-candidate build) {warm:8.2f} s   (not charged below)")
+        print(f"  (a) full build, empty cache        {a:8.2f} s   {full['built']} tasks")
+        print(f"      by phase: {phases_a}")
+        print(f"  (c) no-op rerun, nothing changed   {c:8.2f} s   {noop.get('cached')} of {noop['built']} tasks "
+              f"from the cache; {'unchanged, nothing published' if noop.get('unchanged') else 'republished'}")
+        print(f"      by phase: {phases_c}")
+        print(f"  (c)/(a) = {100 * c / a:.1f}%   (goal <= 5% at --limit 300)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

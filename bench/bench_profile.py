@@ -5,12 +5,16 @@
 Both compute the same statistics (missing count, distinct count, min/max/mean/std
 for numbers, top-value share, sorted category set) on the same synthetic long
 and wide tables, side by side in one run; the ratio is what to read, since the
-machines are shared and noisy. Prints best-of-R seconds and naive/ours.
+machines are shared and noisy. Prints best-of-R seconds and naive/ours, and last a line
+`RESULT {json}` for bench/run_all.py. Includes the profiling computation only (the tables are
+built before timing; no file reading).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -59,12 +63,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     shapes = [("long", 1_000_000, 12), ("wide", 5_000, 800)]
+    result: dict = {"bench": "profile", "cpu_count": os.cpu_count()}
     print(f"{'table':<6}{'rows':>10}{'cols':>6}{'naive pandas s':>16}{'daregen s':>12}{'naive/ours':>12}")
     for label, rows, cols in shapes:
         df = synthetic(rows, cols)
         naive = best_of(lambda: naive_profile(df), args.repeat)
         ours = best_of(lambda: profile_table(df), args.repeat)
         print(f"{label:<6}{rows:>10}{cols:>6}{naive:>16.2f}{ours:>12.2f}{naive / ours:>12.2f}")
+        result.update({f"{label}_naive_s": round(naive, 2), f"{label}_ours_s": round(ours, 2),
+                       f"{label}_ratio": round(naive / ours, 2)})
+    result["load_avg"] = round(os.getloadavg()[0], 2)
+    print("RESULT " + json.dumps(result, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,15 @@ Scores N predictions (every row's ground truth and its perturbations, round robi
 
 Prints seconds, rewards per second and (a)/(b): the adapters' cost over the scoring itself (the
 temporary file and the ground-truth hash check). Shared machines are noisy: read the ratio.
+Includes the scoring calls only (the export is read and the prediction files written before timing).
+The last line is `RESULT {json}` for bench/run_all.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -77,6 +81,10 @@ def main() -> int:
     print(f"{args.n} predictions: (a) reward {reward_s:.2f} s ({args.n / reward_s:.0f}/s), "
           f"(b) files {files_s:.2f} s ({args.n / files_s:.0f}/s), (a)/(b) {reward_s / files_s:.2f}; "
           f"(c) cached {cached_s:.2f} s ({len({t for _, t in preds})} distinct texts)")
+    print("RESULT " + json.dumps({"bench": "reward", "n": args.n, "reward_s": round(reward_s, 2),
+                                  "files_s": round(files_s, 2), "cached_s": round(cached_s, 2),
+                                  "reward_over_files": round(reward_s / files_s, 2), "cpu_count": os.cpu_count(),
+                                  "load_avg": round(os.getloadavg()[0], 2)}, sort_keys=True))
     return 0
 
 

@@ -187,6 +187,14 @@ def forkserver_context():
     return _ctx
 
 
+@contextlib.contextmanager
+def starting_processes():
+    """Hold while starting processes of forkserver_context() other than run_in_sandbox's (a
+    ProcessPoolExecutor's workers start in its submit): the main script hidden, one thread at a time."""
+    with _ctx_lock, _main_script_hidden():
+        yield
+
+
 # ---------------------------------------------------------------- caller side
 
 

@@ -29,10 +29,12 @@ and val_v2) and finalize.timeseries.check_ts_task.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +44,8 @@ import pandas as pd
 from finalize.checks import Problem, check_instruction, check_tabular_task, errors, metadata_descriptions
 from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
-                             run_reference_sandboxed)
+                             run_reference_sandboxed, run_references_batched)
+from finalize.sandbox import SandboxResult, forkserver_context, starting_processes
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
@@ -156,13 +159,34 @@ def verify_task(task_dir: Path, regenerate: bool = False, timeout_s: float = REF
     try:
         return _verify_task(task_dir, regenerate, timeout_s, extra, limits or InputLimits(), start)
     except Exception as exc:  # noqa: BLE001 -- one task's defect, however odd, is that task's verdict
-        message = (str(exc).strip().splitlines() or [""])[0][:300]
-        return TaskVerdict(task_dir.name, "fail", (Problem(task_dir.name, f"{type(exc).__name__}: {message}"),),
-                           seconds=time.monotonic() - start)
+        return _failed(task_dir, start, exc)
 
 
 def _verify_task(task_dir: Path, regenerate: bool, timeout_s: float, extra: tuple[Problem, ...],
                  limits: InputLimits, start: float) -> TaskVerdict:
+    prepared = _prepare(task_dir, extra, limits, start)
+    if isinstance(prepared, TaskVerdict):
+        return prepared
+    result = run_reference_sandboxed(task_dir, timeout_s, prepared.question)
+    return _finish(prepared, result, regenerate, None)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A tabular task whose files passed the cheap checks: its reference is to run next."""
+    task_dir: Path
+    meta: dict
+    question: dict
+    problems: tuple[Problem, ...]  # schema and tree-level (determinism) problems, reported first
+    start: float
+
+    def done(self, status: str, problems=(), note: str = "") -> TaskVerdict:
+        return TaskVerdict(self.task_dir.name, status, tuple(problems), note, time.monotonic() - self.start)
+
+
+def _prepare(task_dir: Path, extra: tuple[Problem, ...], limits: InputLimits, start: float) -> TaskVerdict | _Ready:
+    """Everything before the reference runs: input safety, metadata, schema; a time-series task is
+    verified whole here. A TaskVerdict when the task is decided, else the _Ready task."""
     where = task_dir.name
     done = lambda status, problems=(), note="": TaskVerdict(  # noqa: E731
         where, status, tuple(problems), note, time.monotonic() - start)
@@ -194,12 +218,27 @@ def _verify_task(task_dir: Path, regenerate: bool, timeout_s: float, extra: tupl
     missing = [n for n, p in reference_files(task_dir, question).items() if not p.is_file()]
     if missing:
         return done("fail", [Problem(where, f"missing {', '.join(missing)}")])
-    result = run_reference_sandboxed(task_dir, timeout_s, question)
+    return _Ready(task_dir, meta, question, (*schema_problems, *extra), start)
+
+
+def _file_checks(task: _Ready) -> list[Problem]:
+    """The checks that read the task's files but not the reference's predictions (so they may run
+    while the reference does): ids, range filter and leaks, the instruction, MM feasibility."""
+    problems = check_tabular_task(task.task_dir)
+    problems += _instruction_problems(task.task_dir)
+    problems += check_mm_feasibility(task.task_dir, task.question, "error" if "daregen" in task.meta else "warning")
+    return problems
+
+
+def _finish(task: _Ready, result: SandboxResult, regenerate: bool, checks) -> TaskVerdict:
+    """The verdict from the reference's result; `checks`: _file_checks(task) already started (a
+    future), or None to run them here, after any --regenerate write."""
+    task_dir, question, where = task.task_dir, task.question, task.task_dir.name
     if not result.ok:
-        return done("fail", [Problem(where, f"reference solution {result.reason}")])
+        return task.done("fail", [Problem(where, f"reference solution {result.reason}")])
     if not isinstance(result.value, str) or not result.value.strip():
-        return done("fail", [Problem(where, "reference solution returned no predictions (missing output)")])
-    problems: list[Problem] = [*schema_problems, *extra]
+        return task.done("fail", [Problem(where, "reference solution returned no predictions (missing output)")])
+    problems: list[Problem] = list(task.problems)
     sim_path = _simulated_pred_path(task_dir, question)
     if regenerate:
         # Never through a link the tree planted (a `simulated_pred_local.csv -> ~/.bashrc` would
@@ -210,18 +249,16 @@ def _verify_task(task_dir: Path, regenerate: bool, timeout_s: float, extra: tupl
             write_text_inside(task_dir / names.VERIFY_DIR / names.ENVIRONMENT, task_dir.parent,
                               dumps(runtime_fingerprint()))
         except UnsafeInput as exc:
-            return done("fail", [Problem(where, str(exc))])
+            return task.done("fail", [Problem(where, str(exc))])
     elif not sim_path.is_file():
         problems.append(Problem(where, f"missing {names.VERIFY_DIR}/{names.SIMULATED_PRED}"))
     else:
         reference = pd.read_csv(io.StringIO(result.value), dtype=str, keep_default_na=False)
         recorded = pd.read_csv(sim_path, dtype=str, keep_default_na=False)
         problems += compare_predictions(reference, recorded, question, where, sim_path.name)
-    problems += check_tabular_task(task_dir)
-    problems += _instruction_problems(task_dir)
-    problems += check_mm_feasibility(task_dir, question, "error" if "daregen" in meta else "warning")
+    problems += checks.result() if checks is not None else _file_checks(task)
     status = "fail" if errors(problems) else ("regenerated" if regenerate else "pass")
-    return done(status, problems)
+    return task.done(status, problems)
 
 
 def _instruction_problems(task_dir: Path) -> list[Problem]:
@@ -295,10 +332,30 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
     return out
 
 
+# Tasks per sandboxed job (finalize.runner.run_references_batched): enough to spread the ~0.3 s of
+# setting up a job over several fits, few enough that `jobs` batches keep every core busy to the end.
+BATCH_TASKS = 8
+
+
+def _batches(keys: list[str], jobs: int) -> list[list[str]]:
+    size = max(1, min(BATCH_TASKS, -(-len(keys) // (2 * jobs))))
+    return [keys[i:i + size] for i in range(0, len(keys), size)]
+
+
+def _failed(task_dir: Path, start: float, exc: BaseException) -> TaskVerdict:
+    message = (str(exc).strip().splitlines() or [""])[0][:300]
+    return TaskVerdict(task_dir.name, "fail", (Problem(task_dir.name, f"{type(exc).__name__}: {message}"),),
+                       seconds=time.monotonic() - start)
+
+
 def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: float = REFERENCE_TIMEOUT_S,
                 on_verdict=None, determinism: bool = True, limits: InputLimits | None = None) -> VerifyReport:
-    """Verify every task under `tree`, `jobs` at a time (each job a sandboxed child on its own core);
-    `determinism` first re-runs all references in two fresh interpreters (check_determinism)."""
+    """Verify every task under `tree`; `determinism` first re-runs all references in two fresh
+    interpreters (check_determinism). Then, `jobs` at a time: the cheap checks of each task
+    (_prepare), the tabular references in batches of tasks of this tree, one sandboxed job per batch
+    (run_references_batched: a task the batch did not answer is rerun alone), and alongside them the
+    file checks that do not need the predictions (_file_checks). Verdicts are the same as
+    verify_task's, task by task, in the tree's order."""
     tasks = discover_tasks(tree)
     if tasks != [tree] and not (tree / names.QUESTION_LIST).is_file():  # a whole tree lists its tasks
         raise ValueError(f"{tree}: no {names.QUESTION_LIST} (not a DARE-layout tree)")
@@ -309,11 +366,69 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
     start = time.monotonic()
     # Before a --regenerate run rewrites simulated_pred_local.csv: compare only the two fresh runs then.
     extra = check_determinism(tasks, compare_recorded=not regenerate, limits=limits) if determinism else {}
+    limits = limits or InputLimits()
+
+    def prepare(t: Path) -> TaskVerdict | _Ready:
+        began = time.monotonic()
+        try:
+            return _prepare(t, tuple(extra.get(t.name, ())), limits, began)
+        except Exception as exc:  # noqa: BLE001 -- as in verify_task
+            return _failed(t, began, exc)
+
     verdicts = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(lambda t: verify_task(t, regenerate, timeout_s, tuple(extra.get(t.name, ())),
-                                                      limits), tasks):
-            verdicts.append(verdict)
+    with ThreadPoolExecutor(max_workers=jobs) as threads, ThreadPoolExecutor(max_workers=jobs) as run_pool, \
+            _checks_pool(jobs) as checks_pool:
+        prepared = list(threads.map(prepare, tasks))
+        ready = {f"t{i:05d}": p for i, p in enumerate(prepared) if isinstance(p, _Ready)}
+        runs = {}
+        for keys in _batches(list(ready), jobs):
+            fut = run_pool.submit(run_references_batched,
+                                  {k: (ready[k].task_dir, ready[k].question) for k in keys}, timeout_s)
+            runs.update({k: fut for k in keys})
+        # With --regenerate the checks wait for the rewritten simulated_pred_local.csv (in _finish).
+        checks = {}
+        if not regenerate:
+            with starting_processes():  # the pool starts its workers in submit
+                checks = {k: _submit_checks(checks_pool, threads, r) for k, r in ready.items()}
+        for i, p in enumerate(prepared):
+            key = f"t{i:05d}"
+            if key in ready:
+                try:
+                    p = _finish(ready[key], runs[key].result()[key], regenerate, checks.get(key))
+                except Exception as exc:  # noqa: BLE001 -- as in verify_task
+                    p = _failed(ready[key].task_dir, ready[key].start, exc)
+            verdicts.append(p)
             if on_verdict is not None:
-                on_verdict(verdict)
+                on_verdict(p)
     return VerifyReport(tuple(verdicts), time.monotonic() - start)
+
+
+@contextlib.contextmanager
+def _checks_pool(jobs: int):
+    """`jobs` worker processes for _file_checks, forked from the sandbox's fork server (pandas and
+    scikit-learn imported; the checks are mostly Python under the GIL, so threads would share one
+    core). They run our own checks on the task's files, as this process would, unsandboxed: they read
+    verify/, which the sandboxed reference must never see."""
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=forkserver_context()) as pool:
+        yield pool
+
+
+def _submit_checks(processes: ProcessPoolExecutor, threads: ThreadPoolExecutor, task: _Ready) -> Future:
+    """_file_checks(task) in a worker process; should the pool break (a worker killed), in a thread here."""
+    outer: Future = Future()
+
+    def settle(fut: Future) -> None:
+        exc = fut.exception()
+        if isinstance(exc, BrokenProcessPool):
+            again = threads.submit(_file_checks, task)
+            again.add_done_callback(lambda f: outer.set_exception(f.exception()) if f.exception()
+                                    else outer.set_result(f.result()))
+        elif exc is not None:
+            outer.set_exception(exc)
+        else:
+            outer.set_result(fut.result())
+    try:
+        processes.submit(_file_checks, task).add_done_callback(settle)
+    except BrokenProcessPool:
+        return threads.submit(_file_checks, task)
+    return outer

@@ -10,6 +10,7 @@ import pytest
 
 from finalize import sandbox
 from finalize.checks import errors
+from finalize.runner import run_reference_sandboxed, run_references_batched
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
@@ -109,3 +110,32 @@ def test_a_tree_whose_question_list_was_deleted_is_refused(tree: Path) -> None:
     (tree / "question_list.json").unlink()
     with pytest.raises(ValueError, match="no question_list.json"):
         verify_tree(tree, determinism=False)
+
+
+def _tabular(tree: Path) -> dict[str, tuple[Path, dict]]:
+    tasks = [our_task(tree), tree / REG, tree / CLASS]
+    return {f"k{i}": (t, read_json(t / names.VERIFY_DIR / names.ALL_METADATA)["question"]) for i, t in enumerate(tasks)}
+
+
+def test_a_batch_gives_each_task_the_predictions_of_a_job_of_its_own(tree: Path) -> None:
+    tasks = _tabular(tree)
+    batched = run_references_batched(tasks)
+    alone = {k: run_reference_sandboxed(t, question=q) for k, (t, q) in tasks.items()}
+    assert all(r.ok for r in alone.values()), alone
+    assert {k: r.value for k, r in batched.items()} == {k: r.value for k, r in alone.items()}
+    assert batched["k0"].value != batched["k1"].value  # each task its own predictions, not a neighbour's
+
+
+def test_a_task_that_fails_in_a_batch_fails_alone_with_its_own_reason(tree: Path, capsys) -> None:
+    q = read_json(tree / REG / names.VERIFY_DIR / names.ALL_METADATA)["question"]
+    path = tree / REG / names.SOURCE_DIR / names.data_file(names.TRAIN_V1_NO_ERR, q["save_file_type"])
+    train = read_frame(path, q["save_file_type"])
+    write_frame(train.drop(columns=[q["target"][0]]), path, q["save_file_type"])  # the reference cannot fit
+    alone = verify_task(tree / REG)
+    assert alone.status == "fail" and "reference solution" in alone.problems[0].message, alone
+    report = verify_tree(tree, jobs=1, determinism=False)  # batches of two: REG shares its job with a task
+    status = {v.task: v.status for v in report.verdicts}
+    assert status[REG] == "fail" and status[CLASS] == status[our_task(tree).name] == "pass", report.verdicts
+    assert next(v for v in report.verdicts if v.task == REG).problems == alone.problems
+    batch = run_references_batched(_tabular(tree))
+    assert not batch["k1"].ok and batch["k0"].ok and batch["k2"].ok

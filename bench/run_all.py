@@ -1,0 +1,168 @@
+"""Run the benches in one go and write their figures as one Markdown table, with the machine's core count.
+
+    .venv/bin/python bench/run_all.py [--only NAME ...] [--out bench/RESULTS.md] [--no-readme]
+
+Each bench prints, as its last line, `RESULT {json}`; BENCHES below says how to run it and how to
+turn that JSON into one table row. The table goes to bench/RESULTS.md (with the date, the commit,
+cpu_count and the load average before and after) and, unless --no-readme, between the
+`<!-- bench-results:begin -->` and `<!-- bench-results:end -->` markers of README.md's "Measured".
+Sizes are modest so the lot takes well under 15 minutes on 2 cores; each bench's own command line
+takes bigger ones. A bench that fails is a row saying so; the others still run. With --only, the
+other benches' rows are kept from the previous RESULTS.md, each marked with the run it comes from.
+
+To add a bench: make it print `RESULT {json}` last, and add one Bench(...) line to BENCHES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
+EXAMPLES = os.environ.get("DARE_EXAMPLES", "/work/shared/dare-examples")
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    command: str  # run from the repository root; {python} and {examples} are filled in
+    row: str  # str.format of the RESULT JSON's fields: the table's "result" cell
+    needs: str = ""  # a path that must exist, else the bench is skipped with that reason
+
+
+BENCHES = [
+    Bench("verify", "{python} bench/bench_verify.py --tree {examples} --build --limit 16 --seed 7 --repeat 1",
+          "{tasks} tabular tasks, {jobs} jobs: ours (`daregen verify --no-determinism`'s path) {ours_s} s, "
+          "before batching {before_s} s, one interpreter per task {naive_s} s, bare fit/predict floor {bare_s} s; "
+          "ours/floor **{ours_over_bare}** (target ≤ 1.3), before/floor {before_over_bare}, "
+          "naive/ours {naive_over_ours}; the checks alone {checks_s} s on 1 core, ours/((floor+checks)/2) "
+          "{ours_over_bare_plus_checks_on_2_cores}; sandboxed reference runs alone, batched {refs_batched_s} s "
+          "({refs_batched_over_bare}× the floor), one job per task {refs_per_task_job_s} s",
+          needs="{examples}"),
+    Bench("orchestration", "{python} bench/bench_orchestration.py --limit 6",
+          "{candidates} candidates, {built} tasks: flow {flow_s} s, the same build without Prefect {direct_s} s "
+          "(Prefect {prefect_ms_per_candidate} ms/candidate, ×{flow_over_direct}); Prefect start {prefect_start_s} s "
+          "apart; no-op rerun {noop_s} s = {noop_pct}% of the flow (without Prefect {noop_direct_s} s)"),
+    Bench("profile", "{python} bench/bench_profile.py --repeat 1",
+          "naive pandas / daregen: long table {long_naive_s} / {long_ours_s} s (×{long_ratio}), "
+          "wide {wide_naive_s} / {wide_ours_s} s (×{wide_ratio})"),
+]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    bench: Bench
+    command: str
+    cell: str
+    seconds: float
+    when: str = ""  # set on rows kept from an earlier run (--only)
+
+
+def run(bench: Bench, python: str) -> Outcome:
+    fill = {"python": python, "examples": EXAMPLES}
+    command = bench.command.format(**fill)
+    shown = command.replace(python, ".venv/bin/python")
+    needs = bench.needs.format(**fill)
+    if needs and not Path(needs).exists():
+        return Outcome(bench, shown, f"skipped: {needs} does not exist", 0.0)
+    print(f"== {bench.name}: {shown}", flush=True)
+    start = time.monotonic()
+    proc = subprocess.run(shlex.split(command), cwd=ROOT, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    sys.stdout.write(proc.stdout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        return Outcome(bench, shown, f"failed: {tail[:200]}", seconds)
+    result = json.loads(lines[-1][len("RESULT "):])
+    try:
+        cell = bench.row.format(**result)
+    except (KeyError, IndexError, ValueError) as exc:
+        cell = f"RESULT lacks {exc}: {json.dumps(result, sort_keys=True)}"
+    return Outcome(bench, shown, cell, seconds)
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def table(outcomes: list[Outcome], load_before: tuple, load_after: tuple) -> str:
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"Regenerated by `.venv/bin/python bench/run_all.py` on {when} at commit {commit()}: "
+             f"cpu_count={os.cpu_count()}, load average {load_before[0]:.2f} before and {load_after[0]:.2f} "
+             "after (a shared machine: read the ratios, which each bench measures side by side in one run).",
+             "", "| bench | command | result | wall |", "|---|---|---|---|"]
+    for o in outcomes:
+        kept = f" (kept from the run of {o.when})" if o.when else ""
+        lines.append(f"| {o.bench.name} | `{o.command}` | {o.cell.replace('|', '/')}{kept} | {o.seconds:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def earlier_rows(path: Path) -> dict[str, Outcome]:
+    """The rows of an earlier RESULTS.md, by bench name, for the benches --only does not rerun."""
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    stamp = re.search(r" on (\d{4}-\d\d-\d\d \d\d:\d\d UTC) at commit (\S+?):", text)
+    when = f"{stamp.group(1)}, commit {stamp.group(2)}" if stamp else "an earlier run"
+    by_name = {b.name: b for b in BENCHES}
+    rows = {}
+    for m in re.finditer(r"^\| (\S+) \| `([^`]*)` \| (.*) \| (\d+) s \|$", text, re.M):
+        if m.group(1) in by_name:
+            cell = re.sub(r" \(kept from the run of [^)]*\)$", "", m.group(3))
+            prior = re.search(r" \(kept from the run of ([^)]*)\)$", m.group(3))
+            rows[m.group(1)] = Outcome(by_name[m.group(1)], m.group(2), cell, float(m.group(4)),
+                                       prior.group(1) if prior else when)
+    return rows
+
+
+def write_readme(readme: Path, text: str) -> bool:
+    body = readme.read_text(encoding="utf-8")
+    if BEGIN not in body or END not in body:
+        return False
+    head, rest = body.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+    return True
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--only", nargs="*", default=None, help=f"bench names ({', '.join(b.name for b in BENCHES)})")
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    p.add_argument("--no-readme", action="store_true", help="do not rewrite README.md's generated table")
+    args = p.parse_args()
+    unknown = set(args.only or ()) - {b.name for b in BENCHES}
+    if unknown:
+        p.error(f"unknown bench(es) {sorted(unknown)}")
+    chosen = [b for b in BENCHES if args.only is None or b.name in args.only]
+    load_before = os.getloadavg()
+    kept = earlier_rows(args.out) if args.only is not None else {}
+    fresh = {b.name: run(b, sys.executable) for b in chosen}
+    outcomes = [fresh.get(b.name) or kept[b.name] for b in BENCHES if b.name in fresh or b.name in kept]
+    text = table(outcomes, load_before, os.getloadavg())
+    args.out.write_text("# Measured by bench/run_all.py\n\n" + text, encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    if not args.no_readme:
+        print("rewrote README.md's table" if write_readme(ROOT / "README.md", text)
+              else f"README.md has no {BEGIN} ... {END} markers; left alone")
+    print(text)
+    return 0 if all(not o.cell.startswith("failed") for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

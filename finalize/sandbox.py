@@ -97,6 +97,7 @@ JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when iso
 _SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache",
                  "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
                  "/etc/nsswitch.conf")
+_EMPTY_MOUNTS = ("/tmp", "/dev/shm")  # empty tmpfs in every job
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MNT_DETACH = 2
@@ -395,7 +396,9 @@ def _code_dirs(hidden: list[str]) -> list[str]:
                    if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []
     for d in dirs:
-        if d != "/" and not any(_under(h, d) for h in hidden) and not any(_under(d, k) for k in kept):
+        # A folder that is or holds /tmp or /dev/shm would bring the host's over the job's empty ones.
+        if (d != "/" and not any(_under(h, d) for h in (*hidden, *_EMPTY_MOUNTS))
+                and not any(_under(d, k) for k in kept)):
             kept.append(d)
     return kept
 
@@ -453,6 +456,12 @@ def _isolate(job: _Job, libc) -> None:
     root = job.root
     _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755"),
            "mount the new root")
+    # The empty /tmp and /dev/shm first: a venv or checkout that lives under /tmp is grafted on top of
+    # them below; mounted after, they would hide it and the job would find no interpreter.
+    for path in _EMPTY_MOUNTS:
+        os.makedirs(root + path, exist_ok=True)
+        _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                          b"size=64m,mode=1777"), f"mount tmpfs on {path}")
     hidden = list(job.hidden)
     grafted = [*_SYSTEM_PATHS, *_DEVICES, *_code_dirs(hidden)]
     for path in grafted:
@@ -461,10 +470,6 @@ def _isolate(job: _Job, libc) -> None:
         if any(_under(path, g) and path != g for g in grafted) and os.path.isdir(root + path):
             _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m"),
                    f"mount tmpfs on {path}")
-    for path in ("/tmp", "/dev/shm"):
-        os.makedirs(root + path, exist_ok=True)
-        _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
-                          b"size=64m,mode=1777"), f"mount tmpfs on {path}")
     os.makedirs(root + "/proc", exist_ok=True)  # the job mounts its own procfs there
     # Some libraries (sqlite) resolve relative names through getcwd(): a fixed path.
     _bind(libc, os.open(job.workdir, os.O_RDONLY | os.O_DIRECTORY), root + JOB_DIR)

@@ -205,3 +205,35 @@ def test_reference_failures_are_dataset_rejections(tmp_path: Path) -> None:
     (task_dir / names.SOURCE_DIR / names.data_file(names.VAL_V1, q["save_file_type"])).unlink()
     with pytest.raises(DatasetRejected, match="reference solution failed"):
         run_reference(task_dir, tmp_path / "pred.csv")
+
+
+def test_an_interpreter_under_tmp_is_visible_to_the_job(tmp_path: Path) -> None:
+    """A checkout cloned under /tmp (its .venv there too) must not lose its interpreter to the job's empty
+    /tmp: the guard's fresh interpreters exec it. A venv under tmp_path (itself under /tmp) runs a job that
+    execs its own python; the host's other /tmp files stay out of sight."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    assert str(tmp_path.resolve()).startswith("/tmp/")
+    venv = tmp_path / "clone" / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
+                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    # This project's code and its libraries, reachable from the new venv as from ours.
+    (site / "daregen-under-test.pth").write_text(
+        f"{Path(sysconfig.get_paths()['purelib'])}\n{Path(__file__).resolve().parents[2]}\n")
+    (tmp_path / "host-secret.txt").write_text("not for the job")
+    script = (
+        "import subprocess, sys\n"
+        "from finalize.sandbox import run_in_sandbox\n"
+        "res = run_in_sandbox(subprocess.call, args=([sys.executable, '-c', 'raise SystemExit(42)'],))\n"
+        "print(res.status, res.value, res.reason)\n"
+        f"seen = run_in_sandbox(__import__('os').path.exists, args=({str(tmp_path / 'host-secret.txt')!r},))\n"
+        "print(seen.status, seen.value)\n")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line.strip() for line in out.stdout.strip().splitlines()]
+    assert lines[0] == "ok 42", out.stdout + out.stderr[-2000:]  # the job ran its interpreter
+    assert lines[1] == "ok False"

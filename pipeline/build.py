@@ -29,7 +29,7 @@ from pipeline.publish import (build_manifest, check_generation, crash_point, pub
                               sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.reports import design_rows, write_tree_reports
-from pipeline.run_report import build_report, write_report_md
+from pipeline.run_report import build_report, step_timings, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
 from task_design.config import DesignConfig
@@ -284,11 +284,13 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
-                     limit: int | None) -> dict | None:
+                     limit: int | None, dsagent_seconds: dict | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
-    returns the DSAgentBench report (None when nothing was built)."""
+    returns the DSAgentBench report (None when nothing was built). `dsagent_seconds` receives the
+    DSAgentBench steps' seconds per task folder."""
     write_question_list(staging, entries)
-    dsagent_report = write_dsagent(staging, job.seed) if entries else None  # desktop configs, validated
+    # desktop configs, validated
+    dsagent_report = write_dsagent(staging, job.seed, seconds=dsagent_seconds) if entries else None
     write_json(staging / names.ENVIRONMENT, fingerprint())
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
@@ -319,9 +321,11 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
     usages = [read_json(p) for o in outcomes if (p := Path(o.work_dir) / steps.DESIGN_USAGE_JSON).exists()]
     shutil.rmtree(staging / ".work", ignore_errors=True)  # absent when no candidate was considered
-    dsagent_report = write_root_files(staging, entries, job, sources, limit)
+    dsagent_seconds: dict[str, dict[str, float]] = {}
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, dsagent_seconds)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
+    report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds)
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)

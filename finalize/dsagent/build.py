@@ -20,6 +20,7 @@ rejects every perturbation of it. Layout:
 from __future__ import annotations
 
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -173,8 +174,11 @@ def verdict(record: dict) -> str:
     return ""
 
 
-def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None) -> dict:
-    """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason."""
+def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None,
+                  seconds: dict[str, dict[str, float]] | None = None) -> dict:
+    """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason.
+    `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile)."""
+    seconds = {} if seconds is None else seconds
     settings = settings or DesktopSettings()
     tree = Path(tree)
     out = tree / OUT_DIR
@@ -189,19 +193,32 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     rejections: dict[str, str] = {}
     batches: list[tuple[Path, list[DesktopTask]]] = []
     for task_dir in task_dirs:
+        started = time.perf_counter()
         try:
             tasks, rejected = tasks_for(tree, task_dir, entries.get(task_dir.name), seed)
         except (DatasetRejected, OSError, ValueError, KeyError) as exc:
             rejections[f"{task_dir.name}/*"] = str(exc) if isinstance(exc, DatasetRejected) else \
                 f"{type(exc).__name__}: {exc}"[:300]
             continue
+        finally:
+            seconds.setdefault(task_dir.name, {})["dsagent/make tasks"] = time.perf_counter() - started
         rejections.update(rejected)
         for t in tasks:
             _write_task_files(out / TASKS_DIR / t.name, t, evaluator)
         batches.append((task_dir, tasks))
+
+    def timed_validate(batch: tuple[Path, list[DesktopTask]]) -> dict:
+        started = time.perf_counter()
+        result = _validate(tree, batch[1], evaluator, settings)
+        spent = seconds[batch[0].name]
+        spent["dsagent/validation job"] = time.perf_counter() - started
+        for part in ("oracles", "evaluations"):  # measured inside the job (validate_job.validate_batch)
+            spent[f"dsagent/{part}"] = sum(float((r.get("seconds") or {}).get(part, 0.0)) for r in result.values())
+        return result
+
     workers = max(1, min(len(batches), 2))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda b: _validate(tree, b[1], evaluator, settings), batches))
+        results = list(pool.map(timed_validate, batches))
     validation, index = {}, []
     for (task_dir, tasks), result in zip(batches, results):
         meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)

@@ -21,6 +21,7 @@ from pipeline.core import names
 from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.core.timing import timed
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
 from postprocess.relational import split_relational, task_join_path
 
@@ -160,46 +161,56 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
     spec = pkg.spec
     task_dir, src, verify = fresh_task_dir(root, spec.task_dir)
     try:
-        columns = list(pkg.frames[names.TRAIN_V2].columns)
-        metadata_txt = render_metadata_txt(pkg.record, columns)
-        write_text(src / names.METADATA_TXT, metadata_txt)
-        write_data_files(pkg, src)
-        pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
-        env = fingerprint()
-        write_json(verify / names.ENVIRONMENT, env)
-        question = question_block(spec)
-        if join_path := task_join_path(pkg.record, spec):  # relational source: the joins question_v1 requires
-            question["join_path"] = [s.model_dump(mode="json") for s in join_path]
-        mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
-        write_json(verify / names.ALL_METADATA, {
-            "question": question,
-            "data_info": data_info(pkg.record),
-            "meta_data": meta_data(pkg.record, metadata_txt),
-            "daregen": {
-                "ref": spec.ref,
-                "source": pkg.record.source,
-                "designer": spec.designer,
-                "seed": ctx.seed,
-                "design_config": ctx.design_digest,
-                "code_version": code_version(),
-                "environment": fingerprint_digest(env),
-                "noise_rows": pkg.n_noise_rows,
-                "train_rows": len(pkg.frames[names.TRAIN_V1_NO_ERR]),
-                "val_rows": len(pkg.ground_truth),
-                "excluded_features": spec.excluded_features,
-                "target_evidence": spec.target_evidence,
-                "excluded_targets": spec.excluded_targets,
-                "design_attempts": list(spec.design_attempts),
-                "size_floors": spec.size_floors,
-                "v2_dropped_columns": list(spec.v2_dropped_columns),
-                "mm_baselines": mm.scores,
-            },
-        })
-        run_reference(task_dir, verify / names.SIMULATED_PRED)
+        with timed("finalize/writes"):
+            columns = list(pkg.frames[names.TRAIN_V2].columns)
+            metadata_txt = render_metadata_txt(pkg.record, columns)
+            write_text(src / names.METADATA_TXT, metadata_txt)
+            write_data_files(pkg, src)
+            pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
+            env = fingerprint()
+            write_json(verify / names.ENVIRONMENT, env)
+            question = question_block(spec)
+            if join_path := task_join_path(pkg.record, spec):  # relational source: the joins question_v1 requires
+                question["join_path"] = [s.model_dump(mode="json") for s in join_path]
+        with timed("finalize/mm check"):
+            mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
+        with timed("finalize/writes"):
+            write_json(verify / names.ALL_METADATA, {
+                "question": question,
+                "data_info": data_info(pkg.record),
+                "meta_data": meta_data(pkg.record, metadata_txt),
+                "daregen": {
+                    "ref": spec.ref,
+                    "source": pkg.record.source,
+                    "designer": spec.designer,
+                    "seed": ctx.seed,
+                    "design_config": ctx.design_digest,
+                    "code_version": code_version(),
+                    "environment": fingerprint_digest(env),
+                    "noise_rows": pkg.n_noise_rows,
+                    "train_rows": len(pkg.frames[names.TRAIN_V1_NO_ERR]),
+                    "val_rows": len(pkg.ground_truth),
+                    "excluded_features": spec.excluded_features,
+                    "target_evidence": spec.target_evidence,
+                    "excluded_targets": spec.excluded_targets,
+                    "design_attempts": list(spec.design_attempts),
+                    "size_floors": spec.size_floors,
+                    "v2_dropped_columns": list(spec.v2_dropped_columns),
+                    "mm_baselines": mm.scores,
+                },
+            })
+        with timed("finalize/reference run"):
+            run_reference(task_dir, verify / names.SIMULATED_PRED)
         entry = question_list_entry(pkg)
-        problems = errors(check_tabular_task(task_dir) + check_instruction(
-            spec.task_dir, entry["question_v1"], question, column_descriptions(pkg.record, spec))
-            + list(mm.problems) + check_metadata_schema(spec.task_dir, read_json(verify / names.ALL_METADATA)))
+        with timed("finalize/file checks"):
+            problems = check_tabular_task(task_dir)
+        with timed("finalize/instruction check"):
+            problems += check_instruction(spec.task_dir, entry["question_v1"], question,
+                                          column_descriptions(pkg.record, spec))
+        with timed("finalize/schema check"):
+            problems += list(mm.problems) + check_metadata_schema(spec.task_dir,
+                                                                  read_json(verify / names.ALL_METADATA))
+        problems = errors(problems)
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
     except BaseException:

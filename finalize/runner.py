@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from finalize.sandbox import DETERMINISTIC_ENV, Limits, SandboxResult, run_in_sandbox, scrubbed_environment
@@ -140,7 +141,8 @@ def fresh_batch_job(batch: dict[str, dict], hash_seed: int, timeout_s: float) ->
 def run_fresh_batch(tasks: dict[str, tuple[Path, dict]], hash_seed: int,
                     per_task_s: float = 60.0, hide: tuple[Path, ...] = ()) -> SandboxResult:
     """The reference of every task (key -> (task_dir, question)) in one fresh sandboxed interpreter;
-    value when ok: {key: {"ok": True, "digest": sha256 of the predictions csv} | {"ok": False, "error": ...}}."""
+    value when ok: {key: {"ok": True, "digest": sha256 of the predictions csv} | {"ok": False, "error": ...}},
+    each with the "seconds" its reference took."""
     files: dict[str, Path] = dict(_code_files())
     for key, (task_dir, q) in tasks.items():
         files.update({f"{key}/{rel}": path for rel, path in reference_files(task_dir, q).items()})
@@ -164,12 +166,14 @@ def _batch_main(batch_file: str) -> int:
     report: dict[str, dict] = {}
     with threadpool_limits(limits=1):
         for key in sorted(batch):
+            started = time.perf_counter()
             try:
                 out = predict_from(batch[key], Path(key) / names.SOURCE_DIR)
                 text = out.to_csv(index=False, lineterminator="\n")
                 report[key] = {"ok": True, "digest": predictions_digest(text)}
             except Exception as exc:  # one task's failure is that task's problem, not the batch's
                 report[key] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:_ERR_CHARS]}
+            report[key]["seconds"] = time.perf_counter() - started  # the build's cost profile only
     sys.stdout.write(json.dumps(report, sort_keys=True))
     return 0
 

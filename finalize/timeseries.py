@@ -28,6 +28,7 @@ from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.timing import timed
 from postprocess.timeseries import TimeSeriesPackage
 
 VAL_V1_CSV = names.data_file(names.VAL_V1, "csv")
@@ -200,14 +201,16 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
                 "size_floors": spec.size_floors,
             },
         })
-        executed = run_ts_reference(task_dir, question)
+        with timed("finalize/reference run"):
+            executed = run_ts_reference(task_dir, question)
         expected = pkg.frames[names.TS_GROUND_TRUTH_V2]
         t = spec.target[0]
         if len(executed) != len(expected) or not np.allclose(executed[t].to_numpy(float),
                                                               expected[t].to_numpy(float)):
             raise DatasetRejected("check failed: the executed reference disagrees with the CF ground truth")
         _csv(executed, verify / names.GROUND_TRUTH_V2)
-        problems = errors(check_ts_task(task_dir))
+        with timed("finalize/file checks"):
+            problems = errors(check_ts_task(task_dir))
         if problems:
             raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
     except BaseException:
@@ -312,7 +315,8 @@ def verify_ts_task(task_dir: Path, question: dict) -> list[Problem]:
         return problems + [Problem(where, "resampled without a resample_rule key: CF reference not re-run",
                                    "warning")]
     try:
-        executed = run_ts_reference(task_dir, question)
+        with timed("finalize/reference run"):
+            executed = run_ts_reference(task_dir, question)
     except (KeyError, ValueError) as exc:
         return problems + [Problem(where, f"time-series reference failed: {exc}"[:300], severity)]
     recorded = pd.read_csv(task_dir / names.VERIFY_DIR / names.GROUND_TRUTH_V2, dtype=str, keep_default_na=False)

@@ -31,7 +31,7 @@ from pipeline.publish import (build_manifest, check_generation, crash_point, pub
                               sealed_path, write_question_list)
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.reports import design_rows, read_json_or_none, write_tree_reports
-from pipeline.run_report import build_report, write_report_md
+from pipeline.run_report import build_report, step_timings, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
 from task_design.config import DesignConfig
@@ -315,14 +315,17 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
-                     limit: int | None, cache: Path | None = None) -> dict | None:
+                     limit: int | None, cache: Path | None = None,
+                     dsagent_seconds: dict | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
     returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
-    folder), a DARE task whose folder was already validated is not validated again."""
+    folder), a DARE task whose folder was already validated is not validated again. `dsagent_seconds`
+    receives the DSAgentBench steps' seconds per task folder."""
     write_question_list(staging, entries)
     dsagent_cache = cache.parent / core_cache.DSAGENT if cache is not None else None
     # desktop configs, validated
-    dsagent_report = write_dsagent(staging, job.seed, cache_dir=dsagent_cache) if entries else None
+    dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds)
+                      if entries else None)
     write_json(staging / names.ENVIRONMENT, fingerprint())
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
@@ -397,6 +400,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
                               limit)
         kept = read_json(previous / names.RUN_REPORT_JSON)
         report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs") if k in kept})
+        report["timings"] = step_timings(outcomes, entries, {}, lap.seconds)
         report.update(cached=sum(o.ok and o.uid in built.hits for o in outcomes), inputs_key=key, published=False,
                       unchanged=True, generation=previous.name)
         if job.settings_json:
@@ -407,9 +411,11 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         return report
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
-    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache)
+    dsagent_seconds: dict[str, dict[str, float]] = {}
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
+    report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds)
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)

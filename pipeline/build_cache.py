@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -208,9 +209,10 @@ def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest:
                        key: str) -> Outcome:
     """The finalize step, then the finished task into the cache at once (so a kill loses no finished work)."""
     done = finalize_step(prev, tasks_root, seed, design_digest)
+    started = time.perf_counter()
     if not done.ok and cacheable_rejection(done.stage, done.reason):
         store_rejection(Path(cache_dir), key, done.stage, done.reason)
     if done.ok:
         entry = read_json(Path(done.work_dir) / ENTRY_JSON)
         store_task(Path(cache_dir), key, Path(tasks_root) / entry["file_path"], entry)
-    return done
+    return done.timed({"cache store": time.perf_counter() - started})

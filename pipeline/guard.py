@@ -23,9 +23,12 @@ def guard_staging_tree(staging: Path, outcomes: list[Outcome]) -> list[Outcome]:
     removed, its Outcome failed with the reason) and copy the all_metadata schema into the tree."""
     # The entry, not the spec: a task restored from the build cache has an entry but no spec.
     ok = {o.uid: staging / read_json(Path(o.work_dir) / ENTRY_JSON)["file_path"] for o in outcomes if o.ok}
-    found = check_determinism(list(ok.values())) if ok else {}
+    seconds: dict[str, float] = {}
+    found = check_determinism(list(ok.values()), seconds=seconds) if ok else {}
     out = []
     for o in outcomes:
+        if o.ok and ok[o.uid].name in seconds:
+            o = o.timed({"guard": seconds[ok[o.uid].name]})
         bad = errors(found.get(ok[o.uid].name, [])) if o.ok else []
         if bad:
             shutil.rmtree(ok[o.uid], ignore_errors=True)

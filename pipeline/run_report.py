@@ -72,6 +72,30 @@ def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, 
     }
 
 
+TIMINGS_NOTE = (
+    "Wall seconds per step of each unit the build worked on, built or rejected (cache hits did no step). "
+    "source, profile and design run once per dataset and sit on its first unit; a `stage/part` figure is "
+    "a part of `stage` (finalize/reference run is inside finalize). guard: the unit's reference fits in "
+    "the two fresh interpreters of the determinism check, summed (their start-ups are in phases.guard only). "
+    "dsagent/*: DSAgentBench made from the finished task: its tasks made (dsagent/make tasks), their "
+    "sandboxed validation job (dsagent/validation job), of which running the oracles and evaluating the "
+    "oracle output and its perturbations. phases: the build's phases so far, as printed at its end.")
+
+
+def step_timings(outcomes: list[Outcome], entries: list[dict], dsagent_seconds: dict[str, dict[str, float]],
+                 phases: dict[str, float]) -> dict:
+    """run_report.json's `timings`: each unit's seconds per step, in candidate order (TIMINGS_NOTE)."""
+    task_dirs = iter(e["file_path"] for e in entries)  # entries are the ok outcomes' entries, in order
+    units = []
+    for o in outcomes:
+        task_dir = next(task_dirs) if o.ok else None
+        seconds = {**o.seconds, **(dsagent_seconds.get(task_dir, {}) if task_dir else {})}
+        if seconds:
+            units.append({"unit": o.uid, "task_dir": task_dir, "ok": o.ok,
+                          "seconds": {k: round(v, 4) for k, v in sorted(seconds.items())}})
+    return {"note": TIMINGS_NOTE, "phases": dict(phases), "units": units}
+
+
 def write_report_md(root: Path, report: dict) -> None:
     lines = ["# daregen run report", "", f"- built: {report['built']} tasks "
              f"({report['by_type'].get('classification', 0)} classification, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import time
 import traceback
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejecte
                                    TimeSeriesSpec, is_time_series)
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
+from pipeline.core.timing import collecting
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
@@ -45,6 +47,10 @@ class Outcome(BaseModel):
     # The problem type of the task this Outcome builds, set once the design step has split a dataset
     # into its tasks (split_units); "" before. (ref, unit) names a unit of the build.
     unit: str = ""
+    # Wall seconds per step this unit went through ({"design": 0.8, "finalize/reference run": 0.1, ...}),
+    # for run_report.json's cost profile only. A dataset's steps before the split (source, profile,
+    # design) are carried by its first unit alone, so sums over units count each dataset once.
+    seconds: dict[str, float] = {}
 
     @property
     def uid(self) -> str:
@@ -52,7 +58,15 @@ class Outcome(BaseModel):
         return f"{self.ref} ({names.TASK_SUFFIX[self.unit]})" if self.unit else self.ref
 
     def failed(self, stage: str, reason: str) -> "Outcome":
-        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit)
+        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit,
+                       seconds=self.seconds)
+
+    def timed(self, seconds: dict[str, float]) -> "Outcome":
+        """This Outcome with `seconds` added to its step timings (rounded: they are a report's figures)."""
+        merged = dict(self.seconds)
+        for name, s in seconds.items():
+            merged[name] = round(merged.get(name, 0.0) + s, 4)
+        return self.model_copy(update={"seconds": merged})
 
 
 def _guard(stage: str):
@@ -61,14 +75,19 @@ def _guard(stage: str):
         def run(prev: Outcome, *args, **kwargs) -> Outcome:
             if not prev.ok:
                 return prev
-            try:
-                digest = fn(Path(prev.work_dir), *args, **kwargs)
-            except DatasetRejected as exc:
-                return prev.failed(stage, exc.reason)
-            except Exception as exc:  # a bug or a hostile dataset must not stop the build
-                last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                return prev.failed(stage, f"unexpected error: {last}"[:300])
-            return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest, unit=prev.unit)
+            with collecting() as seconds:  # the stage's own `timed` blocks add their parts
+                started = time.perf_counter()
+                try:
+                    digest = fn(Path(prev.work_dir), *args, **kwargs)
+                    done = Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest, unit=prev.unit,
+                                   seconds=prev.seconds)
+                except DatasetRejected as exc:
+                    done = prev.failed(stage, exc.reason)
+                except Exception as exc:  # a bug or a hostile dataset must not stop the build
+                    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                    done = prev.failed(stage, f"unexpected error: {last}"[:300])
+                seconds[stage] = time.perf_counter() - started
+            return done.timed(seconds)
         run.__name__ = fn.__name__
         run.__doc__ = fn.__doc__
         return run

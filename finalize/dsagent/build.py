@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -181,12 +182,14 @@ def verdict(record: dict) -> str:
 
 
 def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None,
-                  cache_dir: Path | None = None) -> dict:
+                  cache_dir: Path | None = None, seconds: dict[str, dict[str, float]] | None = None) -> dict:
     """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason.
 
     With `cache_dir`, each DARE task's desktop tasks, their validation and verdicts are kept there under
     a hash of the task folder's bytes, its question-list entry, the seed, the settings and the code
-    (task_cache_key); a later tree holding the same task folder copies them instead of validating again."""
+    (task_cache_key); a later tree holding the same task folder copies them instead of validating again.
+    `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile)."""
+    seconds = {} if seconds is None else seconds
     settings = settings or DesktopSettings()
     tree = Path(tree)
     out = tree / OUT_DIR
@@ -208,18 +211,31 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
         if part is not None:
             _merge(part, validation, index, rejections)
             continue
+        started = time.perf_counter()
         try:
             tasks, rejected = tasks_for(tree, task_dir, entries.get(task_dir.name), seed)
         except (DatasetRejected, OSError, ValueError, KeyError) as exc:
             rejections[f"{task_dir.name}/*"] = str(exc) if isinstance(exc, DatasetRejected) else \
                 f"{type(exc).__name__}: {exc}"[:300]
             continue
+        finally:
+            seconds.setdefault(task_dir.name, {})["dsagent/make tasks"] = time.perf_counter() - started
         for t in tasks:
             _write_task_files(out / TASKS_DIR / t.name, t, evaluator)
         batches.append((task_dir, tasks, rejected, key))
+
+    def timed_validate(batch: tuple[Path, list[DesktopTask], dict[str, str], str | None]) -> dict:
+        started = time.perf_counter()
+        result = _validate(tree, batch[1], evaluator, settings)
+        spent = seconds[batch[0].name]
+        spent["dsagent/validation job"] = time.perf_counter() - started
+        for part in ("oracles", "evaluations"):  # measured inside the job (validate_job.validate_batch)
+            spent[f"dsagent/{part}"] = sum(float((r.get("seconds") or {}).get(part, 0.0)) for r in result.values())
+        return result
+
     workers = max(1, min(len(batches), 2))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda b: _validate(tree, b[1], evaluator, settings), batches))
+        results = list(pool.map(timed_validate, batches))
     for (task_dir, tasks, rejected, key), result in zip(batches, results):
         part = _judge(task_dir, tasks, rejected, result, settings, schema, out)
         _merge(part, validation, index, rejections)

@@ -16,6 +16,7 @@ import io
 import json
 import os
 import shutil
+import time
 import traceback
 from pathlib import Path
 
@@ -153,7 +154,10 @@ def validate_batch(evaluator_source: str, tasks: list[dict]) -> dict:
         folder = root / t["name"]
         record: dict = {"oracle": None, "perturbations": {}, "error": ""}
         out[t["name"]] = record
+        # Seconds for the build's cost profile; validation.json takes only the scores and the verdict.
+        record["seconds"] = seconds = {"oracles": 0.0, "evaluations": 0.0}
         stdout = io.StringIO()
+        started = time.perf_counter()
         try:
             os.chdir(folder)
             with contextlib.redirect_stdout(stdout):
@@ -164,6 +168,8 @@ def validate_batch(evaluator_source: str, tasks: list[dict]) -> dict:
             continue
         finally:
             os.chdir(root)
+            seconds["oracles"] = time.perf_counter() - started
+        started = time.perf_counter()
         expected_dir = root / "_expected" / t["name"]
         expected_dir.mkdir(parents=True)
         if t["reference_csv"] is not None:
@@ -187,4 +193,5 @@ def validate_batch(evaluator_source: str, tasks: list[dict]) -> dict:
                 record["oracle"] = score
             else:
                 record["perturbations"][variant] = score
+        seconds["evaluations"] = time.perf_counter() - started
     return out

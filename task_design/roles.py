@@ -159,7 +159,9 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
     doc = _doc(record, col.name)
     if col.kind == "id":
         return "near-unique values (profiled as id-like)"
-    if (_ID_NAME.search(col.name) or _ID_CAMEL.search(col.name)) and not _CALENDAR_NAME.search(col.name):
+    # Two values identify nothing: infert's `case` is the 0/1 case-control status its glm() models.
+    if ((_ID_NAME.search(col.name) or _ID_CAMEL.search(col.name)) and not _CALENDAR_NAME.search(col.name)
+            and col.n_unique > 2):
         if col.kind in ("categorical", "text") or _integral(s):
             return f"name {col.name!r} reads as an identifier or code"
     if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or _integral(s)):

@@ -58,6 +58,9 @@ MAX_PANEL_ENTITIES = 400
 MIN_TIME_POINTS = 15
 MAX_ROWS = 5000
 SPLIT_RATIOS = (0.7, 0.75, 0.8)
+# When the drawn ratio leaves a series below the size floor, these are tried in turn: a shorter test
+# period (a horizon still of at least config.ts_min_horizon steps) for more training points.
+FALLBACK_RATIOS = (0.8, 0.85, 0.9)
 
 
 class NoTimeColumn(DatasetRejected):
@@ -344,7 +347,12 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     for choice in ranked[:config.max_target_attempts]:
         target = choice.column
         known = table.loc[rows, target].notna().to_numpy()
-        if (problem := series_floor_problem(times[known], keys[known], rule, ratio, config)):
+        problem = series_floor_problem(times[known], keys[known], rule, ratio, config)
+        for other in FALLBACK_RATIOS if problem and "training points" in problem else ():
+            if other > ratio and series_floor_problem(times[known], keys[known], rule, other, config) is None:
+                ratio, problem = other, None
+                break
+        if problem:
             attempts.append(f"{target}: {problem}")
             excluded[target] = f"tried: {problem}"
             continue

@@ -312,13 +312,16 @@ def test_design_pair_gives_a_class_and_a_different_reg_task_with_their_own_seeds
     record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
                                                "price": "Sale price, the response of the second study."})
     rngs = {k: rng_for(0, record.ref, f"design-{k}") for k in ("classification", "regression")}
-    specs = design_pair(record, profile_table(table), table, rngs, DesignConfig())
+    specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, DesignConfig())
     assert {s.problem_type for s in specs} == {"classification", "regression"}
     assert {s.task_dir.rsplit("_", 1)[1] for s in specs} == {"class", "reg"}
     assert len({s.target[0] for s in specs}) == 2
-    again = design_pair(record, profile_table(table), table,
+    again = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"),
                         {k: rng_for(0, record.ref, f"design-{k}") for k in rngs}, DesignConfig())
     assert [s.model_dump() for s in again] == [s.model_dump() for s in specs]
+    # The first task is design()'s, byte for byte: a pair adds a task and moves none.
+    alone = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
+    assert specs[0].model_dump_json() == alone.model_dump_json()
 
 
 def test_an_id_year_or_coordinate_is_never_the_target_even_when_it_is_the_only_numeric_column() -> None:

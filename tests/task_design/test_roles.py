@@ -168,3 +168,10 @@ def test_a_documented_flight_number_and_a_repeated_measures_subject_are_identifi
     assert {n: roles[n].role for n in ("flight", "Subject", "Ketchup.hid")} == dict.fromkeys(
         ("flight", "Subject", "Ketchup.hid"), "identifier")
     assert roles["delay"].role == "outcome"
+
+
+def test_a_binary_column_named_like_a_key_is_no_identifier() -> None:
+    # datasets/infert: `case` is the 0/1 case-control status its glm() models; with 50 values it is a key.
+    rng = np.random.default_rng(1)
+    assert _role({"case": rng.integers(0, 2, 40), "age": rng.normal(30, 5, 40)}, "case") == "outcome"
+    assert _role({"case": rng.permutation(40) * 3 + 5, "age": rng.normal(30, 5, 40)}, "case") in ("identifier", "row_index")

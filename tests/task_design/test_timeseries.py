@@ -197,12 +197,21 @@ def test_bounds_of_the_target_are_dropped_as_exogenous_leaks():
     assert not {"ub", "lb"} & set(spec.selected_features) and "target" in spec.excluded_features["ub"]
 
 
-@pytest.mark.parametrize("n, what", [(50, "training points"), (30, "too short|training points")])
+@pytest.mark.parametrize("n, what", [(45, "training points|horizon"), (30, "too short|training points")])
 def test_a_series_below_the_size_floor_is_rejected_with_that_reason(n: int, what: str):
     with pytest.raises(DatasetRejected, match=what):
         _design(_monthly(n))
     spec = _design(_monthly(72))
     assert spec.size_floors == {"min_train_points": 40, "min_horizon": 8}
+
+
+@pytest.mark.parametrize("n", [48, 50, 56])
+def test_a_short_series_takes_a_shorter_test_period_that_keeps_both_floors(n: int):
+    # 48..56 months fail at a 0.7 split (33..39 training points); a later split keeps 40 training
+    # points and a horizon of at least 8, so the series is a task rather than a rejection.
+    spec = _design(_monthly(n))
+    cut = int(spec.train_test_ratio * n)
+    assert cut >= 40 and n - cut >= 8, (spec.train_test_ratio, n)
 
 
 def test_an_identifier_or_calendar_column_is_never_the_forecast_target():

@@ -83,15 +83,16 @@ TIMINGS_NOTE = (
 
 
 def step_timings(outcomes: list[Outcome], entries: list[dict], dsagent_seconds: dict[str, dict[str, float]],
-                 phases: dict[str, float]) -> dict:
-    """run_report.json's `timings`: each unit's seconds per step, in candidate order (TIMINGS_NOTE)."""
+                 phases: dict[str, float], cached: set[str] = frozenset()) -> dict:
+    """run_report.json's `timings`: each unit's seconds per step, in candidate order (TIMINGS_NOTE).
+    `cached` names the units restored from the build cache: they ran no step after the source here."""
     task_dirs = iter(e["file_path"] for e in entries)  # entries are the ok outcomes' entries, in order
     units = []
     for o in outcomes:
         task_dir = next(task_dirs) if o.ok else None
         seconds = {**o.seconds, **(dsagent_seconds.get(task_dir, {}) if task_dir else {})}
-        if seconds:
-            units.append({"unit": o.uid, "task_dir": task_dir, "ok": o.ok,
+        if seconds or o.uid in cached:
+            units.append({"unit": o.uid, "task_dir": task_dir, "ok": o.ok, "cached": o.uid in cached,
                           "seconds": {k: round(v, 4) for k, v in sorted(seconds.items())}})
     return {"note": TIMINGS_NOTE, "phases": dict(phases), "units": units}
 

@@ -123,6 +123,15 @@ def main() -> None:
             parser.error("a report has no per-step timings (built before they were recorded)")
     print(f"machine: {os.cpu_count()} cores, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(table(reports, args.top))
+    last = reports[-1]
+    leaves, _ = leaf_costs(last)
+    total = sum(leaves.values()) or 1.0
+    top = sorted(leaves.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    per = last["seconds"] / max(last["considered"], 1)
+    print("RESULT " + json.dumps({
+        "candidates": last["considered"], "built": last["built"], "wall_s": round(last["seconds"], 1),
+        "s_per_candidate": round(per, 2), "corpus_h": round(per * 2328 / 3600, 2),
+        "top5": "; ".join(f"{k} {v:.0f} s ({v / total:.0%})" for k, v in top)}))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import shutil
@@ -88,6 +89,9 @@ def main() -> int:
               f"from the cache; {'unchanged, nothing published' if noop.get('unchanged') else 'republished'}")
         print(f"      by phase: {phases_c}")
         print(f"  (c)/(a) = {100 * c / a:.1f}%   (goal <= 5% at --limit 300)")
+        print("RESULT " + json.dumps({"limit": args.limit, "built": full["built"], "full_s": round(a, 1),
+                                      "noop_s": round(c, 2), "noop_pct": round(100 * c / a, 1),
+                                      "unchanged": bool(noop.get("unchanged"))}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -19,6 +19,7 @@ load average. Run the same command on two commits to compare code.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -106,6 +107,11 @@ def main() -> int:
         for name, ts in times.items():
             runs_s = ", ".join(f"{t:.1f}" for t in ts)
             print(f"  {name:<45}  {med[name]:7.2f} s   ({runs_s})   x{med[name] / ours:.2f} of ours")
+        naive = med["naive (Prefect's own start, fresh home)"]
+        print("RESULT " + json.dumps({"limit": args.limit, "rounds": args.rounds, "first_build_s": round(warm, 2),
+                                      "ours_s": round(ours, 2), "naive_fresh_s": round(naive, 2),
+                                      "naive_migrated_s": round(med["naive on the migrated home"], 2),
+                                      "naive_over_ours": round(naive / ours, 2)}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -53,6 +53,16 @@ BENCHES = [
           "{candidates} candidates, {built} tasks: flow {flow_s} s, the same build without Prefect {direct_s} s "
           "(Prefect {prefect_ms_per_candidate} ms/candidate, ×{flow_over_direct}); Prefect start {prefect_start_s} s "
           "apart; no-op rerun {noop_s} s = {noop_pct}% of the flow (without Prefect {noop_direct_s} s)"),
+    Bench("start-up", "{python} bench/bench_startup.py --limit 5 --rounds 2",
+          "seconds from `daregen build --limit {limit}` to its first source line, second build, median of "
+          "{rounds}: ours **{ours_s} s** (goal ≤ 10 s), Prefect's own start on a fresh home {naive_fresh_s} s "
+          "(×{naive_over_ours}), on the migrated home {naive_migrated_s} s; the very first build {first_build_s} s"),
+    Bench("no-op", "{python} bench/bench_noop.py --limit 40",
+          "{limit} candidates, {built} tasks: full build {full_s} s, no-op rerun {noop_s} s = **{noop_pct}%** "
+          "(goal ≤ 5% at --limit 300; unchanged, nothing published: {unchanged}); Prefect start not charged"),
+    Bench("build costs", "{python} bench/bench_build_costs.py --limit 30",
+          "{candidates} candidates, {built} tasks, build wall {wall_s} s = {s_per_candidate} s per candidate "
+          "(× 2328 candidates = {corpus_h} h); top five steps: {top5}"),
     Bench("profile", "{python} bench/bench_profile.py --repeat 1",
           "naive pandas / daregen: long table {long_naive_s} / {long_ours_s} s (×{long_ratio}), "
           "wide {wide_naive_s} / {wide_ours_s} s (×{wide_ratio})"),

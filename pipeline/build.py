@@ -146,6 +146,9 @@ class Built:
     hits: dict[str, str]  # Outcome.uid -> task folder of a task restored from the build cache, not built
     keys: dict[str, str]  # Outcome.uid (and ref) -> build cache key
     deferred: set[str]  # hits not yet copied into the generation (build_generation copies them, if it publishes)
+    # Units whose result came from the build cache, hits and rejections alike: they ran no step after the
+    # source in this build (run_report.json's timings say so).
+    restored: set[str] = frozenset()
 
 
 def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
@@ -187,7 +190,9 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     outcomes = dedupe_tables(outcomes)
     keys = {o.ref: build_cache.dataset_key(o, seed=job.seed, designer=job.designer, settings_json=job.settings_json,
                                            design_digest=job.design_digest) for o in outcomes if o.ok}
+    sourced = {o.ref for o in outcomes if o.ok}
     outcomes, hits = apply_cache(outcomes, cache, keys)
+    restored = set(hits) | {o.uid for o in outcomes if not o.ok and o.ref in sourced}  # a cached rejection
     lap("cache lookup")
 
     def fresh(o: Outcome) -> bool:
@@ -220,7 +225,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         if o.ok and o.uid in keys:
             build_cache.mark_verified(cache, keys[o.uid])
     lap("guard")
-    return Built(outcomes, hits, keys, deferred=verified)
+    return Built(outcomes, hits, keys, deferred=verified, restored=restored)
 
 
 def immutable_source_keys(candidates: list[Candidate], limits_json: str) -> dict[str, str]:
@@ -407,7 +412,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
                               limit)
         kept = read_json(previous / names.RUN_REPORT_JSON)
         report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs") if k in kept})
-        report["timings"] = step_timings(outcomes, entries, {}, lap.seconds, set(built.hits))
+        report["timings"] = step_timings(outcomes, entries, {}, lap.seconds, built.restored)
         report.update(cached=sum(o.ok and o.uid in built.hits for o in outcomes), inputs_key=key, published=False,
                       unchanged=True, generation=previous.name)
         if job.settings_json:
@@ -422,7 +427,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
-    report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds, set(built.hits))
+    report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds, built.restored)
     report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)

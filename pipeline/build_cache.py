@@ -21,10 +21,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import shutil
 import time
-import uuid
 from pathlib import Path
 
 from pipeline.core import cache
@@ -128,7 +126,7 @@ def store_source(root: Path, key: str, done: Outcome) -> None:
             for name in (RECORD_JSON, TABLE_PARQUET):
                 shutil.copyfile(Path(done.work_dir) / name, tmp / name)
         write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "digest": done.digest})
-    _commit(root, key, fill)
+    cache.commit_entry(root, key, fill)
 
 
 def unit_key(key: str, unit: str) -> str:
@@ -138,7 +136,7 @@ def unit_key(key: str, unit: str) -> str:
 
 def store_units(root: Path, key: str, units: list[str]) -> None:
     """Which tasks (problem types, in order) the design made of the dataset under `key`."""
-    _commit(root, f"{key}-{UNITS_DIR}", lambda tmp: write_json(tmp / RESULT_JSON, {"units": units}))
+    cache.commit_entry(root, f"{key}-{UNITS_DIR}", lambda tmp: write_json(tmp / RESULT_JSON, {"units": units}))
 
 
 def lookup_units(root: Path, key: str) -> list[str] | None:
@@ -157,33 +155,17 @@ def lookup(root: Path, key: str) -> dict | None:
     return read_json(path) if path.is_file() else None
 
 
-def _commit(root: Path, key: str, fill) -> None:
-    """Write an entry in a temp folder, then rename it into place (the first writer wins)."""
-    final = root / key
-    if final.exists():
-        return
-    tmp = root / f".{key}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir(parents=True)
-    try:
-        fill(tmp)
-        os.rename(tmp, final)
-    except OSError:
-        if not final.exists():
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
 
 def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
     def fill(tmp: Path) -> None:
         shutil.copytree(task_folder, tmp / TASK_DIR)
         write_json(tmp / RESULT_JSON, {"ok": True, "stage": "finalize", "reason": "",
                                        "task_dir": task_folder.name, "entry": entry})
-    _commit(root, key, fill)
+    cache.commit_entry(root, key, fill)
 
 
 def store_rejection(root: Path, key: str, stage: str, reason: str) -> None:
-    _commit(root, key, lambda tmp: write_json(tmp / RESULT_JSON, {
+    cache.commit_entry(root, key, lambda tmp: write_json(tmp / RESULT_JSON, {
         "ok": False, "stage": stage, "reason": reason, "task_dir": "", "entry": None}))
 
 

@@ -22,10 +22,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import shutil
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -36,6 +34,7 @@ from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopT
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
+from pipeline.core.cache import commit_entry
 from pipeline.core.environment import code_version, fingerprint_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
@@ -328,21 +327,13 @@ def _store_part(cache_dir: Path, key: str, part: dict, out: Path) -> None:
     """Keep a DARE task's verdicts and published desktop tasks, written aside and renamed into place."""
     if any(str(r.get("reason", "")).startswith(_MACHINE_REASON) for r in part["validation"].values()):
         return
-    final = cache_dir / key
-    if final.exists():
-        return
-    tmp = cache_dir / f".{key}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        (tmp / _FILES).mkdir(parents=True)
+
+    def fill(tmp: Path) -> None:
+        (tmp / _FILES).mkdir()
         for row in part["index"]:
             shutil.copytree(out / TASKS_DIR / row["name"], tmp / _FILES / row["name"])
         write_json(tmp / _PART_JSON, part)
-        os.rename(tmp, final)
-    except OSError:
-        if not final.exists():
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    commit_entry(cache_dir, key, fill)
 
 
 def _summary(index: list[dict], rejections: dict[str, str], n_dare: int) -> dict:

@@ -16,7 +16,10 @@ DAREGEN_CACHE later still gets its own folder.
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from pathlib import Path
+from typing import Callable
 
 CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")
@@ -38,3 +41,21 @@ def cache_root(root: str | Path | None = None) -> Path:
 def llm_cache_dir() -> str:
     """The LLM answer cache's default folder, as text (LLMSettings.cache_dir is a string)."""
     return str(cache_root() / LLM)
+
+
+def commit_entry(root: Path, key: str, fill: Callable[[Path], None]) -> None:
+    """Write a cache entry `root/key` whole or not at all: `fill` writes it in a temporary folder beside
+    it, which is then renamed into place. The first writer wins; a concurrent one's work is dropped."""
+    final = root / key
+    if final.exists():
+        return
+    tmp = root / f".{key}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    try:
+        fill(tmp)
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

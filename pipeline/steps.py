@@ -272,8 +272,11 @@ def _postprocess_ts(work: Path, record: DatasetRecord, spec: TimeSeriesSpec, see
     out.mkdir(exist_ok=True)
     for stem, frame in pkg.frames.items():
         frame.to_parquet(out / f"{stem}.parquet", index=False)
+    # The package's own spec: postprocess may move the split later (build_ts_package) and the
+    # finalized task must describe the split its files were cut at.
     write_json(out / "ts.json", {"prediction_starting_time": pkg.prediction_starting_time,
-                                 "baselines": pkg.baselines, "n_entities": pkg.n_entities})
+                                 "baselines": pkg.baselines, "n_entities": pkg.n_entities,
+                                 "spec": pkg.spec.model_dump(mode="json")})
     return hashlib.sha256("".join(frame_digest(f) for f in pkg.frames.values()).encode()).hexdigest()
 
 
@@ -282,7 +285,8 @@ def load_ts_package(work: Path):
 
     out = work / PACKAGE_DIR
     meta = read_json(out / "ts.json")
-    return TimeSeriesPackage(record=load_record(work), spec=load_spec(work),
+    spec = TimeSeriesSpec.model_validate(meta["spec"]) if "spec" in meta else load_spec(work)
+    return TimeSeriesPackage(record=load_record(work), spec=spec,
                              frames={s: pd.read_parquet(out / f"{s}.parquet") for s in FRAME_STEMS},
                              prediction_starting_time=meta["prediction_starting_time"],
                              baselines=meta["baselines"], n_entities=meta["n_entities"])

@@ -149,6 +149,10 @@ def time_text(table: pd.DataFrame, spec_like: dict) -> pd.Series:
             raise ValueError(f"{spec_like['time_column']!r} no longer holds quarter labels")
         return col.map(lambda v: None if pd.isna(v) else format_time(parse_time(str(v), quarter_format),
                                                                       QUARTER_START)).astype("object")
+    if pd.api.types.is_datetime64_any_dtype(col):
+        # The text text_format judged (statsmodels' elec_equip: `1995-01-01`), not str(Timestamp),
+        # which appends ` 00:00:00` and no longer parses with the format found.
+        return col.astype(str).where(col.notna(), None).astype("object")
     return col.astype("object").where(col.notna(), None)
 
 

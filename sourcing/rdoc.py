@@ -328,6 +328,34 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
     return out
 
 
+# Calls that fit or forecast one series: their first argument is the series the authors model
+# (datasets/Seatbelts: `arima(log10(Seatbelts[, "drivers"]), c(1, 0, 0), xreg = X)`).
+_SERIES_CALL = re.compile(r"(?<![\w.$])(arima|Arima|auto\.arima|StructTS|HoltWinters|ets|tbats|stlf|nnetar|"
+                          r"forecast|ar|ar\.ols|arima0)\s*\(")
+_COLUMN_PICK = re.compile(r"\[\s*,\s*[\"']([A-Za-z.][\w.]*)[\"']\s*\]|\$([A-Za-z.][\w.]*)")
+
+
+def series_responses(code: str) -> list[tuple[str, str]]:
+    """(name, evidence) for the column that a series model's first argument picks out of a multiple
+    series (`X[, "col"]`, `X$col`), in order of appearance. A bare object name says nothing about
+    which column: `HoltWinters(co2)` models the whole object, which a one-column table already is."""
+    out: list[tuple[str, str]] = []
+    for m in _SERIES_CALL.finditer(code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:  # the first argument: up to the call's first top-level comma
+            ch = code[i]
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if ch == "," and depth == 1:
+                break
+            i += 1
+        first = code[m.end():i if depth else i - 1]  # without the call's closing parenthesis
+        for pick in _COLUMN_PICK.finditer(first):
+            name = pick.group(1) or pick.group(2)
+            out.append((name, f"series modelled in {m.group(1)}({collapse_whitespace(first)[:40]}, …)"))
+    return out
+
+
 def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
     """Names the page presents as its response, best first, with the evidence for each.
 
@@ -345,6 +373,8 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
     for section in ("examples", "usage"):
         for name, evidence in formula_responses(sections.get(section, "")):
             add(name, 3 if evidence.startswith("model") else 2, f"{evidence} in {section.capitalize()}")
+        for name, evidence in series_responses(sections.get(section, "")):
+            add(name, 3, f"{evidence} in {section.capitalize()}")
     for name, desc in columns.items():
         if (w := _RESPONSE_WORDS.search(desc)):
             add(name, 1, f"documented as {w.group(0)!r} in Format")

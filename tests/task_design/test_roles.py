@@ -186,3 +186,22 @@ def test_a_month_of_birth_is_a_calendar_field() -> None:
     # A count over months, or an amount per month, is no month number.
     assert _role({"spells": [1, 5, 12, 7, 3, 9], "age": ages}, "spells",
                  column_descriptions={"spells": "visits per month"}) != "calendar"
+
+
+def test_a_clock_time_written_as_hhmm_is_a_calendar_field() -> None:
+    # nycflights' dep_time 517 = 05:17; a survival `time` in days has minutes past 59 and stays an outcome.
+    rng = np.random.default_rng(3)
+    clock = (rng.integers(5, 23, 40) * 100 + rng.integers(0, 60, 40)).tolist()
+    roles = _roles({"dep_time": clock, "time": rng.integers(1, 3000, 40).tolist(), "delay": rng.normal(size=40)})
+    assert roles["dep_time"].role == "calendar" and "HHMM" in roles["dep_time"].evidence
+    assert roles["time"].role != "calendar"
+
+
+def test_a_running_number_of_events_is_a_row_index() -> None:
+    # openintro/oscars' `oscar_no`: the ceremony's number, once per award (two awards).
+    numbers = [n for _ in range(2) for n in range(1, 21)]
+    roles = _roles({"oscar_no": numbers, "age": np.random.default_rng(4).integers(20, 80, 40).tolist()})
+    assert roles["oscar_no"].role == "row_index" and not roles["oscar_no"].may_be_target
+    # Not a numbering: the same values under another name, or a count named so whose values repeat unevenly.
+    assert _role({"children": numbers, "age": list(range(40))}, "children") != "row_index"
+    assert _role({"visit_no": [1] * 20 + list(range(1, 21)), "age": list(range(40))}, "visit_no") != "row_index"

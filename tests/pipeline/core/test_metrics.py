@@ -18,6 +18,7 @@ from pipeline.core.metrics import (
     clipped_r2,
     exact_match,
     macro_f1,
+    macro_f1_scorer,
     self_contained_source,
 )
 
@@ -110,3 +111,27 @@ def test_the_self_contained_block_defines_every_metric_without_daregen() -> None
         assert name in scope
     assert scope["clipped_r2"](_text(1, 2, 3), _text(1, 2, 3)) == 1.0
     assert not math.isnan(scope["macro_f1"](_text("a", "b"), _text("a", "a")))
+
+
+@pytest.mark.parametrize("pool", [
+    ["yes", "no", " yes", "No"],  # text: stripped, case kept
+    ["1", "2", "10", "1.0", " 2", "-0.0", "0"],  # numbers spelled several ways; "10" sorts before "2" as text
+    ["1", "2", "x", "3.5", "nan", "inf", ""],  # a numeric reference, predictions that are not numbers
+    ["a", "1", "1.0", "b"],  # a text reference keeps 1 and 1.0 apart
+])
+def test_macro_f1_scorer_gives_macro_f1_bit_for_bit(pool) -> None:
+    """The MM check's probes score through macro_f1_scorer: any difference would change a recorded baseline."""
+    rng = np.random.default_rng(0)
+    seen = set()
+    for n in (1, 2, 7, 60, 500):
+        for ref_pool in (pool[:2], pool[:3], pool):
+            reference = pd.Series(rng.choice(ref_pool, n), name="y")
+            score = macro_f1_scorer(reference)
+            for _ in range(4):
+                prediction = rng.choice(pool, n).astype(object)
+                expected = macro_f1(reference, prediction)
+                assert score(prediction) == expected  # ==, not approx
+                seen.add(expected)
+    assert len(seen) > 10  # the cases score differently, not all 0 or 1
+    with pytest.raises(ValueError):
+        macro_f1_scorer(_text("a", "b"))(np.array(["a"], dtype=object))

@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from finalize.metadata_txt import COLUMNS_HEADER
+from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json
-from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
 
 
@@ -73,6 +72,21 @@ def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return bool(np.array_equal(rows_a[np.lexsort(rows_a.T)], rows_b[np.lexsort(rows_b.T)]))
 
 
+def _text_or_missing(column: pd.Series) -> np.ndarray | None:
+    """The column's values as iterating it gives them, when each is text (a str) or missing: the text,
+    or None where _canonical_value says missing; else None. Iterating a string column gives its dtype's
+    na_value for a missing value: NaN is missing, while pd.NA is not a float and reads as the text "<NA>"."""
+    if isinstance(column.dtype, pd.StringDtype):
+        na = column.dtype.na_value
+        return column.to_numpy(dtype=object, na_value=None if isinstance(na, float) else str(na))
+    if column.dtype != object:
+        return None
+    values = column.to_numpy()
+    if pd.api.types.infer_dtype(values, skipna=False) != "string":  # all str (no missing), else per cell
+        return None
+    return values
+
+
 def _column_codes(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """Codes for the values of x and y, shared, equal where _canonical_value is; None if undefined."""
     n = len(x)
@@ -82,10 +96,11 @@ def _column_codes(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray] |
         # each, NaN missing. + 0.0 makes -0.0 the 0.0 it equals.
         codes = pd.factorize(np.concatenate([x.to_numpy(np.float64), y.to_numpy(np.float64)]) + 0.0)[0]
         return codes[:n], codes[n:]
-    values = np.array([*x, *y], dtype=object)
-    if pd.api.types.infer_dtype(values, skipna=False) == "string":  # all text, none missing
-        codes = pd.factorize(values)[0]
+    text_x, text_y = _text_or_missing(x), _text_or_missing(y)
+    if text_x is not None and text_y is not None:  # None is missing, and factorize codes it -1
+        codes = pd.factorize(np.concatenate([text_x, text_y]))[0]
         return codes[:n], codes[n:]
+    values = np.array([*x, *y], dtype=object)
     keys: dict[tuple, int] = {}
     canonical = [_canonical_value(v) for v in values]
     if any(k[0] == "num" and k[1] != k[1] for k in canonical):
@@ -94,7 +109,8 @@ def _column_codes(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray] |
     return codes[:n], codes[n:]
 
 
-def check_tabular_task(task_dir: Path) -> list[Problem]:
+def check_tabular_task(task_dir: Path, files: TaskFiles | None = None) -> list[Problem]:
+    """`files`: the task's files as read for other checks too (read here otherwise)."""
     problems: list[Problem] = []
     where = task_dir.name
     meta_path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
@@ -108,9 +124,10 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
                 problems.append(Problem(where, f"{key} names {f}, which does not exist"))
     if problems:
         return problems
-    ftype = q["save_file_type"]
     target = q["target"]
-    read = lambda stem: read_frame(src / names.data_file(stem, ftype), ftype)  # noqa: E731
+    if files is None or files.task_dir != task_dir or files.file_type != q["save_file_type"]:
+        files = TaskFiles(task_dir, q["save_file_type"])
+    read = files.source
     train_v1 = read(names.TRAIN_V1)
     if names.ROW_ID in train_v1.columns:
         train_v1 = train_v1.drop(columns=[names.ROW_ID])
@@ -131,10 +148,10 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
             problems.append(Problem(where, f"{name} contains the target {leaked}"))
         if names.ROW_ID not in val.columns:
             problems.append(Problem(where, f"{name} has no {names.ROW_ID}"))
-    gt = _read_verify_csv(task_dir, names.GROUND_TRUTH, [names.ROW_ID, *target], problems)
+    gt = _read_verify_csv(files, names.GROUND_TRUTH, [names.ROW_ID, *target], problems)
     if gt is not None and names.ROW_ID in val_v2.columns and sorted(gt[names.ROW_ID]) != sorted(val_v2[names.ROW_ID]):
         problems.append(Problem(where, "ground_truth row_ids differ from val_v2's"))
-    sim = _read_verify_csv(task_dir, names.SIMULATED_PRED, [names.ROW_ID, *target], problems)
+    sim = _read_verify_csv(files, names.SIMULATED_PRED, [names.ROW_ID, *target], problems)
     if sim is not None:
         if names.ROW_ID in val_v1.columns and sorted(sim[names.ROW_ID]) != sorted(val_v1[names.ROW_ID]):
             problems.append(Problem(where, "simulated predictions' row_ids differ from val_v1's"))
@@ -222,16 +239,16 @@ def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
     return out
 
 
-def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:
+def _read_verify_csv(files: TaskFiles, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:
     """A verify/ file with its required columns, or None after recording why not."""
-    path = task_dir / names.VERIFY_DIR / name
-    if not path.exists():
-        problems.append(Problem(task_dir.name, f"missing {names.VERIFY_DIR}/{name}"))
+    where = files.task_dir.name
+    if not (files.task_dir / names.VERIFY_DIR / name).exists():
+        problems.append(Problem(where, f"missing {names.VERIFY_DIR}/{name}"))
         return None
-    df = read_task_csv(path)
+    df = files.verify_csv(name)
     missing = [c for c in required if c not in df.columns]
     if missing:
-        problems.append(Problem(task_dir.name, f"{name} lacks column(s) {missing}"))
+        problems.append(Problem(where, f"{name} lacks column(s) {missing}"))
         return None
     return df
 

@@ -25,10 +25,9 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem
+from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.metrics import clipped_r2, macro_f1, macro_f1_scorer
-from postprocess.formats import read_frame
 from task_design.leakage import tree_fit_predict
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -252,23 +251,27 @@ def _leak_problems(where: str, leaks: list[str], classification: bool) -> list[P
                            + ", ".join(sorted(leaks)[:5]))]
 
 
-def assess_task(task_dir: Path, question: dict, verdict_only: bool = False) -> MMAssessment:
-    """Read train_v2, val_v2 and verify/ground_truth.csv of `task_dir` and assess them (see assess_frames)."""
+def assess_task(task_dir: Path, question: dict, verdict_only: bool = False,
+                files: TaskFiles | None = None) -> MMAssessment:
+    """Read train_v2, val_v2 and verify/ground_truth.csv of `task_dir` (through `files`, shared with
+    other checks, if given) and assess them (see assess_frames)."""
     where = task_dir.name
     ftype = question["save_file_type"]
-    src = task_dir / names.SOURCE_DIR
-    paths = {stem: src / names.data_file(stem, ftype) for stem in (names.TRAIN_V2, names.VAL_V2)}
+    if files is None or files.task_dir != task_dir or files.file_type != ftype:
+        files = TaskFiles(task_dir, ftype)
+    paths = {stem: files.source_path(stem) for stem in (names.TRAIN_V2, names.VAL_V2)}
     truth_path = task_dir / names.VERIFY_DIR / names.GROUND_TRUTH
     missing = [p.name for p in (*paths.values(), truth_path) if not p.is_file()]
     if missing:
         return MMAssessment(problems=(Problem(where, f"MM check: missing {', '.join(missing)}"),))
-    train = read_frame(paths[names.TRAIN_V2], ftype)
-    val = read_frame(paths[names.VAL_V2], ftype)
-    truth = read_task_csv(truth_path)
+    train = files.source(names.TRAIN_V2)
+    val = files.source(names.VAL_V2)
+    truth = files.verify_csv(names.GROUND_TRUTH)
     return assess_frames(train, val, truth, list(question["target"]), question["problem_type"], where, verdict_only)
 
 
-def check_mm_feasibility(task_dir: Path, question: dict, severity: str = "error") -> list[Problem]:
+def check_mm_feasibility(task_dir: Path, question: dict, severity: str = "error",
+                         files: TaskFiles | None = None) -> list[Problem]:
     """assess_task's problems, at `severity` (foreign trees get warnings: their tasks are published)."""
     return [Problem(p.where, p.message, severity)
-            for p in assess_task(task_dir, question, verdict_only=True).problems]
+            for p in assess_task(task_dir, question, verdict_only=True, files=files).problems]

@@ -47,6 +47,7 @@ from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_
                              run_reference_sandboxed, run_references_batched)
 from finalize.sandbox import SandboxResult, forkserver_context, starting_processes
 from finalize.schema import check_metadata_schema
+from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import dumps, read_json
@@ -224,9 +225,11 @@ def _prepare(task_dir: Path, extra: tuple[Problem, ...], limits: InputLimits, st
 def _file_checks(task: _Ready) -> list[Problem]:
     """The checks that read the task's files but not the reference's predictions (so they may run
     while the reference does): ids, range filter and leaks, the instruction, MM feasibility."""
-    problems = check_tabular_task(task.task_dir)
+    files = TaskFiles(task.task_dir, task.question["save_file_type"])  # train_v2, val_v2, ground truth read once
+    problems = check_tabular_task(task.task_dir, files)
     problems += _instruction_problems(task.task_dir)
-    problems += check_mm_feasibility(task.task_dir, task.question, "error" if "daregen" in task.meta else "warning")
+    problems += check_mm_feasibility(task.task_dir, task.question, "error" if "daregen" in task.meta else "warning",
+                                     files)
     return problems
 
 

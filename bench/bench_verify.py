@@ -52,8 +52,8 @@ from pathlib import Path
 
 from finalize.runner import run_reference_sandboxed, run_references_batched
 from finalize.sandbox import Limits, forkserver_context, run_in_sandbox, scrubbed_environment
-from pipeline.review.verify import (TABULAR, _batches, _file_checks, _Ready, discover_tasks, verify_task,
-                                   verify_tree)
+from pipeline.review.verify import (TABULAR, _batches, _file_checks, _Ready, discover_tasks, reference_cost,
+                                   verify_task, verify_tree)
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from _timing import best_of  # noqa: E402  (bench/ is on sys.path when run as a script)
@@ -131,9 +131,10 @@ def run_pool(tasks: list[Path], jobs: int) -> None:
 def run_batched(tasks: list[Path], jobs: int) -> None:
     keyed = {f"t{i:05d}": (t, read_json(t / names.VERIFY_DIR / names.ALL_METADATA)["question"])
              for i, t in enumerate(tasks)}
+    costs = {k: reference_cost(*v) for k, v in keyed.items()}  # batched as verify_tree batches them
     with ThreadPoolExecutor(jobs) as pool:
         for results in pool.map(lambda keys: run_references_batched({k: keyed[k] for k in keys}),
-                                _batches(list(keyed), jobs)):
+                                _batches(list(keyed), jobs, costs)):
             bad = [k for k, r in results.items() if not r.ok]
             if bad:
                 raise RuntimeError(f"{keyed[bad[0]][0].name}: {results[bad[0]].reason}")

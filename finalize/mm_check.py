@@ -27,7 +27,7 @@ import pandas as pd
 from finalize.checks import Problem
 from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.metrics import clipped_r2, macro_f1, macro_f1_scorer
+from pipeline.core.metrics import clipped_r2, clipped_r2_scorer, macro_f1, macro_f1_scorer
 from task_design.leakage import tree_fit_predict
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -182,7 +182,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 base = clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
                 metric, probe = clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
-                probe_score = lambda pred, y_val=y_val: clipped_r2(y_val, pred)  # noqa: E731
+                probe_score = clipped_r2_scorer(y_val)  # = clipped_r2(y_val, ·)
             baseline.append(base)
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.

@@ -167,3 +167,22 @@ def macro_f1_scorer(reference):
         return float(f1_score(true, predicted, average="macro", zero_division=0))
 
     return score
+
+
+def clipped_r2_scorer(reference):
+    """`clipped_r2(reference, p)` for many predictions `p` of one reference, the same float: the reference
+    is converted and checked once, and a prediction that is already an array of finite floats (a fitted
+    regressor's) goes to R² as it is, which is what numeric_prediction would return for it."""
+    from sklearn.metrics import r2_score
+
+    ref = numeric_reference(reference)
+    if len(ref) < 2:
+        raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
+
+    def score(prediction) -> float:
+        ready = isinstance(prediction, np.ndarray) and prediction.dtype == np.float64 and prediction.ndim == 1 \
+            and bool(np.isfinite(prediction).all())
+        value = float(r2_score(ref, prediction if ready else numeric_prediction(prediction)))
+        return min(1.0, max(0.0, value))
+
+    return score

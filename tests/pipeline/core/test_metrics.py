@@ -16,6 +16,7 @@ from pipeline.core.metrics import (
     allclose_match,
     canonical_labels,
     clipped_r2,
+    clipped_r2_scorer,
     exact_match,
     macro_f1,
     macro_f1_scorer,
@@ -135,3 +136,22 @@ def test_macro_f1_scorer_gives_macro_f1_bit_for_bit(pool) -> None:
     assert len(seen) > 10  # the cases score differently, not all 0 or 1
     with pytest.raises(ValueError):
         macro_f1_scorer(_text("a", "b"))(np.array(["a"], dtype=object))
+
+
+def test_clipped_r2_scorer_gives_clipped_r2() -> None:
+    """The MM check's regression probes score through clipped_r2_scorer: the same float, the same errors."""
+    rng = np.random.default_rng(0)
+    reference = rng.normal(size=300)
+    score = clipped_r2_scorer(reference)
+    for k in range(50):
+        prediction = reference * rng.random() + rng.normal(size=300) * rng.random() * 3
+        assert score(prediction) == clipped_r2(reference, prediction)
+        assert score(list(prediction)) == clipped_r2(reference, prediction)  # not an array: converted as before
+    assert score(reference.copy()) == 1.0
+    with pytest.raises(UnscorablePrediction):
+        score(np.where(np.arange(300) == 7, np.nan, reference))
+    constant = clipped_r2_scorer(np.full(5, 2.0))
+    assert constant(np.full(5, 2.0)) == clipped_r2(np.full(5, 2.0), np.full(5, 2.0)) == 1.0
+    assert constant(np.arange(5.0)) == clipped_r2(np.full(5, 2.0), np.arange(5.0)) == 0.0
+    with pytest.raises(ValueError):
+        clipped_r2_scorer([1.0])

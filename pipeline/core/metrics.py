@@ -154,13 +154,17 @@ def macro_f1_scorer(reference):
     numeric = finite_numbers(ref.astype(str).str.strip()).notna().to_numpy()
     witness = ref.iloc[:1] if numeric.all() else ref.iloc[np.flatnonzero(~numeric)[:1]]
     ref_labels, ref_codes = np.unique(ref_canon, return_inverse=True)
+    seen: dict = {}  # a prediction value's canonical label: the probes predict from the same few classes
 
     def score(prediction) -> float:
         pred = _series(prediction).astype(str)
         if len(pred) != len(ref):
             raise ValueError(f"{len(pred)} predictions for {len(ref)} reference values")
         value_codes, values = pd.factorize(pred, use_na_sentinel=False)
-        value_canon = canonical_labels(witness, pd.Series(values, dtype=object))[1].to_numpy(dtype=object)
+        new = [v for v in values if not isinstance(v, str) or v not in seen]
+        if new:
+            seen.update(zip(new, canonical_labels(witness, pd.Series(new, dtype=object))[1].tolist()))
+        value_canon = np.array([seen[v] for v in values], dtype=object)
         labels = np.unique(np.concatenate([ref_labels, value_canon]))
         true = np.searchsorted(labels, ref_labels)[ref_codes]
         predicted = np.searchsorted(labels, value_canon)[value_codes]

@@ -361,7 +361,8 @@ def reference_cost(task_dir: Path, question: dict) -> tuple[bool, float]:
 def _checks_cost(task_dir: Path, question: dict) -> float:
     """A guess at _file_checks' cost: the size of the MM files it fits on."""
     src = task_dir / names.SOURCE_DIR
-    paths = [src / names.data_file(stem, str(question.get("save_file_type"))) for stem in (names.TRAIN_V2, names.VAL_V2)]
+    ftype = str(question.get("save_file_type"))
+    paths = [src / names.data_file(stem, ftype) for stem in (names.TRAIN_V2, names.VAL_V2)]
     return float(sum(p.stat().st_size for p in paths if p.is_file()))
 
 

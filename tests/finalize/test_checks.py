@@ -215,7 +215,8 @@ def _column(rng, kind: str, n: int) -> pd.Series:
     if kind == "nullable":  # iterates pd.NA, which canonical_rows reads as the text "<NA>"
         return pd.Series(pd.array(rng.choice([1, 2, None], n), dtype="Int64"))
     # sqlite's dynamic typing: numbers, text, None and NaN in one column
-    return pd.Series(rng.choice(np.array(["a", None, np.nan, 1, 1.0, True, "1", "<NA>"], dtype=object), n), dtype=object)
+    values = np.array(["a", None, np.nan, 1, 1.0, True, "1", "<NA>"], dtype=object)
+    return pd.Series(rng.choice(values, n), dtype=object)
 
 
 KINDS = ("int", "float", "bool", "text", "str", "string", "nullable", "mixed")

@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from finalize.metadata_txt import COLUMNS_HEADER
+from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json
-from postprocess.formats import read_frame
 from postprocess.noise import filter_by_expected_ranges
 
 
@@ -34,23 +33,84 @@ class Problem:
         return f"{self.severity}: {self.where}: {self.message}"
 
 
+def _canonical_value(v) -> tuple:
+    """A cell normalised for comparison across formats: numbers as floats, text as text, missing."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ("missing",)
+    if isinstance(v, (bool, np.bool_)):
+        return ("num", float(v))
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return ("num", float(v))
+    return ("str", str(v))
+
+
 def canonical_rows(df: pd.DataFrame) -> list[tuple]:
     """Rows as sorted tuples of normalised values, for multiset comparison across formats."""
-    def norm(v):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            return ("missing",)
-        if isinstance(v, (bool, np.bool_)):
-            return ("num", float(v))
-        if isinstance(v, (int, float, np.integer, np.floating)):
-            return ("num", float(v))
-        return ("str", str(v))
-
     cols = list(df.columns)
-    rows = [tuple(norm(v) for v in row) for row in df[cols].itertuples(index=False, name=None)]
+    rows = [tuple(_canonical_value(v) for v in row) for row in df[cols].itertuples(index=False, name=None)]
     return sorted(rows)
 
 
-def check_tabular_task(task_dir: Path) -> list[Problem]:
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """canonical_rows(a) == canonical_rows(b), without a Python tuple per cell (most of check_tabular_task's
+    time on a big task): each pair of columns becomes integer codes, equal exactly where the normalised
+    values are equal, and the rows of codes are compared as multisets, which is what comparing the
+    sorted lists of rows does. A NaN that is not a float (it would be a number that sorts nowhere in
+    particular) sends the comparison back to canonical_rows itself."""
+    if len(a) != len(b) or a.shape[1] != b.shape[1]:
+        return len(a) == len(b) == 0
+    if len(a) == 0:
+        return True
+    codes_a, codes_b = [], []
+    for j in range(a.shape[1]):
+        pair = _column_codes(a.iloc[:, j], b.iloc[:, j])
+        if pair is None:
+            return canonical_rows(a) == canonical_rows(b)
+        codes_a.append(pair[0])
+        codes_b.append(pair[1])
+    rows_a, rows_b = np.column_stack(codes_a), np.column_stack(codes_b)
+    return bool(np.array_equal(rows_a[np.lexsort(rows_a.T)], rows_b[np.lexsort(rows_b.T)]))
+
+
+def _text_or_missing(column: pd.Series) -> np.ndarray | None:
+    """The column's values as iterating it gives them, when each is text (a str) or missing: the text,
+    or None where _canonical_value says missing; else None. Iterating a string column gives its dtype's
+    na_value for a missing value: NaN is missing, while pd.NA is not a float and reads as the text "<NA>"."""
+    if isinstance(column.dtype, pd.StringDtype):
+        na = column.dtype.na_value
+        return column.to_numpy(dtype=object, na_value=None if isinstance(na, float) else str(na))
+    if column.dtype != object:
+        return None
+    values = column.to_numpy()
+    if pd.api.types.infer_dtype(values, skipna=False) != "string":  # all str (no missing), else per cell
+        return None
+    return values
+
+
+def _column_codes(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes for the values of x and y, shared, equal where _canonical_value is; None if undefined."""
+    n = len(x)
+    if isinstance(x.dtype, np.dtype) and isinstance(y.dtype, np.dtype) and \
+            x.dtype.kind in "biuf" and y.dtype.kind in "biuf":
+        # Iterating a numpy column gives Python bools, ints and floats: _canonical_value's float of
+        # each, NaN missing. + 0.0 makes -0.0 the 0.0 it equals.
+        codes = pd.factorize(np.concatenate([x.to_numpy(np.float64), y.to_numpy(np.float64)]) + 0.0)[0]
+        return codes[:n], codes[n:]
+    text_x, text_y = _text_or_missing(x), _text_or_missing(y)
+    if text_x is not None and text_y is not None:  # None is missing, and factorize codes it -1
+        codes = pd.factorize(np.concatenate([text_x, text_y]))[0]
+        return codes[:n], codes[n:]
+    values = np.array([*x, *y], dtype=object)
+    keys: dict[tuple, int] = {}
+    canonical = [_canonical_value(v) for v in values]
+    if any(k[0] == "num" and k[1] != k[1] for k in canonical):
+        return None
+    codes = np.array([keys.setdefault(k, len(keys)) for k in canonical], dtype=np.int64)
+    return codes[:n], codes[n:]
+
+
+def check_tabular_task(task_dir: Path, files: TaskFiles | None = None) -> list[Problem]:
+    """`files`: the task's files as read for other checks too (read here otherwise)."""
     problems: list[Problem] = []
     where = task_dir.name
     meta_path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
@@ -64,9 +124,10 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
                 problems.append(Problem(where, f"{key} names {f}, which does not exist"))
     if problems:
         return problems
-    ftype = q["save_file_type"]
     target = q["target"]
-    read = lambda stem: read_frame(src / names.data_file(stem, ftype), ftype)  # noqa: E731
+    if files is None or files.task_dir != task_dir or files.file_type != q["save_file_type"]:
+        files = TaskFiles(task_dir, q["save_file_type"])
+    read = files.source
     train_v1 = read(names.TRAIN_V1)
     if names.ROW_ID in train_v1.columns:
         train_v1 = train_v1.drop(columns=[names.ROW_ID])
@@ -74,7 +135,7 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
     filtered = filter_by_expected_ranges(train_v1, q["expected_ranges"], q["column_type_inference"])
     if sorted(filtered.columns) != sorted(clean.columns):
         problems.append(Problem(where, "train_v1 and train_v1_no_err have different columns"))
-    elif canonical_rows(filtered[list(clean.columns)]) != canonical_rows(clean):
+    elif not same_rows(filtered[list(clean.columns)], clean):
         problems.append(Problem(where, f"filtering train_v1 by expected_ranges gives {len(filtered)} rows, "
                                        f"not the {len(clean)} rows of train_v1_no_err"
                                        f"{_row_difference(filtered[list(clean.columns)], clean)}"))
@@ -87,10 +148,10 @@ def check_tabular_task(task_dir: Path) -> list[Problem]:
             problems.append(Problem(where, f"{name} contains the target {leaked}"))
         if names.ROW_ID not in val.columns:
             problems.append(Problem(where, f"{name} has no {names.ROW_ID}"))
-    gt = _read_verify_csv(task_dir, names.GROUND_TRUTH, [names.ROW_ID, *target], problems)
+    gt = _read_verify_csv(files, names.GROUND_TRUTH, [names.ROW_ID, *target], problems)
     if gt is not None and names.ROW_ID in val_v2.columns and sorted(gt[names.ROW_ID]) != sorted(val_v2[names.ROW_ID]):
         problems.append(Problem(where, "ground_truth row_ids differ from val_v2's"))
-    sim = _read_verify_csv(task_dir, names.SIMULATED_PRED, [names.ROW_ID, *target], problems)
+    sim = _read_verify_csv(files, names.SIMULATED_PRED, [names.ROW_ID, *target], problems)
     if sim is not None:
         if names.ROW_ID in val_v1.columns and sorted(sim[names.ROW_ID]) != sorted(val_v1[names.ROW_ID]):
             problems.append(Problem(where, "simulated predictions' row_ids differ from val_v1's"))
@@ -178,16 +239,16 @@ def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
     return out
 
 
-def _read_verify_csv(task_dir: Path, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:
+def _read_verify_csv(files: TaskFiles, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:
     """A verify/ file with its required columns, or None after recording why not."""
-    path = task_dir / names.VERIFY_DIR / name
-    if not path.exists():
-        problems.append(Problem(task_dir.name, f"missing {names.VERIFY_DIR}/{name}"))
+    where = files.task_dir.name
+    if not (files.task_dir / names.VERIFY_DIR / name).exists():
+        problems.append(Problem(where, f"missing {names.VERIFY_DIR}/{name}"))
         return None
-    df = read_task_csv(path)
+    df = files.verify_csv(name)
     missing = [c for c in required if c not in df.columns]
     if missing:
-        problems.append(Problem(task_dir.name, f"{name} lacks column(s) {missing}"))
+        problems.append(Problem(where, f"{name} lacks column(s) {missing}"))
         return None
     return df
 

@@ -25,10 +25,9 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem
+from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.csv_convention import read_task_csv
-from pipeline.core.metrics import clipped_r2, macro_f1
-from postprocess.formats import read_frame
+from pipeline.core.metrics import clipped_r2, clipped_r2_scorer, macro_f1, macro_f1_scorer
 from task_design.leakage import tree_fit_predict
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -90,6 +89,22 @@ def _cv_score(x: np.ndarray, y: np.ndarray, metric, probe) -> float:
     return metric(y, pred.astype(y.dtype))
 
 
+def _ordinal_codes(column: pd.Series, categories: list[str]) -> np.ndarray:
+    """Each value's position in `categories` as a float, looked up by str(value); missing values and
+    values not in `categories` are NaN. A column of text (the usual case) is looked up in one
+    vectorised pass, str(v) being v itself; any other (sqlite's mixed types) value by value."""
+    index = pd.Index(categories, dtype=object)
+    present = column.notna().to_numpy()
+    out = np.full(len(column), np.nan)
+    values = column.to_numpy(dtype=object)[present]
+    if pd.api.types.infer_dtype(values, skipna=False) != "string":
+        values = np.array([str(v) for v in values], dtype=object)
+    positions = index.get_indexer(values).astype(float)
+    positions[positions < 0] = np.nan
+    out[present] = positions
+    return out
+
+
 def _encode(train: pd.DataFrame, val: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Numbers stay numbers (NaN kept: the models below handle it); anything else becomes an ordinal
     code learnt on train, with unseen and missing values as NaN. Simple on purpose: the reference only
@@ -102,17 +117,22 @@ def _encode(train: pd.DataFrame, val: pd.DataFrame) -> tuple[np.ndarray, np.ndar
             cols_val.append(pd.to_numeric(b, errors="coerce").astype(float).to_numpy())
             continue
         categories = sorted(set(a.dropna().astype(str)))
-        codes = {v: float(i) for i, v in enumerate(categories)}
-        cols_train.append(a.map(lambda v: codes.get(str(v), np.nan) if pd.notna(v) else np.nan).to_numpy(float))
-        cols_val.append(b.map(lambda v: codes.get(str(v), np.nan) if pd.notna(v) else np.nan).to_numpy(float))
+        cols_train.append(_ordinal_codes(a, categories))
+        cols_val.append(_ordinal_codes(b, categories))
     if not cols_train:
         return np.empty((len(train), 0)), np.empty((len(val), 0))
     return np.column_stack(cols_train), np.column_stack(cols_val)
 
 
 def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, target: list[str],
-                  problem_type: str, where: str) -> MMAssessment:
-    """Pure: the MM files as frames (val and truth aligned on row_id here) -> scores and problems."""
+                  problem_type: str, where: str, verdict_only: bool = False) -> MMAssessment:
+    """Pure: the MM files as frames (val and truth aligned on row_id here) -> scores and problems.
+
+    `verdict_only` (verify wants the problems, not the scores): the boosted reference is fitted only
+    when the verdict depends on it. The reference score of a target is the better of the boosted
+    fit and the best single-feature probe, and rounding and the mean over targets never decrease, so
+    once the probes alone clear MIN_MARGIN the reference does too: the problems are the same, and
+    the scores and predictions, which need the fit, are left out."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     from threadpoolctl import threadpool_limits
@@ -127,8 +147,8 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     val_ids = pd.concat([val[names.ROW_ID].astype(str).rename("_id"), val[features]], axis=1)
     merged = truth.assign(_id=truth[names.ROW_ID].astype(str))[["_id", *target]].merge(
         val_ids, on="_id", how="inner")
-    baseline, reference, best_single = [], [], []
-    reference_predictions: dict[str, pd.DataFrame] = {}
+    baseline, best_single = [], []
+    boosted = []  # per assessed target: what its boosted reference fit needs, fitted after the probes
     leaks: list[str] = []
     # Multi-threaded histogram sums may round differently on another core count: one thread.
     with threadpool_limits(limits=1):
@@ -147,6 +167,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 base = _trivial_macro_f1(y_fit, y_val)
                 model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
                 metric, probe = macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
+                probe_score = macro_f1_scorer(y_val)  # = macro_f1(y_val, ·), bit for bit
             else:
                 y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
                 y_val = pd.to_numeric(scored[t], errors="coerce").to_numpy(float)
@@ -161,14 +182,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 base = clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
                 metric, probe = clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
-            # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
-            # all-missing column, which the MM files keep as the source has it): fit on the rest.
-            usable = np.isfinite(x_fit).any(axis=0)
-            if not usable.any():
-                ref, ref_pred = base, None
-            else:
-                ref_pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
-                ref = metric(y_val, ref_pred)
+                probe_score = clipped_r2_scorer(y_val)  # = clipped_r2(y_val, ·)
             baseline.append(base)
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.
@@ -178,7 +192,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 fill = (np.nanmin(col_fit) - 1.0) if np.isfinite(col_fit).any() else 0.0
                 col_fit, col_val = np.nan_to_num(col_fit, nan=fill), np.nan_to_num(col_val, nan=fill)
                 pred = _probe_predict(probe, col_fit, y_fit, col_val)
-                score = metric(y_val, pred)
+                score = probe_score(pred)
                 if not single or score > max(single):
                     single_pred = pred
                 single.append(score)
@@ -187,46 +201,77 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 elif len(y_val) < LEAK_CV_BELOW_ROWS and (cv := _cv_score(col_fit, y_fit, metric, probe)) >= LEAK_SCORE:
                     leaks.append(f"{col!r} ({cv:.3f} by {LEAK_CV_FOLDS}-fold CV on train)")
             best_single.append(max(single, default=0.0))
+            ids = scored["_id"] if classification else scored["_id"][keep_val]
+            boosted.append((t, model, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids))
+        if not boosted:
+            return MMAssessment(problems=tuple(problems))
+        if verdict_only and _round(best_single) >= _round(baseline) + MIN_MARGIN:
+            return MMAssessment(problems=tuple(problems + _leak_problems(where, leaks, classification)))
+        reference = []
+        reference_predictions: dict[str, pd.DataFrame] = {}
+        for (t, model, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids), single_best in zip(
+                boosted, best_single):
+            # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
+            # all-missing column, which the MM files keep as the source has it): fit on the rest.
+            usable = np.isfinite(x_fit).any(axis=0)
+            if not usable.any():
+                ref, ref_pred = base, None
+            else:
+                ref_pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
+                ref = metric(y_val, ref_pred)
             # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
             # does better: the reference is the better of the two, both fixed-seed fits.
-            reference.append(max(ref, best_single[-1]))
-            chosen = ref_pred if ref >= best_single[-1] else single_pred
+            reference.append(max(ref, single_best))
+            chosen = ref_pred if ref >= single_best else single_pred
             if chosen is not None:
-                ids = scored["_id"] if classification else scored["_id"][keep_val]
                 reference_predictions[t] = pd.DataFrame({names.ROW_ID: ids.to_numpy(), t: chosen})
-    if not reference:
-        return MMAssessment(problems=tuple(problems))
     metric_name = "macro_f1" if classification else "r2"
-    scores = {f"trivial_{metric_name}": round(float(np.mean(baseline)), _DIGITS),
-              f"reference_{metric_name}": round(float(np.mean(reference)), _DIGITS),
-              f"best_single_feature_{metric_name}": round(float(np.mean(best_single)), _DIGITS)}
+    scores = {f"trivial_{metric_name}": _round(baseline),
+              f"reference_{metric_name}": _round(reference),
+              f"best_single_feature_{metric_name}": _round(best_single)}
     base, ref = scores[f"trivial_{metric_name}"], scores[f"reference_{metric_name}"]
     if ref < base + MIN_MARGIN:
         problems.append(Problem(where, f"MM infeasible: the reference models (HistGradientBoosting, "
                                        f"single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
                                        f"above the trivial baseline's {base:.3f}"))
-    if leaks:
-        problems.append(Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
-                                       + ", ".join(sorted(leaks)[:5])))
+    problems += _leak_problems(where, leaks, classification)
     return MMAssessment(scores, tuple(problems), reference_predictions)
 
 
-def assess_task(task_dir: Path, question: dict) -> MMAssessment:
-    """Read train_v2, val_v2 and verify/ground_truth.csv of `task_dir` and assess them."""
+def _round(per_target: list[float]) -> float:
+    """The recorded score: the mean over targets, rounded so all_metadata.json is byte-stable."""
+    return round(float(np.mean(per_target)), _DIGITS)
+
+
+def _leak_problems(where: str, leaks: list[str], classification: bool) -> list[Problem]:
+    if not leaks:
+        return []
+    metric_name = "macro_f1" if classification else "r2"
+    return [Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
+                           + ", ".join(sorted(leaks)[:5]))]
+
+
+def assess_task(task_dir: Path, question: dict, verdict_only: bool = False,
+                files: TaskFiles | None = None) -> MMAssessment:
+    """Read train_v2, val_v2 and verify/ground_truth.csv of `task_dir` (through `files`, shared with
+    other checks, if given) and assess them (see assess_frames)."""
     where = task_dir.name
     ftype = question["save_file_type"]
-    src = task_dir / names.SOURCE_DIR
-    paths = {stem: src / names.data_file(stem, ftype) for stem in (names.TRAIN_V2, names.VAL_V2)}
+    if files is None or files.task_dir != task_dir or files.file_type != ftype:
+        files = TaskFiles(task_dir, ftype)
+    paths = {stem: files.source_path(stem) for stem in (names.TRAIN_V2, names.VAL_V2)}
     truth_path = task_dir / names.VERIFY_DIR / names.GROUND_TRUTH
     missing = [p.name for p in (*paths.values(), truth_path) if not p.is_file()]
     if missing:
         return MMAssessment(problems=(Problem(where, f"MM check: missing {', '.join(missing)}"),))
-    train = read_frame(paths[names.TRAIN_V2], ftype)
-    val = read_frame(paths[names.VAL_V2], ftype)
-    truth = read_task_csv(truth_path)
-    return assess_frames(train, val, truth, list(question["target"]), question["problem_type"], where)
+    train = files.source(names.TRAIN_V2)
+    val = files.source(names.VAL_V2)
+    truth = files.verify_csv(names.GROUND_TRUTH)
+    return assess_frames(train, val, truth, list(question["target"]), question["problem_type"], where, verdict_only)
 
 
-def check_mm_feasibility(task_dir: Path, question: dict, severity: str = "error") -> list[Problem]:
+def check_mm_feasibility(task_dir: Path, question: dict, severity: str = "error",
+                         files: TaskFiles | None = None) -> list[Problem]:
     """assess_task's problems, at `severity` (foreign trees get warnings: their tasks are published)."""
-    return [Problem(p.where, p.message, severity) for p in assess_task(task_dir, question).problems]
+    return [Problem(p.where, p.message, severity)
+            for p in assess_task(task_dir, question, verdict_only=True, files=files).problems]

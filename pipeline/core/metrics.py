@@ -134,3 +134,59 @@ def self_contained_source() -> str:
     text = Path(__file__).read_text(encoding="utf-8")
     start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
     return text[start:text.index(BLOCK_END)]
+
+
+def macro_f1_scorer(reference):
+    """`macro_f1(reference, p)` for many predictions `p` of one reference, the same float bit for bit.
+
+    The MM check scores one prediction per feature against one validation column; on a wide table
+    macro_f1's canonicalisation and scikit-learn's sort of text labels were most of its cost. Here the
+    reference is canonicalised once and a prediction's distinct values once each (canonical_labels
+    treats each prediction value alone once it knows whether the reference is all numbers; `witness`
+    tells it that). f1_score then counts integer codes numbered in the order of the sorted labels, so
+    it sees the same labels in the same order with the same counts: the same per-label arithmetic and
+    the same macro average.
+    """
+    from sklearn.metrics import f1_score
+
+    ref = _series(reference)
+    ref_canon = canonical_labels(ref, ref.iloc[:0])[0].to_numpy(dtype=object)
+    numeric = finite_numbers(ref.astype(str).str.strip()).notna().to_numpy()
+    witness = ref.iloc[:1] if numeric.all() else ref.iloc[np.flatnonzero(~numeric)[:1]]
+    ref_labels, ref_codes = np.unique(ref_canon, return_inverse=True)
+    seen: dict = {}  # a prediction value's canonical label: the probes predict from the same few classes
+
+    def score(prediction) -> float:
+        pred = _series(prediction).astype(str)
+        if len(pred) != len(ref):
+            raise ValueError(f"{len(pred)} predictions for {len(ref)} reference values")
+        value_codes, values = pd.factorize(pred, use_na_sentinel=False)
+        new = [v for v in values if not isinstance(v, str) or v not in seen]
+        if new:
+            seen.update(zip(new, canonical_labels(witness, pd.Series(new, dtype=object))[1].tolist()))
+        value_canon = np.array([seen[v] for v in values], dtype=object)
+        labels = np.unique(np.concatenate([ref_labels, value_canon]))
+        true = np.searchsorted(labels, ref_labels)[ref_codes]
+        predicted = np.searchsorted(labels, value_canon)[value_codes]
+        return float(f1_score(true, predicted, average="macro", zero_division=0))
+
+    return score
+
+
+def clipped_r2_scorer(reference):
+    """`clipped_r2(reference, p)` for many predictions `p` of one reference, the same float: the reference
+    is converted and checked once, and a prediction that is already an array of finite floats (a fitted
+    regressor's) goes to R² as it is, which is what numeric_prediction would return for it."""
+    from sklearn.metrics import r2_score
+
+    ref = numeric_reference(reference)
+    if len(ref) < 2:
+        raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
+
+    def score(prediction) -> float:
+        ready = isinstance(prediction, np.ndarray) and prediction.dtype == np.float64 and prediction.ndim == 1 \
+            and bool(np.isfinite(prediction).all())
+        value = float(r2_score(ref, prediction if ready else numeric_prediction(prediction)))
+        return min(1.0, max(0.0, value))
+
+    return score

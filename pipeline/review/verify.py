@@ -47,6 +47,7 @@ from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_
                              run_reference_sandboxed, run_references_batched)
 from finalize.sandbox import SandboxResult, forkserver_context, starting_processes
 from finalize.schema import check_metadata_schema
+from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import dumps, read_json
@@ -224,9 +225,11 @@ def _prepare(task_dir: Path, extra: tuple[Problem, ...], limits: InputLimits, st
 def _file_checks(task: _Ready) -> list[Problem]:
     """The checks that read the task's files but not the reference's predictions (so they may run
     while the reference does): ids, range filter and leaks, the instruction, MM feasibility."""
-    problems = check_tabular_task(task.task_dir)
+    files = TaskFiles(task.task_dir, task.question["save_file_type"])  # train_v2, val_v2, ground truth read once
+    problems = check_tabular_task(task.task_dir, files)
     problems += _instruction_problems(task.task_dir)
-    problems += check_mm_feasibility(task.task_dir, task.question, "error" if "daregen" in task.meta else "warning")
+    problems += check_mm_feasibility(task.task_dir, task.question, "error" if "daregen" in task.meta else "warning",
+                                     files)
     return problems
 
 
@@ -339,11 +342,48 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
 # Tasks per sandboxed job (finalize.runner.run_references_batched): enough to spread the ~0.3 s of
 # setting up a job over several fits, few enough that `jobs` batches keep every core busy to the end.
 BATCH_TASKS = 8
+# Models whose fit iterates to convergence, for scheduling only (results never depend on it): on 98
+# tasks of the built-in corpus an MLP took 3-99 s per MB of train_v1 and val_v1 (median 10-12), every
+# other model 0.3-0.7 s per MB (at most 5.7). Their cost is not predictable from the size, so they
+# are scheduled first.
+_ITERATIVE_FITS = ("MLPClassifier", "MLPRegressor")
+_ITERATIVE_WEIGHT = 15.0  # their median cost per MB against the others'
 
 
-def _batches(keys: list[str], jobs: int) -> list[list[str]]:
+def reference_cost(task_dir: Path, question: dict) -> tuple[bool, float]:
+    """A guess at the reference run's cost, to schedule batches: (an iterative fit?, bytes it reads
+    weighted by the model); compared as a tuple, every iterative fit ranks above every other fit."""
+    size = sum(p.stat().st_size for p in reference_files(task_dir, question).values() if p.is_file())
+    iterative = question.get("model_type") in _ITERATIVE_FITS
+    return iterative, size * (_ITERATIVE_WEIGHT if iterative else 1.0)
+
+
+def _checks_cost(task_dir: Path, question: dict) -> float:
+    """A guess at _file_checks' cost: the size of the MM files it fits on."""
+    src = task_dir / names.SOURCE_DIR
+    ftype = str(question.get("save_file_type"))
+    paths = [src / names.data_file(stem, ftype) for stem in (names.TRAIN_V2, names.VAL_V2)]
+    return float(sum(p.stat().st_size for p in paths if p.is_file()))
+
+
+def _batches(keys: list[str], jobs: int, costs: dict[str, tuple[bool, float]] | None = None) -> list[list[str]]:
+    """Keys in batches of at most BATCH_TASKS. With `costs` (reference_cost per key): costliest first,
+    a batch also closed once it holds an eighth of the total per job, so the slow fits (MLPs) run
+    early and apart and the last batches, which decide how long one core waits for the other, are light.
+    Without, in the given order (equal sizes)."""
     size = max(1, min(BATCH_TASKS, -(-len(keys) // (2 * jobs))))
-    return [keys[i:i + size] for i in range(0, len(keys), size)]
+    if costs is None:
+        return [keys[i:i + size] for i in range(0, len(keys), size)]
+    share = sum(costs[k][1] for k in keys) / (4 * jobs)
+    batches: list[list[str]] = []
+    current, held = [], 0.0
+    for key in sorted(keys, key=lambda k: (not costs[k][0], -costs[k][1], k)):
+        current.append(key)
+        held += costs[key][1]
+        if len(current) == size or held >= share:
+            batches.append(current)
+            current, held = [], 0.0
+    return batches + ([current] if current else [])
 
 
 def _failed(task_dir: Path, start: float, exc: BaseException) -> TaskVerdict:
@@ -385,15 +425,18 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
         prepared = list(threads.map(prepare, tasks))
         ready = {f"t{i:05d}": p for i, p in enumerate(prepared) if isinstance(p, _Ready)}
         runs = {}
-        for keys in _batches(list(ready), jobs):
+        costs = {k: reference_cost(r.task_dir, r.question) for k, r in ready.items()}
+        for keys in _batches(list(ready), jobs, costs):
             fut = run_pool.submit(run_references_batched,
                                   {k: (ready[k].task_dir, ready[k].question) for k in keys}, timeout_s)
             runs.update({k: fut for k in keys})
         # With --regenerate the checks wait for the rewritten simulated_pred_local.csv (in _finish).
+        # Costliest first, as the batches: a big task's checks must not be the last thing running.
         checks = {}
         if not regenerate:
             with starting_processes():  # the pool starts its workers in submit
-                checks = {k: _submit_checks(checks_pool, threads, r) for k, r in ready.items()}
+                by_cost = sorted(ready, key=lambda k: (-_checks_cost(ready[k].task_dir, ready[k].question), k))
+                checks = {k: _submit_checks(checks_pool, threads, ready[k]) for k in by_cost}
         for i, p in enumerate(prepared):
             key = f"t{i:05d}"
             if key in ready:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finalize.checks import check_tabular_task, errors
+from finalize.checks import canonical_rows, check_tabular_task, errors, same_rows
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame, write_split_tables
@@ -194,3 +194,54 @@ def test_category_values_with_quotes_or_backslashes_pass_the_instruction_check(v
     text = (f"Keep rows with `c` limited to the values {quoted_value(value)}, {quoted_value('plain')}. Fit a "
             "DecisionTreeClassifier with random_state 3 after most_frequent imputation.")
     assert check_instruction("t", text, q) == []
+
+
+# ---------------------------------------------------------------- same_rows is canonical_rows' comparison
+
+
+def _column(rng, kind: str, n: int) -> pd.Series:
+    if kind == "int":
+        return pd.Series(rng.integers(0, 3, n))
+    if kind == "float":  # with missing values, and -0.0 next to 0.0
+        return pd.Series(np.where(rng.random(n) < 0.2, np.nan, rng.choice([0.0, -0.0, 1.0, 2.5], n)))
+    if kind == "bool":
+        return pd.Series(rng.choice([True, False], n))
+    if kind == "text":
+        return pd.Series(rng.choice(["a", "b", "1"], n), dtype=object)
+    if kind == "str":  # pandas' string dtype with missing values (NaN)
+        return pd.Series(rng.choice(["a", "b", None], n), dtype="str")
+    if kind == "string":  # the other string dtype: its missing value pd.NA reads as the text "<NA>"
+        return pd.Series(rng.choice(["a", "<NA>", None], n), dtype="string")
+    if kind == "nullable":  # iterates pd.NA, which canonical_rows reads as the text "<NA>"
+        return pd.Series(pd.array(rng.choice([1, 2, None], n), dtype="Int64"))
+    # sqlite's dynamic typing: numbers, text, None and NaN in one column
+    values = np.array(["a", None, np.nan, 1, 1.0, True, "1", "<NA>"], dtype=object)
+    return pd.Series(rng.choice(values, n), dtype=object)
+
+
+KINDS = ("int", "float", "bool", "text", "str", "string", "nullable", "mixed")
+
+
+def test_same_rows_agrees_with_comparing_canonical_rows() -> None:
+    """check_tabular_task compares train_v1 filtered with train_v1_no_err through same_rows: it must say
+    "equal" exactly when the sorted canonical rows are equal, whatever the column types."""
+    rng = np.random.default_rng(0)
+    verdicts = []
+    for _ in range(400):
+        n, width = int(rng.integers(0, 7)), int(rng.integers(1, 3))
+        kinds = [KINDS[i] for i in rng.integers(0, len(KINDS), width)]
+        a = pd.DataFrame({f"c{j}": _column(rng, k, n) for j, k in enumerate(kinds)})
+        if rng.random() < 0.5:  # the same rows shuffled, sometimes with one cell changed in value or type
+            b = a.sample(frac=1, random_state=int(rng.integers(1000))).reset_index(drop=True)
+            if n and rng.random() < 0.5:
+                col = b.columns[int(rng.integers(width))]
+                b[col] = b[col].astype(object)
+                b.loc[int(rng.integers(n)), col] = rng.choice(np.array([1, 1.0, "1", None, np.nan, pd.NA, "a"],
+                                                                       dtype=object))
+        else:
+            other = [KINDS[i] for i in rng.integers(0, len(KINDS), width)] if rng.random() < 0.5 else kinds
+            b = pd.DataFrame({f"c{j}": _column(rng, k, n) for j, k in enumerate(other)})
+        expected = canonical_rows(a) == canonical_rows(b)
+        assert same_rows(a, b) == expected, (a, b)
+        verdicts.append(expected)
+    assert 0.2 < np.mean(verdicts) < 0.8  # both verdicts well exercised

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finalize.mm_check import LEAK_SCORE, MIN_MARGIN, assess_frames, assess_task, check_mm_feasibility
+from finalize.mm_check import (LEAK_SCORE, MIN_MARGIN, _ordinal_codes, assess_frames, assess_task,
+                               check_mm_feasibility)
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame
@@ -128,3 +129,36 @@ def test_an_honest_feature_on_a_small_validation_set_is_no_leak() -> None:
     train, val, truth = _mm("classification", n=200)
     result = assess_frames(train, val.iloc[:15], truth.iloc[:15], ["y"], "classification", "t")
     assert not [p for p in result.problems if p.message.startswith("MM leakage")]
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
+@pytest.mark.parametrize("case", ["learnable", "weak", "noise", "leak", "small"])
+def test_verdict_only_gives_the_full_assessments_problems(problem_type: str, case: str) -> None:
+    """verify asks for the verdict alone (the boosted fit may be skipped): its problems must be the full
+    assessment's, message for message, whether the task passes, fails or leaks."""
+    signal = {"weak": 0.15, "noise": 0.0}.get(case, 1.0)
+    train, val, truth = _mm(problem_type, n=200 if case == "small" else 600, signal=signal, leak=case == "leak")
+    if case == "small":
+        val, truth = val.iloc[:15], truth.iloc[:15]
+    full = assess_frames(train, val, truth, ["y"], problem_type, "t")
+    quick = assess_frames(train, val, truth, ["y"], problem_type, "t", verdict_only=True)
+    assert quick.problems == full.problems
+    if case == "learnable":  # one feature alone clears the margin: the boosted fit was skipped
+        assert quick.scores == {} and full.scores
+    if case == "weak" and problem_type == "classification":  # only boosting clears it: fitted, same scores
+        assert quick.scores == full.scores and not full.problems
+    if case == "noise":
+        assert any(p.message.startswith("MM infeasible") for p in quick.problems)
+    if case == "leak":
+        assert any(p.message.startswith("MM leakage") for p in quick.problems)
+
+
+def test_ordinal_codes_look_values_up_by_their_text() -> None:
+    """The reference's encoding of a non-numeric column: a value's code is its str()'s place in the
+    training categories, so sqlite's 1, 1.0 and "1" in one column are not one category."""
+    categories = ["1", "1.0", "True", "a"]
+    mixed = pd.Series([1, 1.0, "1", True, None, np.nan, "a", "zz"], dtype=object)
+    expected = [0.0, 1.0, 0.0, 2.0, np.nan, np.nan, 3.0, np.nan]
+    np.testing.assert_array_equal(_ordinal_codes(mixed, categories), expected)
+    text = pd.Series(["a", None, "1", "zz"], dtype="str")
+    np.testing.assert_array_equal(_ordinal_codes(text, categories), [3.0, np.nan, 0.0, np.nan])

@@ -16,8 +16,10 @@ from pipeline.core.metrics import (
     allclose_match,
     canonical_labels,
     clipped_r2,
+    clipped_r2_scorer,
     exact_match,
     macro_f1,
+    macro_f1_scorer,
     self_contained_source,
 )
 
@@ -110,3 +112,46 @@ def test_the_self_contained_block_defines_every_metric_without_daregen() -> None
         assert name in scope
     assert scope["clipped_r2"](_text(1, 2, 3), _text(1, 2, 3)) == 1.0
     assert not math.isnan(scope["macro_f1"](_text("a", "b"), _text("a", "a")))
+
+
+@pytest.mark.parametrize("pool", [
+    ["yes", "no", " yes", "No"],  # text: stripped, case kept
+    ["1", "2", "10", "1.0", " 2", "-0.0", "0"],  # numbers spelled several ways; "10" sorts before "2" as text
+    ["1", "2", "x", "3.5", "nan", "inf", ""],  # a numeric reference, predictions that are not numbers
+    ["a", "1", "1.0", "b"],  # a text reference keeps 1 and 1.0 apart
+])
+def test_macro_f1_scorer_gives_macro_f1_bit_for_bit(pool) -> None:
+    """The MM check's probes score through macro_f1_scorer: any difference would change a recorded baseline."""
+    rng = np.random.default_rng(0)
+    seen = set()
+    for n in (1, 2, 7, 60, 500):
+        for ref_pool in (pool[:2], pool[:3], pool):
+            reference = pd.Series(rng.choice(ref_pool, n), name="y")
+            score = macro_f1_scorer(reference)
+            for _ in range(4):
+                prediction = rng.choice(pool, n).astype(object)
+                expected = macro_f1(reference, prediction)
+                assert score(prediction) == expected  # ==, not approx
+                seen.add(expected)
+    assert len(seen) > 10  # the cases score differently, not all 0 or 1
+    with pytest.raises(ValueError):
+        macro_f1_scorer(_text("a", "b"))(np.array(["a"], dtype=object))
+
+
+def test_clipped_r2_scorer_gives_clipped_r2() -> None:
+    """The MM check's regression probes score through clipped_r2_scorer: the same float, the same errors."""
+    rng = np.random.default_rng(0)
+    reference = rng.normal(size=300)
+    score = clipped_r2_scorer(reference)
+    for k in range(50):
+        prediction = reference * rng.random() + rng.normal(size=300) * rng.random() * 3
+        assert score(prediction) == clipped_r2(reference, prediction)
+        assert score(list(prediction)) == clipped_r2(reference, prediction)  # not an array: converted as before
+    assert score(reference.copy()) == 1.0
+    with pytest.raises(UnscorablePrediction):
+        score(np.where(np.arange(300) == 7, np.nan, reference))
+    constant = clipped_r2_scorer(np.full(5, 2.0))
+    assert constant(np.full(5, 2.0)) == clipped_r2(np.full(5, 2.0), np.full(5, 2.0)) == 1.0
+    assert constant(np.arange(5.0)) == clipped_r2(np.full(5, 2.0), np.arange(5.0)) == 0.0
+    with pytest.raises(ValueError):
+        clipped_r2_scorer([1.0])

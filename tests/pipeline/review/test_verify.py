@@ -139,3 +139,23 @@ def test_a_task_that_fails_in_a_batch_fails_alone_with_its_own_reason(tree: Path
     assert next(v for v in report.verdicts if v.task == REG).problems == alone.problems
     batch = run_references_batched(_tabular(tree))
     assert not batch["k1"].ok and batch["k0"].ok and batch["k2"].ok
+
+
+def test_batches_hold_every_task_once_the_slow_fits_first() -> None:
+    """verify_tree's scheduling (results never depend on it): every task in exactly one batch of at most
+    BATCH_TASKS, the iterative fits (MLPs) ahead of every other, costliest first, nothing queued behind a big one."""
+    from pipeline.review.verify import BATCH_TASKS, _batches
+
+    costs = {f"t{i:05d}": (i % 10 == 0, float((i * 37) % 101 + 1)) for i in range(100)}
+    costs["t00099"] = (False, 5000.0)  # one large non-iterative task
+    batches = _batches(list(costs), 2, costs)
+    flat = [k for b in batches for k in b]
+    assert sorted(flat) == sorted(costs) and all(1 <= len(b) <= BATCH_TASKS for b in batches)
+    iterative = [k for k in flat if costs[k][0]]
+    assert flat[:len(iterative)] == sorted(iterative, key=lambda k: -costs[k][1])
+    assert [k for k in flat if not costs[k][0]][0] == "t00099"
+    big = next(b for b in batches if "t00099" in b)
+    assert big[-1] == "t00099"  # over an eighth of the total per job: nothing is queued behind it
+    assert batches.index(big) < len(batches) // 2
+    assert _batches(list(costs)[:10], 2) == [[f"t{i:05d}", f"t{i + 1:05d}", f"t{i + 2:05d}"] for i in (0, 3, 6)] \
+        + [["t00009"]]  # without costs: the given order, equal sizes

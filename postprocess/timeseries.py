@@ -103,8 +103,9 @@ def build_ts_package(record: DatasetRecord, spec: TimeSeriesSpec, table: pd.Data
         return _package(record, spec, frame, times, rng)
     except NothingForecastable as exc:
         first = exc
-    floors = DesignConfig(ts_min_train_points=spec.size_floors.get("min_train_points", 40),
-                          ts_min_horizon=spec.size_floors.get("min_horizon", 8))
+    default = DesignConfig()
+    floors = DesignConfig(ts_min_train_points=spec.size_floors.get("min_train_points", default.ts_min_train_points),
+                          ts_min_horizon=spec.size_floors.get("min_horizon", default.ts_min_horizon))
     known = frame[spec.target[0]].notna().to_numpy()
     keys = _entity_keys(frame, spec)
     for ratio in (r for r in FALLBACK_RATIOS if r > spec.train_test_ratio):
@@ -146,9 +147,9 @@ def _package(record: DatasetRecord, spec: TimeSeriesSpec, frame: pd.DataFrame, t
     baselines = compute_baselines(spec, train, future, grid)
     if not any(baselines.values()):
         # Clipped R² of 0 everywhere: no reference beats the mean, so scores cannot rank agents.
+        later = " and every later one the size floors allow" if spec.train_test_ratio < max(FALLBACK_RATIOS) else ""
         raise NothingForecastable("every reference baseline (XF and CF) scores R² 0: nothing forecastable"
-                                  f" (split at {spec.train_test_ratio}"
-                                  f"{' and every later one the size floors allow' if spec.train_test_ratio < 0.9 else ''})")
+                                  f" (split at {spec.train_test_ratio}{later})")
     naive = baselines["v2/seasonal_naive"]
     if naive >= NAIVE_SOLVES:
         raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})")

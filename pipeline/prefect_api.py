@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 # Defaults for the ephemeral server only; the user's environment and Prefect profile win.
 EPHEMERAL_SERVER_DEFAULTS = {
@@ -75,6 +76,10 @@ class EphemeralApi:
         import prefect
         from prefect.settings import get_current_settings
 
+        # Prefect makes its home but not the folders above it; without one, the server's database has
+        # nowhere to go and the server never answers (a build waited out the whole start-up timeout
+        # for PREFECT_HOME=/tmp/new/prefect). Made here, whole, before the server starts.
+        Path(get_current_settings().home).expanduser().mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         env = {**EPHEMERAL_SERVER_DEFAULTS, **os.environ,
                **get_current_settings().to_environment_variables(exclude_unset=True),

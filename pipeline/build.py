@@ -179,7 +179,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         started = time.perf_counter()
         hit = build_cache.lookup_source(sources_cache, source_keys[o.ref], o) if o.ref in source_keys else None
         # A source step served from the cache costs the copy: timed as "source", so each dataset has one.
-        return hit.timed({"source": time.perf_counter() - started}) if hit is not None else o
+        return hit.with_seconds({"source": time.perf_counter() - started}) if hit is not None else o
 
     outcomes = [cached_source(o) for o in outcomes]
     outcomes = _on(lambda o: o.stage == "start", outcomes, wave("source"))

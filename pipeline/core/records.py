@@ -27,7 +27,7 @@ ProblemType = Literal["classification", "regression"]
 FileType = Literal["csv", "sqlite", "parquet"]
 ImputerType = Literal["mean", "median", "most_frequent"]
 
-# DARE-bench's model lists (../shared/docs/dare-format.md).
+# DARE-bench's model lists (docs/dare-format.md).
 CLASSIFICATION_MODELS = ("LogisticRegression", "DecisionTreeClassifier", "GaussianNB", "LinearSVC", "MLPClassifier")
 REGRESSION_MODELS = ("LinearRegression", "DecisionTreeRegressor", "Ridge", "Lasso", "MLPRegressor")
 MODELS_BY_PROBLEM = {"classification": CLASSIFICATION_MODELS, "regression": REGRESSION_MODELS}
@@ -231,14 +231,6 @@ class TaskSpec(_Frozen):
         if self.n_split_tables < 1:
             raise ValueError("n_split_tables must be >= 1")
         return self
-
-
-class Rejection(_Frozen):
-    """A dataset that was considered but not built, and why (one line)."""
-
-    ref: str
-    stage: str
-    reason: str
 
 
 class DatasetRejected(Exception):

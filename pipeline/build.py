@@ -17,7 +17,8 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 from finalize.dsagent.build import write_dsagent
 from finalize.timeseries import ts_counts
@@ -67,7 +68,7 @@ class BuildJob:
 
     @classmethod
     def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
-             config: DesignConfig | None = None) -> "BuildJob":
+             config: DesignConfig | None = None) -> BuildJob:
         config = config or DesignConfig()
         return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
                    design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),

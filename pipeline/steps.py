@@ -57,11 +57,11 @@ class Outcome(BaseModel):
         """The unit's name in reports and the build's maps: `ref (class)`, or the ref before the design."""
         return f"{self.ref} ({names.TASK_SUFFIX[self.unit]})" if self.unit else self.ref
 
-    def failed(self, stage: str, reason: str) -> "Outcome":
+    def failed(self, stage: str, reason: str) -> Outcome:
         return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit,
                        seconds=self.seconds)
 
-    def with_seconds(self, seconds: dict[str, float]) -> "Outcome":
+    def with_seconds(self, seconds: dict[str, float]) -> Outcome:
         """This Outcome with `seconds` added to its step timings (rounded: they are a report's figures)."""
         merged = dict(self.seconds)
         for name, s in seconds.items():

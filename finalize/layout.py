@@ -46,22 +46,8 @@ def tabular_question(spec: TaskSpec, join_path: tuple[JoinStep, ...] = ()) -> Ta
     f = lambda stem: names.data_file(stem, spec.save_file_type)  # noqa: E731
     v1, v2 = needed_files(spec)
     joins = {"join_path": list(join_path)} if join_path else {}
-    return TabularQuestion(
-        target=list(spec.target),
-        target_candidates=list(spec.target_candidates),
-        related_features=list(spec.related_features),
-        not_filtered_related_features=list(spec.not_filtered_related_features),
-        selected_features=list(spec.selected_features),
-        problem_type=spec.problem_type,
-        expected_ranges=spec.expected_ranges,
-        column_type_inference=spec.column_type_inference,
-        numerical_features=list(spec.numerical_features),
-        categorical_features=list(spec.categorical_features),
-        model_type=spec.model_type,
-        imputer_type=spec.imputer_type,
-        random_state=spec.random_state,
-        train_test_ratio=spec.train_test_ratio,
-        save_file_type=spec.save_file_type,
+    return TabularQuestion.from_spec(
+        spec,
         needed_files_v1=v1,
         needed_files_v2=v2,
         train_err_split_save_file=rel(names.SOURCE_DIR, f(names.TRAIN_V1)),

@@ -104,28 +104,11 @@ def question_v2(spec: TimeSeriesSpec) -> str:
 def ts_question(pkg: TimeSeriesPackage) -> TimeSeriesQuestion:
     spec = pkg.spec
     rel = lambda *parts: "./" + "/".join((spec.task_dir,) + parts)  # noqa: E731
-    return TimeSeriesQuestion(
-        target=list(spec.target),
-        problem_type=spec.problem_type,
-        time_column=spec.time_column,
-        time_format=spec.time_format,
-        is_resampled=spec.is_resampled,
-        resample_rule=spec.resample_rule,
-        resample_aggregation=spec.resample_aggregation,
-        entity_columns=list(spec.entity_columns),
-        related_features=list(spec.related_features),
-        not_filtered_related_features=list(spec.not_filtered_related_features),
-        selected_features=list(spec.selected_features),
-        expected_ranges=spec.expected_ranges,
-        column_type_inference=spec.column_type_inference,
+    return TimeSeriesQuestion.from_spec(
+        spec,
         train_save_file=rel(names.SOURCE_DIR, names.TS_TRAIN_CSV),
         val_v1_save_file=rel(names.SOURCE_DIR, VAL_V1_CSV),
         val_v2_save_file=rel(names.SOURCE_DIR, VAL_V2_CSV),
-        train_test_ratio=spec.train_test_ratio,
-        save_file_type=spec.save_file_type,
-        imputer_type=spec.imputer_type,
-        random_state=spec.random_state,
-        model_type=spec.model_type,
         output_file=rel(names.PREDICTION),
         ground_truth_v1_file=rel(names.VERIFY_DIR, names.GROUND_TRUTH_V1),
         ground_truth_v2_file=rel(names.VERIFY_DIR, names.GROUND_TRUTH_V2),

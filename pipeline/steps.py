@@ -170,7 +170,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
     if is_time_series(record):
-        # The source routed it to the time-series path (README, "Time series"), whatever the designer;
+        # The source routed it to the time-series path (docs/time-series.md), whatever the designer;
         # a table without a time axis after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 

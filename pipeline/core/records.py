@@ -87,7 +87,7 @@ class DatasetRecord(_Frozen):
     # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
     join_path: tuple[JoinStep, ...] = ()
     # Which design path the source routes this dataset to: None (tabular) or "time_series"
-    # (a time-indexed series or panel; task_design.timeseries designs it, see README "Time series").
+    # (a time-indexed series or panel; task_design.timeseries designs it, see docs/time-series.md).
     kind_hint: Literal["time_series"] | None = None
 
     @field_validator("ref", "source", "title")

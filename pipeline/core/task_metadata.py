@@ -19,7 +19,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
@@ -55,6 +55,15 @@ class _Block(BaseModel):
 
 class _Question(_Block):
     """The keys every DARE-bench question has, tabular or time series."""
+
+    @classmethod
+    def from_spec(cls, spec: BaseModel, **rest: Any) -> Self:
+        """The question of a design: each key that names a field of the spec takes that field's value
+        (tuples as lists); `rest` gives the keys the spec does not hold (file paths, baselines, ...)."""
+        shared = {name: list(value) if isinstance(value, tuple) else value
+                  for name in cls.model_fields if name in type(spec).model_fields
+                  for value in [getattr(spec, name)]}
+        return cls(**shared, **rest)
 
     target: Annotated[Names, Field(min_length=1)]
     related_features: Names
@@ -140,10 +149,11 @@ class DataInfo(_Block):
     ref: NonEmpty
     title: str
     subtitle: str | None = None
-    description: str | None = None
+    description: str | None = Field(None, description="The source's own description of the dataset.")
     url: str | None = None
-    licenseName: str | None = None
-    lastUpdated: str | None = None
+    licenseName: str | None = Field(None, description="The licence as the source states it ('unknown' if none).")
+    lastUpdated: str | None = Field(None, description="Null for the built-in corpus: an installed wheel records "
+                                                      "no release date.")
     ownerName: str | None = None
     ownerRef: str | None = None
     currentVersionNumber: str | int | None = None

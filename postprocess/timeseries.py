@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.core.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
-                                   round_trips)
+from pipeline.core.ts_reference import format_times, ground_truth_v2, parse_times, resampled_frame, round_trips
 from pipeline.core import names
 from pipeline.core.metrics import UnscorablePrediction, clipped_r2
 from pipeline.core.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
@@ -261,9 +260,5 @@ def compute_baselines(spec: TimeSeriesSpec, train: pd.DataFrame, future: pd.Data
     }
 
 
-def resample_alias(rule: str) -> str:
-    return RESAMPLE_ALIASES[rule]
-
-
 __all__ = ["FRAME_STEMS", "TimeSeriesPackage", "build_ts_package", "compute_baselines", "format_times",
-           "reference_question", "resample_alias", "seasonal_naive", "series_rows", "split_time"]
+           "reference_question", "seasonal_naive", "series_rows", "split_time"]

@@ -33,7 +33,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 

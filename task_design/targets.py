@@ -2,7 +2,7 @@
 
 rank_targets(record, profile, roles, eligible, rng) -> [RankedTarget], best first. Pure.
 
-Evidence, strongest first (issue 12, item 2):
+Evidence, strongest first:
 1. the source's explicit hint (OpenML's default_target_attribute, statsmodels' endog_name,
    scikit-learn's target, a local/Kaggle sidecar's target_hint): record.target_hint;
 2. the documentation: the response side of the model formulas of an R help page and

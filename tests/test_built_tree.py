@@ -76,21 +76,21 @@ def test_tree_size_and_mix(built_tree):
     tasks = _tasks(built_tree)
     kinds = [e["task"] for _, e in tasks]
     formats = {_meta(d)["question"]["save_file_type"] for d, _ in tasks}
-    # issue 12's size floors and target evidence leave fewer, sounder tasks in 70 candidates than before
+    # the size floors and evidence-ranked targets leave fewer, sounder tasks in 70 candidates than before
     assert kinds.count("classification") >= 6 and kinds.count("regression") >= 10
     # the stratified candidate order puts series in any prefix, the likeliest series first (R's ts
     # objects, documented spans): 6 of the 70 candidates' 23 slots made a forecasting task at seed 0
     assert len(_ts_tasks(built_tree)) >= 4
     assert formats == {"csv", "sqlite", "parquet"}
     report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text())
-    # Every considered dataset is accounted for: it made a task (one or two since issue 12), or it, or its
+    # Every considered dataset is accounted for: it made a task (one or two: a classification and a regression), or it, or its
     # second task (`ref (class)` / `ref (reg)`), or its series after design (`ref (ts)`), was rejected.
     everything = _all_tasks(built_tree)
     assert report["built"] == len(everything)
     refs = {_meta(d)["daregen"]["ref"] for d, _ in everything}
     refs |= {re.sub(r" \((class|reg|ts)\)$", "", r["ref"]) for r in report["rejections"]}
     assert len(refs) == report["considered"]
-    if report["considered"] >= 300:  # the scale run (make test-scale): issue 12's targets
+    if report["considered"] >= 300:  # the scale run (make test-scale): the documented-outcome targets
         assert report["built"] >= 120
         assert report["time_series"]["tasks"] >= 20, report["time_series"]
     assert all(r["reason"] and "\n" not in r["reason"] for r in report["rejections"])

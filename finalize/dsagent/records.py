@@ -33,7 +33,7 @@ class DesktopSettings(BaseModel):
     timeout_s: float = 300.0  # sandbox wall clock for one dataset's validation batch
 
     @model_validator(mode="after")
-    def _check(self) -> "DesktopSettings":
+    def _check(self) -> DesktopSettings:
         if not self.vm_root.startswith("/"):
             raise ValueError("vm_root must be an absolute path in the VM")
         return self
@@ -78,7 +78,7 @@ class DesktopTask(BaseModel):
         return len(set(self.stages)) > 1
 
     @model_validator(mode="after")
-    def _check(self) -> "DesktopTask":
+    def _check(self) -> DesktopTask:
         if self.category not in self.stages:
             raise ValueError("a task's category must be one of its stages")
         if self.output in self.inputs:

@@ -15,10 +15,6 @@ import pandas as pd
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -33,7 +33,7 @@ CORPUS_REPORT_HTML = "corpus_report.html"
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
 TIME_SERIES = names.TIME_SERIES_PROBLEM
-# The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
+# The two variants of one task folder, by problem type (docs/dare-format.md).
 VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
 DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")
 
@@ -55,7 +55,7 @@ class TaskFacts(BaseModel):
     # name -> score, from `baselines` (time series) and `daregen.mm_baselines` (tabular), when recorded.
     baselines: dict[str, float] = Field(default_factory=dict)
     problem: str = ""  # why the task could not be read, if it could not
-    # The design's choice, for curators (issue 12, item 9): the target, its evidence, the candidates
+    # The design's choice, for curators (so a reviewer can judge the target): the target, its evidence, the candidates
     # passed over (column -> reason), the targets tried and refused, and the MM validation rows.
     target: str = ""
     target_evidence: str = ""

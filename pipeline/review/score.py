@@ -10,7 +10,7 @@ Predictions folder layout::
 
 Each `prediction.csv` is aligned with the variant's reference in the task's
 `verify/` folder and scored with the metric DARE-bench uses for that variant
-(../shared/docs/dare-format.md, "Scoring"):
+(docs/dare-format.md, "Scoring"):
 
 | kind / variant              | reference                  | aligned on          | metric              |
 |-----------------------------|----------------------------|---------------------|---------------------|

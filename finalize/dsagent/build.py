@@ -30,7 +30,7 @@ from pathlib import Path
 import jsonschema
 
 from finalize.dsagent import categories, config, dare_variants, evaluator_template, ts_variants, validate_job
-from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
+from finalize.dsagent.records import DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
@@ -38,6 +38,7 @@ from pipeline.core.cache import commit_entry
 from pipeline.core.environment import code_version, fingerprint_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
+from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names

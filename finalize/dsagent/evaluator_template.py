@@ -10,10 +10,11 @@ Self-contained on purpose (standard library, pandas, scikit-learn; no network,
 no LLM, no daregen import): the harness runs it on the host after collecting
 the files, and anyone can read it next to the instruction. The DARE-bench metrics
 and the solved threshold are daregen's own (pipeline/core/metrics.py's registry, which
-`daregen score` uses; expected.json names its metric by registry name): in this template they are imported, and the build replaces that import with their
-source text (finalize/dsagent/build.py, evaluator_source), so there is one definition. Every check returns
-a score in [0, 1], and any mismatch keeps the score below the threshold, so
-partial credit never counts as solved.
+`daregen score` uses; expected.json names its metric by registry name): in this
+template they are imported, and the build replaces that import with their source
+text (finalize/dsagent/build.py, evaluator_source), so there is one definition.
+Every check returns a score in [0, 1], and any mismatch keeps the score below the
+threshold, so partial credit never counts as solved.
 """
 
 from __future__ import annotations

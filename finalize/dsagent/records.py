@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Category = Literal["data_acquisition", "eda", "feature_engineering", "modelling", "evaluation", "visualization"]
 CATEGORIES: tuple[str, ...] = Category.__args__
 Difficulty = Literal["easy", "medium", "hard"]
-SOLVED_THRESHOLD = 0.95
 
 
 def difficulty_for(steps: int) -> Difficulty:

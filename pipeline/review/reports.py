@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
+from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import md_cell, read_json_inside
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import reason_kind
@@ -241,7 +242,7 @@ def _clip(text: str, n: int = 80) -> str:
 
 def leak_screen(baselines: dict[str, float]) -> str:
     """`best single feature 0.412 vs reference 0.773 (r2)` from daregen.mm_baselines, or ""."""
-    for metric in ("macro_f1", "r2"):
+    for metric in METRICS:  # the block's keys carry the MM metric's registry name
         best, ref = baselines.get(f"best_single_feature_{metric}"), baselines.get(f"reference_{metric}")
         if best is not None and ref is not None:
             return f"best single feature {best:.3f} vs reference {ref:.3f} ({metric})"

@@ -22,7 +22,8 @@ Process tree of one job:
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
-- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential.
+- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential;
+  the fork server itself is started with that environment, so no job's memory ever held one.
 - The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
   (their command lines and environments). In a user namespace (not root) the kernel refuses that
   mount where no full procfs is visible; the job then has no /proc at all.
@@ -43,6 +44,7 @@ import ctypes
 import gc
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import platform
 import pwd
@@ -52,6 +54,7 @@ import select
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -176,13 +179,39 @@ def _main_script_hidden():
             main.__file__ = main_file
 
 
+_server_processes: list[subprocess.Popen] = []  # held so no Popen.__del__ ever reaps the fork server
+
+
+@contextlib.contextmanager
+def _servers_spawned_scrubbed():
+    """multiprocessing starts the fork server (and its resource tracker) with util.spawnv_passfds, which
+    hands the new interpreter this process's environment: the kernel copies it onto the server's stack,
+    Python into its heap, and every job forked from it inherits both, where a job that makes itself
+    dumpable reads them back (/proc/self/environ, /proc/self/mem) whatever os.environ says. Spawning
+    them with the scrubbed environment instead means no secret is ever in their memory. Callers hold
+    _ctx_lock."""
+    original = multiprocessing.util.spawnv_passfds
+
+    def spawn_scrubbed(path: str, args: list[str], passfds) -> int:
+        proc = subprocess.Popen(args, executable=path, pass_fds=tuple(sorted(map(int, passfds))),
+                                env=scrubbed_environment(dict(os.environ)), close_fds=True)
+        _server_processes.append(proc)
+        return proc.pid
+
+    multiprocessing.util.spawnv_passfds = spawn_scrubbed
+    try:
+        yield
+    finally:
+        multiprocessing.util.spawnv_passfds = original
+
+
 def forkserver_context():
     global _ctx
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
-            with _main_script_hidden():
+            with _main_script_hidden(), _servers_spawned_scrubbed():
                 forkserver.ensure_running()
             _ctx = ctx
     return _ctx

@@ -200,3 +200,55 @@ def hunt_secret(head: str, tail: str, caller_pid: int) -> dict:
         out["memory"], out["memory_scanned"] = f"refused: {type(exc).__name__}", 0
     return out
 
+
+def memory_in_children(children: int, megabytes: int) -> dict:
+    """Forks `children` processes one after another, each touching `megabytes` of fresh memory and then
+    holding it: together they want children * megabytes, whatever the limit of one process."""
+    pids = []
+    for _ in range(children):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                block = bytearray(megabytes << 20)
+                for i in range(0, len(block), 4096):  # touch every page, so it is really charged
+                    block[i] = 1
+                os.write(w, b"k")
+                time.sleep(60)
+            finally:
+                os._exit(0)  # never back into the sandbox's code, which would report for the job
+        os.close(w)
+        pids.append(pid)
+        os.read(r, 1)  # b"k" once the child holds its share, empty if it died first
+        os.close(r)
+    # The children still alive now hold their shares at once (an earlier one may have been killed since).
+    held = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    return {"held_mb": held * megabytes, "vm_kb": _vm_size_kb()}
+
+
+def _vm_size_kb() -> int:
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+
+
+def write_bomb(folders: list[str], chunk_mb: int, max_files: int) -> dict:
+    """Writes files of `chunk_mb` in each folder until refused or `max_files`; the bytes that landed."""
+    chunk = b"x" * (chunk_mb << 20)
+    written = {}
+    for folder in folders:
+        total = 0
+        for i in range(max_files):
+            try:
+                with open(os.path.join(folder, f"bomb{i}"), "wb") as fh:
+                    total += fh.write(chunk)
+                    fh.flush()
+            except OSError:
+                break
+        written[folder] = total
+    return written
+
+
+def read_text(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()

@@ -102,7 +102,9 @@ _ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBR
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
-JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when isolated
+# The job's working directory, as the job sees it when isolated: a fixed path, because some libraries
+# (sqlite) resolve relative names through getcwd().
+JOB_DIR = "/tmp/job"
 # The host paths a job's new root holds besides the interpreter and its working directory: programs,
 # libraries, the files the dynamic loader and the C library read, and harmless devices.
 _SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache",
@@ -495,6 +497,7 @@ def _copy_inputs(workdir: str, target: str, ids: tuple[int, int] | None) -> None
     if ids is not None:
         for top, dirs, _ in os.walk(target):
             os.chown(top, *ids)
+
 
 def _pivot_root(libc, root: str) -> None:
     """Make `root` the file system's root and drop the old one, so nothing else is reachable."""

@@ -43,7 +43,7 @@ from pipeline.core.jsonio import dumps, read_json, write_json, write_text
 from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import derive_seed, rng_for
-from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.core.sqlite import connect_read_only, select_all, table_names
 
 OUT_DIR = "dsagentbench"
 TASKS_DIR = "tasks"
@@ -80,7 +80,7 @@ def _train_v1_tables(src: Path, question: dict) -> dict | None:
 
     con = connect_read_only(path)
     try:
-        frames = {t: pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con) for t in tables}
+        frames = {t: pd.read_sql_query(select_all(con, t), con) for t in tables}
     finally:
         con.close()
     # A relational task's tables join along declared keys, not row_id: the generator makes its own database.

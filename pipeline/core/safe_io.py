@@ -20,14 +20,16 @@ is one line naming the file.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -175,14 +177,95 @@ def _check_shape(name: str, rows: int, columns: int, limits: InputLimits) -> Non
         raise UnsafeInput(f"{name} has {rows} x {columns} cells, over the limit of {limits.max_cells} (max_cells)")
 
 
-def _check_csv(name: str, data: bytes, limits: InputLimits) -> None:
-    # The header's width and the newline count bound what pandas will build; counting never decodes.
-    first = data[: data.find(b"\n") + 1 or len(data)]
+_CSV_CHUNK = 1 << 22  # bytes scanned per step: bounds the index arrays whatever the file holds
+_QUOTE, _COMMA, _LF, _CR = 0x22, 0x2C, 0x0A, 0x0D
+
+
+def _quotes_well_formed(buf: np.ndarray, quotes: np.ndarray, opening: np.ndarray) -> bool:
+    """Whether every quote plays the part its parity gives it: an opening quote starts a field (or
+    follows a closing one, the `""` escape), a closing quote ends one (or precedes an opening one).
+    Then quote parity says exactly what the tokenizer will treat as quoted."""
+    before = np.where(quotes > 0, buf[np.maximum(quotes - 1, 0)], _LF)
+    after = np.where(quotes + 1 < len(buf), buf[np.minimum(quotes + 1, len(buf) - 1)], _LF)
+    bounds_before = np.isin(before, (_COMMA, _LF, _CR, _QUOTE))
+    bounds_after = np.isin(after, (_COMMA, _LF, _CR, _QUOTE))
+    return bool(np.all(np.where(opening, bounds_before, bounds_after)))
+
+
+def _csv_module_widths(data: bytes) -> Iterator[np.ndarray]:
+    """Row widths by the csv module (quote rules like pandas' tokenizer), for a file whose quotes are
+    not well formed (a stray `"` inside a field is text to both, which parity cannot tell)."""
+    import csv
+
+    reader = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=""))
+    batch: list[int] = []
     try:
-        header = next(csv.reader(io.StringIO(first.decode("utf-8", errors="replace"))), [])
-    except csv.Error as exc:
-        raise UnsafeInput(f"{name} has an unreadable header: {exc}") from None
-    _check_shape(name, max(0, data.count(b"\n") - 1), len(header), limits)
+        for row in reader:
+            batch.append(max(1, len(row)))
+            if len(batch) == 65536:
+                yield np.array(batch)
+                batch = []
+    except csv.Error as exc:  # a field past the csv module's size limit: pandas would build it
+        raise UnsafeInput(f"unreadable CSV: {exc}") from None
+    if batch:
+        yield np.array(batch)
+
+
+def csv_row_widths(data: bytes) -> Iterator[np.ndarray]:
+    """The number of fields of every row of CSV bytes, header first, in chunks, without decoding.
+
+    Counts every line ending pandas' tokenizer ends a row on (LF, CRLF and a lone CR). Quote-aware:
+    when every quote opens or closes a field (the `""` escape toggles twice), the parity of the quotes
+    before a byte says whether it is quoted, so a comma or line break between quotes is text;
+    otherwise the csv module counts. A blank line counts as a row of one field, so the counts bound
+    what pandas builds from above."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes_all = np.flatnonzero(buf == _QUOTE)
+    if len(quotes_all) and not _quotes_well_formed(buf, quotes_all, np.arange(len(quotes_all)) % 2 == 0):
+        yield from _csv_module_widths(data)
+        return
+    carried = 0  # commas of the row still open at a chunk's end
+    for start in range(0, len(buf), _CSV_CHUNK):
+        chunk = buf[start:start + _CSV_CHUNK]
+        following = buf[start + 1:start + 1 + len(chunk)]
+        lone_cr = chunk == _CR
+        lone_cr[:len(following)] &= following != _LF  # CRLF ends its row at the LF
+        comma = chunk == _COMMA
+        events = np.flatnonzero(comma | (chunk == _LF) | lone_cr)
+        events = events[np.searchsorted(quotes_all, events + start) % 2 == 0]  # not between quotes
+        ends = np.flatnonzero(~comma[events])  # positions in `events` that end a row
+        commas_before = ends - np.arange(len(ends))  # commas among events[:end], per end
+        if len(ends):
+            per_row = np.diff(commas_before, prepend=0)
+            per_row[0] += carried
+            yield per_row + 1
+            carried = len(events) - len(ends) - int(commas_before[-1])
+        else:
+            carried += len(events)
+    if len(buf) and buf[-1] not in (_LF, _CR):  # a last row without its line break
+        yield np.array([carried + 1])
+
+
+def _check_csv(name: str, data: bytes, limits: InputLimits) -> None:
+    # Counted on the body, not the header: one body row of 10^6 fields or a file of lone-CR line
+    # breaks would otherwise pass and cost pandas minutes and gigabytes.
+    rows = cells = 0
+    header: int | None = None
+    for widths in csv_row_widths(data):
+        if header is None:
+            header, widths = int(widths[0]), widths[1:]
+            if header > limits.max_columns:
+                raise UnsafeInput(f"{name} has {header} columns, over the limit of {limits.max_columns} "
+                                  f"(max_columns)")
+        if len(widths) and int(widths.max()) > limits.max_columns:
+            row = rows + 1 + int(np.argmax(widths > limits.max_columns))
+            raise UnsafeInput(f"{name}: row {row} has {int(widths.max())} fields, over the limit of "
+                              f"{limits.max_columns} (max_columns)")
+        rows, cells = rows + len(widths), cells + int(widths.sum())
+        if rows > limits.max_rows:
+            raise UnsafeInput(f"{name} has over {limits.max_rows} rows, over the limit (max_rows)")
+        if cells > limits.max_cells:
+            raise UnsafeInput(f"{name} has over {limits.max_cells} cells, over the limit (max_cells)")
 
 
 _OBJECT_BYTES = 50  # what a decoded text value costs beyond its characters (a Python str, an offset)
@@ -259,11 +342,18 @@ def check_table_file(path: Path, root: Path, file_type: str, limits: InputLimits
 
 def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None):
     """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame)."""
+    limits = limits or InputLimits()
+    return read_csv_text_bytes(_display(path, root), read_bytes_inside(path, root, limits.max_file_bytes), limits)
+
+
+def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = None):
+    """CSV bytes held in memory (a completion's text, a file already read), checked like a file under
+    the limits before pandas sees them, every cell as the text written; UnsafeInput past the limits."""
     import pandas as pd
 
     limits = limits or InputLimits()
-    name = _display(path, root)
-    data = read_bytes_inside(path, root, limits.max_file_bytes)
+    if len(data) > limits.max_file_bytes:
+        raise UnsafeInput(f"{name} is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit (max_file_bytes)")
     _check_csv(name, data, limits)
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
 

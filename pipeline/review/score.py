@@ -71,7 +71,14 @@ from pipeline.core.names import (
     VARIANTS,
     VERIFY_DIR,
 )
-from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_text_inside, read_json_inside
+from pipeline.core.safe_io import (
+    InputLimits,
+    UnsafeInput,
+    printable,
+    read_csv_text_bytes,
+    read_csv_text_inside,
+    read_json_inside,
+)
 
 SCORE_SUMMARY = "score_summary.json"
 
@@ -303,16 +310,41 @@ def _read_prediction(path: Path, root: Path, limits: InputLimits) -> pd.DataFram
     limits (a 1 GB file must score 0, not exhaust memory)."""
     if not os.path.lexists(path):
         raise UnscorablePrediction(f"missing prediction file {path}")
+    return _unscorable_unless_read(path.name, lambda: read_csv_text_inside(path, root, limits))
+
+
+def _prediction_bytes(text: object, limits: InputLimits) -> bytes:
+    """A prediction handed over in memory as UTF-8 bytes, its size checked before it is encoded or
+    copied. Only text is a prediction: a path-like is refused, never opened, since a completion that
+    names the task's own ground truth must not score it."""
+    if isinstance(text, os.PathLike):
+        raise UnscorablePrediction("a path is not a prediction: pass the CSV text (a harness scores a file "
+                                   "through score_prediction with the predictions folder it names)")
+    if not isinstance(text, (str, bytes)):
+        raise UnscorablePrediction(f"a prediction is CSV text, not {type(text).__name__}")
+    if len(text) > limits.max_file_bytes:  # a UTF-8 character takes at least one byte
+        raise UnscorablePrediction(f"prediction is {len(text)} characters, over the {limits.max_file_bytes}-byte "
+                                   f"limit (max_file_bytes)")
+    if isinstance(text, bytes):
+        return text
     try:
-        return read_csv_text_inside(path, root, limits)
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        raise UnscorablePrediction(f"prediction is not valid UTF-8 text: {exc.reason} at character "
+                                   f"{exc.start}") from None
+
+
+def _unscorable_unless_read(name: str, read: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    try:
+        return read()
     except UnsafeInput as exc:
         raise UnscorablePrediction(str(exc)) from None
     except MemoryError:
-        raise UnscorablePrediction(f"{path.name} does not fit in memory") from None
+        raise UnscorablePrediction(f"{name} does not fit in memory") from None
     # ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors.
     except (OSError, ValueError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UnscorablePrediction(f"unreadable CSV {path.name}: {first_line}") from None
+        raise UnscorablePrediction(f"unreadable CSV {name}: {first_line}") from None
 
 
 def align_prediction(
@@ -398,14 +430,32 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_r
                      limits: InputLimits | None = None) -> Score:
     """Score one prediction file for one variant of the task in `task_dir`; the file must lie under
     `pred_root` (default: its own folder) through no link."""
-    task_dir, prediction_path = Path(task_dir), Path(prediction_path)
+    prediction_path = Path(prediction_path)
     limits = limits or InputLimits()
+    root = pred_root or prediction_path.parent
+    return _score(Path(task_dir), variant, lambda: _read_prediction(prediction_path, root, limits))
+
+
+def score_prediction_text(task_dir: Path, variant: str, text: object, limits: InputLimits | None = None) -> Score:
+    """Score a prediction's CSV text (str or bytes) held in memory, never written to disk: whatever
+    `text` is (any length, a lone surrogate, NUL bytes, a path-like, not text at all), a number and,
+    for a malformed one, the reason."""
+    limits = limits or InputLimits()
+
+    def read() -> pd.DataFrame:
+        data = _prediction_bytes(text, limits)
+        return _unscorable_unless_read(PREDICTION, lambda: read_csv_text_bytes(PREDICTION, data, limits))
+
+    return _score(Path(task_dir), variant, read)
+
+
+def _score(task_dir: Path, variant: str, read_prediction: Callable[[], pd.DataFrame]) -> Score:
     kind, targets = _task_kind(task_dir)
     rule = scoring_rule(kind, variant)
     reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
     baseline = _baseline(task_dir, kind, variant)
     try:
-        prediction = _read_prediction(prediction_path, pred_root or prediction_path.parent, limits)
+        prediction = read_prediction()
         if rule.align_on_identifiers:
             reference, prediction = _parsed_time_keys(task_dir, reference, prediction)
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)

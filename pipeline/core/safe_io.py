@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.jsonio import write_text
-from pipeline.core.text import printable  # noqa: F401 -- re-exported: readers of untrusted trees import it here
+from pipeline.core.text import md_cell, printable  # noqa: F401 -- re-exported: readers of untrusted trees import them here
 
 
 class UnsafeInput(ValueError):
@@ -115,27 +114,78 @@ def links_or_specials(folder: Path, root: Path) -> list[str]:
     return reasons
 
 
-def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file under `root`, refused beyond `max_bytes`. Opened without following
-    a link and without blocking, and checked again on the open descriptor, so a file swapped for a
-    FIFO or a link after the check is refused too."""
+def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = False):
+    """A regular file under `root` opened for reading without following a link or blocking, and checked
+    again on the open descriptor (a file swapped for a FIFO or a link after the check is refused too):
+    (binary file object, its name for messages)."""
     path = regular_file_inside(path, root)
     name = _display(path, root)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafeInput(f"cannot open {name}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeInput(f"{name} is not a regular file")
-        if st.st_size > max_bytes:
-            raise UnsafeInput(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit "
-                              f"(max_file_bytes)")
+    fh = os.fdopen(fd, "rb")
+    st = os.fstat(fh.fileno())
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode)
+               else f"has {st.st_nlink} hard links (the same file as one elsewhere), which is refused"
+               if single_link and st.st_nlink > 1
+               else f"is {st.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)"
+               if st.st_size > max_bytes else None)
+    if problem:
+        fh.close()
+        raise UnsafeInput(f"{name} {problem}")
+    return fh, name
+
+
+def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file under `root`, refused beyond `max_bytes` (see _open_regular)."""
+    fh, name = _open_regular(path, root, max_bytes)
+    with fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
         raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit (max_file_bytes)")
     return data
+
+
+def regular_files_below(folder: Path, root: Path) -> list[Path]:
+    """Every file below `folder` (recursively, sorted), refused at the first entry that is a symbolic link,
+    not a regular file or folder, or a file with another hard link: a hard link is the same file as
+    one elsewhere (a credentials file linked in on the same filesystem), so copying it out copies that."""
+    _relative_without_links(folder, root)
+    out, stack = [], [Path(folder)]
+    while stack:
+        current = stack.pop()
+        for entry in sorted(os.scandir(current), key=lambda e: e.name):
+            st = entry.stat(follow_symlinks=False)
+            where = _display(Path(entry.path), root)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(Path(entry.path))
+            elif stat.S_ISLNK(st.st_mode):
+                raise UnsafeInput(f"{where} is a symbolic link, which is refused")
+            elif not stat.S_ISREG(st.st_mode):
+                raise UnsafeInput(f"{where} is not a regular file")
+            elif st.st_nlink > 1:
+                raise UnsafeInput(f"{where} has {st.st_nlink} hard links (the same file as one elsewhere), "
+                                  f"which is refused")
+            else:
+                out.append(Path(entry.path))
+    return sorted(out)
+
+
+def copy_file_inside(path: Path, root: Path, dest: Path, max_bytes: int) -> None:
+    """Copy a regular file under `root` to the new file `dest`, bounded: opened without following a
+    link or blocking, and refused on the open descriptor too when it is not a regular file, has another
+    hard link or is past `max_bytes` (so a file swapped after a check is refused, and `/dev/zero` never
+    fills a disk)."""
+    src, name = _open_regular(path, root, max_bytes, single_link=True)
+    with src:
+        with open(dest, "xb") as out:
+            copied = 0
+            while chunk := src.read(1 << 20):
+                copied += len(chunk)
+                if copied > max_bytes:  # grew while we read it
+                    raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit (max_file_bytes)")
+                out.write(chunk)
 
 
 def _depth(value: Any, limit: int) -> bool:
@@ -369,10 +419,3 @@ def write_text_inside(path: Path, root: Path, text: str) -> None:
         raise UnsafeInput(f"refusing to write {rel.as_posix()}: its folder does not exist")
     write_text(path, text)
     os.chmod(path, 0o644)  # the temp file was created 0600; a task file is readable like its neighbours
-
-
-def md_cell(text: str) -> str:
-    """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
-    HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
-    # Only a `<` that could open a tag is escaped, so `too few rows (12 < 30)` reads as written.
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", str(text)).replace("|", "\\|").replace("\r", " ").replace("\n", " ")

@@ -188,8 +188,10 @@ def full_columns(task_dir: Path, question: dict) -> dict[str, pd.Series]:
     return {col: pd.concat(series, ignore_index=True) for col, series in parts.items()}
 
 
-def identify(task_dir: Path, tree: str) -> TaskIdentity:
-    meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+def identify(task_dir: Path, tree: str, meta: dict | None = None) -> TaskIdentity:
+    """The task's identity; `meta` is its all_metadata.json when the caller has read and checked it."""
+    if meta is None:
+        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     question = meta.get("question") or {}
     prints = [column_fingerprint(s) for s in full_columns(task_dir, question).values()]
     table_hash = hashlib.sha256("\x1e".join(sorted(d for d, _ in prints)).encode()).hexdigest()[:32]

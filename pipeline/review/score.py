@@ -74,6 +74,7 @@ from pipeline.core.names import (
 from pipeline.core.safe_io import (
     InputLimits,
     UnsafeInput,
+    links_or_specials,
     printable,
     read_csv_text_bytes,
     read_csv_text_inside,
@@ -219,6 +220,8 @@ class VariantSummary:
 @dataclass(frozen=True)
 class ScoreReport:
     scores: tuple[Score, ...]  # sorted by (task, variant)
+    # (task, reason) for each listed task that could not be scored at all: the tree's fault, not the solver's
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         keys = [(s.task, s.variant) for s in self.scores]
@@ -242,6 +245,7 @@ class ScoreReport:
             "n_unscorable": sum(s.reason is not None for s in self.scores),
             "variants": {v: summary.to_json() for v, summary in self.variants.items()},
             "scores": [s.to_json() for s in self.scores],
+            "skipped_tasks": [{"task": task, "reason": reason} for task, reason in self.skipped],
         }
 
 
@@ -498,17 +502,33 @@ def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
 
 
 def score_tree(pred_dir: Path, tasks_root: Path, limits: InputLimits | None = None) -> ScoreReport:
-    """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`."""
-    scores = []
+    """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`.
+    A task that cannot be scored (missing, linked out of the tree, broken metadata or reference) is
+    skipped with its name and the reason; the others are scored."""
+    scores, skipped = [], []
     for name, kind in _task_entries(tasks_root):
-        task_dir = Path(tasks_root) / name
-        metadata_kind, _ = _task_kind(task_dir)
-        if metadata_kind != kind:
-            raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
-        for variant in VARIANTS:
-            scores.append(score_prediction(task_dir, variant, Path(pred_dir) / name / variant / PREDICTION,
-                                           Path(pred_dir), limits))
-    return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))))
+        try:
+            scores += _score_task(Path(tasks_root), name, kind, Path(pred_dir), limits)
+        except (OSError, ValueError) as exc:  # UnsafeInput is a ValueError
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            skipped.append((name, reason if reason.startswith(f"{name}: ") else f"{name}: {reason}"))
+    return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))), tuple(skipped))
+
+
+def _score_task(tasks_root: Path, name: str, kind: str, pred_dir: Path, limits: InputLimits | None) -> list[Score]:
+    task_dir = tasks_root / name
+    if not os.path.lexists(task_dir):
+        raise ValueError(f"{name}: listed in {QUESTION_LIST} but its folder is missing")
+    # As verify: the task folder and its verify/ reached through no link (a folder linked outside the tree
+    # would be scored against whatever it points at), holding no link or special file.
+    refused = links_or_specials(task_dir, tasks_root) or links_or_specials(task_dir / VERIFY_DIR, tasks_root)
+    if refused:
+        raise ValueError(refused[0])
+    metadata_kind, _ = _task_kind(task_dir)
+    if metadata_kind != kind:
+        raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
+    return [score_prediction(task_dir, variant, pred_dir / name / variant / PREDICTION, pred_dir, limits)
+            for variant in VARIANTS]
 
 
 def format_report(report: ScoreReport) -> str:
@@ -537,7 +557,9 @@ def format_report(report: ScoreReport) -> str:
             )
         else:
             parts.append(f"{variant}: no tasks")
-    lines.append(f"{report.n_tasks} task(s) | " + " | ".join(parts))
+    lines += [f"SKIPPED  {printable(task)}: {printable(reason)}" for task, reason in report.skipped]
+    lines.append(f"{report.n_tasks} task(s) | " + " | ".join(parts)
+                 + (f" | {len(report.skipped)} task(s) skipped" if report.skipped else ""))
     return "\n".join(lines)
 
 

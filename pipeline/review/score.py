@@ -33,7 +33,8 @@ the house style asks: a bad prediction (missing or unreadable file, missing id
 or target column, duplicate ids, rows that do not line up, non-numeric values
 where numbers are needed) scores 0 with a one-line reason; a broken task tree
 (missing metadata or reference, a reference without its target) raises
-ValueError or FileNotFoundError, because that is our pipeline's bug.
+ValueError or FileNotFoundError, because that is our pipeline's bug; `score_tree`
+skips such a task with its name and the reason and scores the others.
 """
 
 from __future__ import annotations

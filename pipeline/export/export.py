@@ -305,6 +305,25 @@ def _sft_for(task_dir: Path, q: dict, entry: dict, split: str, family: str) -> t
     return kept, dropped
 
 
+def plan_export(tree: Path, holdouts: Sequence[Path], eval_fraction: float, seed: int,
+                limits: InputLimits) -> tuple[SplitPlan, list[AdmittedTask], list[DroppedTask]]:
+    """The split of the tree's admitted tasks against every held-out tree's admitted tasks, with the
+    task folders refused on the way (pipeline.export.admit); ValueError when the tree has none left."""
+    if not task_dirs(tree):
+        raise ValueError(f"{tree}: no tasks (no <task>/verify/all_metadata.json)")
+    admitted, dropped = admit_tree(tree, TREE, limits)
+    held_ids = []
+    for h in holdouts:
+        label = f"holdout:{Path(h)}"
+        ok, lost = admit_tree(Path(h), label, limits)
+        dropped += lost
+        held_ids += [identify(a.task_dir, label, a.meta) for a in ok]
+    if not admitted:
+        raise ValueError(f"{tree}: no task passed the checks, e.g. {dropped[0].task_dir}: {dropped[0].reason}")
+    plan = plan_split([identify(a.task_dir, TREE, a.meta) for a in admitted], held_ids, eval_fraction, seed)
+    return plan, admitted, dropped
+
+
 def export_tree(tree: Path, out: Path | None, holdouts: Sequence[Path] = (), eval_fraction: float = 0.1,
                 seed: int = 0, check_only: bool = False, jobs: int = 2,
                 on_line: Callable[[str], None] = lambda _: None, limits: InputLimits | None = None) -> ExportResult:
@@ -312,22 +331,8 @@ def export_tree(tree: Path, out: Path | None, holdouts: Sequence[Path] = (), eva
     on contamination (the export is never written then) or a bad argument. A task folder of the tree
     or of a held-out tree that fails the checks of pipeline.export.admit is dropped with its reason."""
     tree, limits = Path(tree), limits or InputLimits()
-    if not task_dirs(tree):
-        raise ValueError(f"{tree}: no tasks (no <task>/verify/all_metadata.json)")
-    admitted, dropped = admit_tree(tree, TREE, limits)
-    held: list[AdmittedTask] = []
-    held_ids = []
-    for h in holdouts:
-        label = f"holdout:{Path(h)}"
-        ok, lost = admit_tree(Path(h), label, limits)
-        dropped += lost
-        held_ids += [identify(a.task_dir, label, a.meta) for a in ok]
-        held += ok
-    drop_lines = [f"dropped  {d.tree}::{d.task_dir}: {d.reason}" for d in dropped]
-    if not admitted:
-        raise ValueError(f"{tree}: no task passed the checks, e.g. {drop_lines[0].split(' ', 2)[-1]}")
-    plan = plan_split([identify(a.task_dir, TREE, a.meta) for a in admitted], held_ids, eval_fraction, seed)
-    lines = drop_lines + check_report(plan)
+    plan, admitted, dropped = plan_export(tree, holdouts, eval_fraction, seed, limits)
+    lines = [f"dropped  {d.tree}::{d.task_dir}: {d.reason}" for d in dropped] + check_report(plan)
     problems = plan.problems()
     if check_only or problems:
         for line in lines:

@@ -10,8 +10,8 @@ Scores N predictions (every row's ground truth and its perturbations, round robi
               `daregen score` does per task and variant);
   (c) cached: (a) again without clearing, as GRPO's repeated completions are scored.
 
-Prints seconds, rewards per second and (a)/(b): the adapters' cost over the scoring itself (the
-temporary file and the ground-truth hash check). Shared machines are noisy: read the ratio.
+Prints seconds, rewards per second and (a)/(b): the adapters' cost over the scoring itself (the text
+is scored in memory; the ground truth's hash is checked once). Shared machines are noisy: read the ratio.
 Includes the scoring calls only (the export is read and the prediction files written before timing).
 The last line is `RESULT {json}` for bench/run_all.py.
 """
@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from pipeline.export.export import split_files
 from pipeline.review.score import score_prediction as score_file
 from pipeline.reward import clear_score_cache, compute_score
 
 
 def _predictions(root: Path, n: int) -> list[tuple[dict, str]]:
-    rows = [r for s in ("train", "eval") if (root / "data" / f"{s}.parquet").is_file()
-            for r in pq.read_table(root / "data" / f"{s}.parquet").to_pylist()]
+    rows = [r for path in split_files(root).values() for r in pq.read_table(path).to_pylist()]
     out = []
     for r in rows:
         truth = pd.read_csv(root / r["reward_spec"]["ground_truth_path"])

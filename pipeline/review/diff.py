@@ -13,7 +13,6 @@ tasks and fields in a stable order, so the reports themselves diff cleanly.
 from __future__ import annotations
 
 import difflib
-import html
 import json
 import re
 from pathlib import Path
@@ -25,6 +24,7 @@ from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
+from pipeline.core.text import block_text, html_text, md_cell, md_code_cell
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                                      read_json_or_none, task_dirs)
 
@@ -273,11 +273,11 @@ def word_diff_html(d: WordDiff) -> str:
     text = ""
     for op, piece in _pieces(d):
         if op == "=":
-            text += html.escape(piece)
+            text += html_text(piece)
         else:
             stripped = piece.lstrip()
             tag = "del" if op == "-" else "ins"
-            text += html.escape(piece[: len(piece) - len(stripped)]) + f"<{tag}>{html.escape(stripped)}</{tag}>"
+            text += html_text(piece[: len(piece) - len(stripped)]) + f"<{tag}>{html_text(stripped)}</{tag}>"
     return text.strip()
 
 
@@ -540,20 +540,21 @@ def _word_counts(w: WordDiff) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """Untrusted text inside a code span of the report (md_code(_md(x))): one line, control characters shown."""
+    return md_code_cell(text)
 
 
 def _fenced(text: str) -> list[str]:
     """`text` as a fenced block whose fence is longer than any run of tildes inside it, so a `~~~~`
     line in an instruction cannot end the block and turn the rest into Markdown."""
     fence = "~" * max(4, max((len(m) for m in re.findall(r"~+", text)), default=0) + 1)
-    return [f"{fence}text", text, fence]
+    return [f"{fence}text", block_text(text), fence]
 
 
 def render_markdown(d: TreeDiff) -> str:
     lines = ["# daregen diff", "", f"- old: {md_code(_md(d.old))}", f"- new: {md_code(_md(d.new))}",
              f"- {d.summary()}"]
-    lines += [f"- build setting {md_code(_md(c.path))}: {_md(_short(c.old))} → {_md(_short(c.new))}"
+    lines += [f"- build setting {md_code(_md(c.path))}: {md_cell(_short(c.old))} → {md_cell(_short(c.new))}"
               for c in d.build_settings]
     lines.append("")
     if d.identical:
@@ -561,11 +562,11 @@ def render_markdown(d: TreeDiff) -> str:
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
             lines += [f"## {title} ({len(items)})", ""]
-            lines += [f"- {md_code(_md(t))}" + (f": {_md(d.removed_why[t])}" if t in d.removed_why else "")
+            lines += [f"- {md_code(_md(t))}" + (f": {md_cell(d.removed_why[t])}" if t in d.removed_why else "")
                       for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
-        lines += [f"| {md_code(_md(t.task_dir))} | {_md(_headline(t))} |" for t in d.changed] + [""]
+        lines += [f"| {md_code(_md(t.task_dir))} | {md_cell(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
         lines += [f"### {md_code(_md(t.task_dir))}"
                   + (f" (was {md_code(_md(t.old_task_dir))})" if t.old_task_dir else ""), ""]
@@ -575,7 +576,7 @@ def render_markdown(d: TreeDiff) -> str:
             for c in plain:
                 old = "" if c.kind == "added" else md_code(_md(_short(c.old)))
                 new = "" if c.kind == "removed" else md_code(_md(_short(c.new)))
-                note = c.kind if c.kind != "changed" else _md(_list_delta(c))
+                note = c.kind if c.kind != "changed" else md_cell(_list_delta(c))
                 lines.append(f"| {md_code(_md(c.path))} | {old} | {new} | {note} |")
             lines.append("")
         for c in t.fields:
@@ -609,11 +610,11 @@ del{background:#fdd}.words{white-space:pre-wrap;border-left:3px solid #ccc;paddi
 
 
 def _code(value: str) -> str:
-    return f"<code>{html.escape(value)}</code>"
+    return f"<code>{html_text(value)}</code>"
 
 
 def render_html(d: TreeDiff) -> str:
-    e = html.escape
+    e = html_text
     parts = ["<h1>daregen diff</h1>",
              f"<p>old: {_code(d.old)}<br>new: {_code(d.new)}<br>{e(d.summary())}</p>"]
     if d.build_settings:

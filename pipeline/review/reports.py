@@ -15,7 +15,8 @@ import io
 import re
 import textwrap
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +24,8 @@ from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.metrics import METRICS
-from pipeline.core.safe_io import md_cell, read_json_inside
+from pipeline.core.safe_io import read_json_inside
+from pipeline.core.text import md_cell, md_code_cell, printable
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import reason_kind
 
@@ -315,7 +317,7 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- {md_code(f.task_dir)} (recorded: {md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {md_code(md_code_cell(f.task_dir))} (recorded: {md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
@@ -326,7 +328,8 @@ def render_licences_csv(facts: list[TaskFacts]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["task_dir", "licence"])
     for f in sorted(facts, key=lambda f: f.task_dir):
-        writer.writerow([f.task_dir, f.licence])
+        # printable: an ESC byte in a licence would reach the terminal of whoever `cat`s the file.
+        writer.writerow([printable(f.task_dir), printable(f.licence)])
     return buf.getvalue()
 
 

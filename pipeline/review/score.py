@@ -33,7 +33,8 @@ the house style asks: a bad prediction (missing or unreadable file, missing id
 or target column, duplicate ids, rows that do not line up, non-numeric values
 where numbers are needed) scores 0 with a one-line reason; a broken task tree
 (missing metadata or reference, a reference without its target) raises
-ValueError or FileNotFoundError, because that is our pipeline's bug.
+ValueError or FileNotFoundError, because that is our pipeline's bug; `score_tree`
+skips such a task with its name and the reason and scores the others.
 """
 
 from __future__ import annotations
@@ -65,7 +66,15 @@ from pipeline.core.names import (
     VARIANTS,
     VERIFY_DIR,
 )
-from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_text_inside, read_json_inside
+from pipeline.core.safe_io import (
+    InputLimits,
+    UnsafeInput,
+    links_or_specials,
+    printable,
+    read_csv_text_bytes,
+    read_csv_text_inside,
+    read_json_inside,
+)
 
 SCORE_SUMMARY = "score_summary.json"
 
@@ -206,6 +215,8 @@ class VariantSummary:
 @dataclass(frozen=True)
 class ScoreReport:
     scores: tuple[Score, ...]  # sorted by (task, variant)
+    # (task, reason) for each listed task that could not be scored at all: the tree's fault, not the solver's
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         keys = [(s.task, s.variant) for s in self.scores]
@@ -229,6 +240,7 @@ class ScoreReport:
             "n_unscorable": sum(s.reason is not None for s in self.scores),
             "variants": {v: summary.to_json() for v, summary in self.variants.items()},
             "scores": [s.to_json() for s in self.scores],
+            "skipped_tasks": [{"task": task, "reason": reason} for task, reason in self.skipped],
         }
 
 
@@ -297,16 +309,41 @@ def _read_prediction(path: Path, root: Path, limits: InputLimits) -> pd.DataFram
     limits (a 1 GB file must score 0, not exhaust memory)."""
     if not os.path.lexists(path):
         raise UnscorablePrediction(f"missing prediction file {path}")
+    return _unscorable_unless_read(path.name, lambda: read_csv_text_inside(path, root, limits))
+
+
+def _prediction_bytes(text: object, limits: InputLimits) -> bytes:
+    """A prediction handed over in memory as UTF-8 bytes, its size checked before it is encoded or
+    copied. Only text is a prediction: a path-like is refused, never opened, since a completion that
+    names the task's own ground truth must not score it."""
+    if isinstance(text, os.PathLike):
+        raise UnscorablePrediction("a path is not a prediction: pass the CSV text (a harness scores a file "
+                                   "through score_prediction with the predictions folder it names)")
+    if not isinstance(text, (str, bytes)):
+        raise UnscorablePrediction(f"a prediction is CSV text, not {type(text).__name__}")
+    if len(text) > limits.max_file_bytes:  # a UTF-8 character takes at least one byte
+        raise UnscorablePrediction(f"prediction is {len(text)} characters, over the {limits.max_file_bytes}-byte "
+                                   f"limit (max_file_bytes)")
+    if isinstance(text, bytes):
+        return text
     try:
-        return read_csv_text_inside(path, root, limits)
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        raise UnscorablePrediction(f"prediction is not valid UTF-8 text: {exc.reason} at character "
+                                   f"{exc.start}") from None
+
+
+def _unscorable_unless_read(name: str, read: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    try:
+        return read()
     except UnsafeInput as exc:
         raise UnscorablePrediction(str(exc)) from None
     except MemoryError:
-        raise UnscorablePrediction(f"{path.name} does not fit in memory") from None
+        raise UnscorablePrediction(f"{name} does not fit in memory") from None
     # ParserError, EmptyDataError and UnicodeDecodeError are all ValueErrors.
     except (OSError, ValueError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UnscorablePrediction(f"unreadable CSV {path.name}: {first_line}") from None
+        raise UnscorablePrediction(f"unreadable CSV {name}: {first_line}") from None
 
 
 def align_prediction(
@@ -392,14 +429,32 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_r
                      limits: InputLimits | None = None) -> Score:
     """Score one prediction file for one variant of the task in `task_dir`; the file must lie under
     `pred_root` (default: its own folder) through no link."""
-    task_dir, prediction_path = Path(task_dir), Path(prediction_path)
+    prediction_path = Path(prediction_path)
     limits = limits or InputLimits()
+    root = pred_root or prediction_path.parent
+    return _score(Path(task_dir), variant, lambda: _read_prediction(prediction_path, root, limits))
+
+
+def score_prediction_text(task_dir: Path, variant: str, text: object, limits: InputLimits | None = None) -> Score:
+    """Score a prediction's CSV text (str or bytes) held in memory, never written to disk: whatever
+    `text` is (any length, a lone surrogate, NUL bytes, a path-like, not text at all), a number and,
+    for a malformed one, the reason."""
+    limits = limits or InputLimits()
+
+    def read() -> pd.DataFrame:
+        data = _prediction_bytes(text, limits)
+        return _unscorable_unless_read(PREDICTION, lambda: read_csv_text_bytes(PREDICTION, data, limits))
+
+    return _score(Path(task_dir), variant, read)
+
+
+def _score(task_dir: Path, variant: str, read_prediction: Callable[[], pd.DataFrame]) -> Score:
     kind, targets = _task_kind(task_dir)
     rule = scoring_rule(kind, variant)
     reference, id_columns = _read_reference(task_dir / VERIFY_DIR / rule.reference_file, targets, rule)
     baseline = _baseline(task_dir, kind, variant)
     try:
-        prediction = _read_prediction(prediction_path, pred_root or prediction_path.parent, limits)
+        prediction = read_prediction()
         if rule.align_on_identifiers:
             reference, prediction = _parsed_time_keys(task_dir, reference, prediction)
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
@@ -443,17 +498,33 @@ def _task_entries(tasks_root: Path) -> list[tuple[str, str]]:
 
 
 def score_tree(pred_dir: Path, tasks_root: Path, limits: InputLimits | None = None) -> ScoreReport:
-    """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`."""
-    scores = []
+    """Score every task of `tasks_root` for every variant against `<pred_dir>/<task>/<variant>/prediction.csv`.
+    A task that cannot be scored (missing, linked out of the tree, broken metadata or reference) is
+    skipped with its name and the reason; the others are scored."""
+    scores, skipped = [], []
     for name, kind in _task_entries(tasks_root):
-        task_dir = Path(tasks_root) / name
-        metadata_kind, _ = _task_kind(task_dir)
-        if metadata_kind != kind:
-            raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
-        for variant in VARIANTS:
-            scores.append(score_prediction(task_dir, variant, Path(pred_dir) / name / variant / PREDICTION,
-                                           Path(pred_dir), limits))
-    return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))))
+        try:
+            scores += _score_task(Path(tasks_root), name, kind, Path(pred_dir), limits)
+        except (OSError, ValueError) as exc:  # UnsafeInput is a ValueError
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            skipped.append((name, reason if reason.startswith(f"{name}: ") else f"{name}: {reason}"))
+    return ScoreReport(tuple(sorted(scores, key=lambda s: (s.task, s.variant))), tuple(skipped))
+
+
+def _score_task(tasks_root: Path, name: str, kind: str, pred_dir: Path, limits: InputLimits | None) -> list[Score]:
+    task_dir = tasks_root / name
+    if not os.path.lexists(task_dir):
+        raise ValueError(f"{name}: listed in {QUESTION_LIST} but its folder is missing")
+    # As verify: the task folder and its verify/ reached through no link (a folder linked outside the tree
+    # would be scored against whatever it points at), holding no link or special file.
+    refused = links_or_specials(task_dir, tasks_root) or links_or_specials(task_dir / VERIFY_DIR, tasks_root)
+    if refused:
+        raise ValueError(refused[0])
+    metadata_kind, _ = _task_kind(task_dir)
+    if metadata_kind != kind:
+        raise ValueError(f"{name}: {QUESTION_LIST} says {kind!r} but {ALL_METADATA} says {metadata_kind!r}")
+    return [score_prediction(task_dir, variant, pred_dir / name / variant / PREDICTION, pred_dir, limits)
+            for variant in VARIANTS]
 
 
 def format_report(report: ScoreReport) -> str:
@@ -482,7 +553,9 @@ def format_report(report: ScoreReport) -> str:
             )
         else:
             parts.append(f"{variant}: no tasks")
-    lines.append(f"{report.n_tasks} task(s) | " + " | ".join(parts))
+    lines += [f"SKIPPED  {printable(task)}: {printable(reason)}" for task, reason in report.skipped]
+    lines.append(f"{report.n_tasks} task(s) | " + " | ".join(parts)
+                 + (f" | {len(report.skipped)} task(s) skipped" if report.skipped else ""))
     return "\n".join(lines)
 
 

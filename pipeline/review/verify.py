@@ -447,7 +447,29 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
             verdicts.append(p)
             if on_verdict is not None:
                 on_verdict(p)
+    if tasks != [tree]:
+        for p in _listed_but_missing(tree, tasks, limits):
+            verdicts.append(p)
+            if on_verdict is not None:
+                on_verdict(p)
     return VerifyReport(tuple(verdicts), time.monotonic() - start)
+
+
+def _listed_but_missing(tree: Path, tasks: list[Path], limits: InputLimits) -> list[TaskVerdict]:
+    """A failing verdict per question_list.json entry without its task folder (a tree that promises
+    tasks it does not hold must not pass), or one for the list itself when it cannot be read."""
+    try:
+        entries = read_json_inside(tree / names.QUESTION_LIST, tree, limits)
+    except ValueError as exc:  # UnsafeInput: a link, a FIFO, past the limits, not JSON
+        return [TaskVerdict(names.QUESTION_LIST, "fail", (Problem(names.QUESTION_LIST, str(exc)),))]
+    if not isinstance(entries, list):
+        return [TaskVerdict(names.QUESTION_LIST, "fail", (Problem(names.QUESTION_LIST, "is not a list"),))]
+    present = {t.name for t in tasks}
+    listed = [e.get("file_path") if isinstance(e, dict) else None for e in entries]
+    return [TaskVerdict(str(name), "fail", (Problem(str(name), f"listed in {names.QUESTION_LIST} but the tree has no "
+                                                                f"such task folder with {names.VERIFY_DIR}/"
+                                                                f"{names.ALL_METADATA}"),))
+            for name in listed if name not in present]
 
 
 @contextlib.contextmanager

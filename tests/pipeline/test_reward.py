@@ -1,5 +1,6 @@
 """The reward is `daregen score`'s number for every form of prediction: 1.0 for the ground truth, below 1.0
-for a perturbed one, 0 with a reason for a malformed one, through verl's and TRL's real call signatures."""
+for a perturbed one, 0 with a reason for a malformed one, through verl's and TRL's real call signatures; a
+completion is text, never a path, and no completion raises."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ import pytest
 from pipeline.review.score import score_prediction as score_file
 from pipeline.core.jsonio import write_json
 from pipeline.core.names import ALL_METADATA, GROUND_TRUTH, ROW_ID, SIMULATED_PRED, VERIFY_DIR
-from pipeline.reward import compute_score, make_trl_reward, reward_spec, score_prediction
+from pipeline.reward import (
+    compute_score,
+    make_trl_reward,
+    reward_spec,
+    score_prediction,
+    score_prediction_file,
+)
 from tests.pipeline.export.builders import perturbations
 
 N = 12
@@ -49,12 +56,77 @@ def _truth(task: Path, variant: str) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("variant", ["IF", "MM"])
-def test_ground_truth_scores_one_in_every_form(task: Path, variant: str) -> None:
+def test_ground_truth_scores_one_in_every_form(task: Path, variant: str, tmp_path: Path) -> None:
     truth = _truth(task, variant)
     path = task / VERIFY_DIR / (SIMULATED_PRED if variant == "IF" else GROUND_TRUTH)
-    for form in (path, str(path), path.read_text(), truth):
+    for form in (path.read_text(), path.read_bytes(), truth):
         score = score_prediction(task, variant, form)
         assert (score.score, score.reason) == (1.0, None), (type(form).__name__, score)
+    # A harness that wrote the file itself names it and the folder it must lie in.
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (preds / "p.csv").write_bytes(path.read_bytes())
+    assert score_prediction_file(task, variant, preds / "p.csv", preds).score == 1.0
+
+
+@pytest.mark.parametrize("variant", ["IF", "MM"])
+def test_a_completion_naming_the_ground_truth_scores_zero(task: Path, variant: str, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """The attack: a one-line completion equal to the path of the task's own reference, absolute or
+    relative to the export, once scored that file (1.0 for every variant)."""
+    path = task / VERIFY_DIR / (SIMULATED_PRED if variant == "IF" else GROUND_TRUTH)
+    monkeypatch.chdir(tmp_path)
+    spec = json.dumps(reward_spec(task, variant, task.name.split("_")[1], ["y"], relative_to=tmp_path))
+    for form in (str(path), path, path.relative_to(tmp_path).as_posix(), f"./{path.relative_to(tmp_path)}"):
+        score = score_prediction(task, variant, form)
+        assert score.score == 0.0 and score.reason, (form, score)
+        if isinstance(form, str):
+            assert compute_score("daregen", form, spec, {}, export_dir=str(tmp_path)) == 0.0
+            assert make_trl_reward(tmp_path)([None], [form], reward_spec=[spec]) == [0.0]
+    # A harness path outside the predictions folder it names is refused too.
+    outside = score_prediction_file(task, variant, path, tmp_path / "preds")
+    assert outside.score == 0.0 and "outside" in outside.reason
+
+
+HOSTILE_COMPLETIONS = {
+    "336-char one line (ENAMETOOLONG as a path)": "x" * 336,
+    "lone surrogate": "row_id,y\n100,\udc80\n",
+    "NUL bytes": "row_id,y\n100,a\x00\n",
+    "10^5 fields in one body row": "row_id,y\n" + ",".join(["1"] * 100_000) + "\n",
+    "CR-only line breaks, 10 rows past max_rows": "row_id,y\r" + "".join(f"{i},a\r" for i in range(110)),
+    "not text": 12345,
+    "a message list": [{"role": "assistant"}],
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE_COMPLETIONS))
+def test_any_completion_gives_a_number_and_a_reason(tmp_path: Path, what: str) -> None:
+    from pipeline.core.safe_io import InputLimits
+
+    task = _tabular_task(tmp_path, "classification")
+    completion = HOSTILE_COMPLETIONS[what]
+    score = score_prediction(task, "IF", completion, InputLimits(max_rows=100))
+    assert score.score == 0.0 and score.reason, (what, score)
+    spec = json.dumps(reward_spec(task, "IF", "classification", ["y"], relative_to=tmp_path))
+    assert compute_score("daregen", completion, spec, {}, export_dir=str(tmp_path)) == 0.0
+    assert make_trl_reward(tmp_path)([None], [completion], reward_spec=[spec]) == [0.0]
+
+
+def test_an_oversized_completion_is_refused_before_it_is_encoded_or_written(tmp_path: Path, monkeypatch) -> None:
+    """A 2 GB text was written to disk before its size was checked; now nothing is written at all and the
+    size is checked on the string itself (a 1 MB limit stands in for the 512 MB default)."""
+    import tempfile
+
+    from pipeline.core.safe_io import InputLimits
+
+    task = _tabular_task(tmp_path, "classification")
+    monkeypatch.setattr(tempfile, "mkstemp", lambda *a, **k: pytest.fail("a completion was written to disk"))
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", lambda *a, **k: pytest.fail("a completion was written"))
+    big = "row_id,y\n" + "1,a\n" * 300_000
+    score = score_prediction(task, "IF", big, InputLimits(max_file_bytes=1 << 20))
+    assert score.score == 0.0 and "characters, over the 1048576-byte limit" in score.reason
+    good = (task / VERIFY_DIR / SIMULATED_PRED).read_text()
+    assert score_prediction(task, "IF", good).score == 1.0  # in memory, nothing written
 
 
 @pytest.mark.parametrize("variant", ["IF", "MM"])

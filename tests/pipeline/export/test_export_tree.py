@@ -22,7 +22,7 @@ from pipeline.review.score import score_tree
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.export.export import EXPORT_REPORT, export_tree
+from pipeline.export.export import EXPORT_REPORT, export_tree, split_files
 from pipeline.reward import compute_score, score_prediction
 from postprocess.formats import read_frame
 from tests.conftest import TREE_SEED
@@ -51,8 +51,7 @@ def exported(tree: Path, tmp_path_factory) -> Path:
 
 
 def _rows(exported: Path) -> list[dict]:
-    return [r for split in ("train", "eval") if (exported / "data" / f"{split}.parquet").is_file()
-            for r in pq.read_table(exported / "data" / f"{split}.parquet").to_pylist()]
+    return [r for path in split_files(exported).values() for r in pq.read_table(path).to_pylist()]
 
 
 def test_parquet_splits_card_and_files(tree: Path, exported: Path) -> None:
@@ -114,8 +113,8 @@ def test_score_prediction_equals_daregen_score(exported: Path, tmp_path: Path) -
 
 
 def test_if_sft_solutions_reproduce_the_reference_standalone(exported: Path, tmp_path: Path) -> None:
-    records = [json.loads(line) for split in ("train", "eval") if (exported / "sft" / f"{split}.jsonl").is_file()
-               for line in (exported / "sft" / f"{split}.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for rel in read_json(exported / EXPORT_REPORT)["sft_files"].values()
+               for line in (exported / rel).read_text().splitlines()]
     if_records = [r for r in records if r["variant"] == "IF"]
     dropped = read_json(exported / EXPORT_REPORT)["sft_dropped"]
     rows = {r["task_id"]: r for r in _rows(exported)}

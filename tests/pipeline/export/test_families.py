@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.safe_io import InputLimits
+from pipeline.export.export import plan_export
 from pipeline.export.families import (
     TREE,
     TaskIdentity,
     identify,
     plan_split,
-    plan_tree_split,
     source_key,
 )
 from tests.pipeline.export.builders import table, write_task
@@ -102,6 +103,6 @@ def test_dare_bench_examples_are_families_of_their_kaggle_items() -> None:
     examples = Path("/work/shared/dare-examples")
     if not examples.is_dir():
         pytest.skip("no DARE-bench examples on this machine")
-    plan = plan_tree_split(examples, [], 0.0, seed=0)
+    plan = plan_export(examples, [], 0.0, 0, InputLimits())[0]
     assert sorted(set(plan.family_of.values())) == sorted(
         f"kaggle/{name.rsplit('_', 1)[0].replace('_', '/', 1)}" for name in plan.split)

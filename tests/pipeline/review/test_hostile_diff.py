@@ -79,3 +79,31 @@ def test_control_characters_in_a_task_name_are_printed_escaped(tmp_path: Path) -
     write_question_list(new, [write_task_folder(new, name, model="GaussianNB")])
     summary = render_summary(diff_trees(old, new))
     assert "\x1b" not in summary and "\r" not in summary and "t\\r\\x1b[2K_class" in summary
+
+
+HOSTILE = "x\x1b[2J\x1b]0;pwned\x07<img src=x onerror=alert(1)>[click](javascript:alert(1))"
+
+
+def test_escape_bytes_and_markup_from_a_tree_stay_inert_in_diff_md_and_html(tmp_path: Path) -> None:
+    from pipeline.review.diff import render_html
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    write_question_list(old, [write_task_folder(old, "t_class", licence=HOSTILE)])
+    write_question_list(new, [write_task_folder(new, "t_class", question_v1=QUESTION_V1 + " " + HOSTILE,
+                                                licence=HOSTILE + "2")])
+    d = diff_trees(old, new)
+    md, page = render_markdown(d), render_html(d)
+    for text in (md, page):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "<img" not in page and "\\x1b" in md and "\\x1b" in page
+
+
+def test_escape_bytes_and_markup_in_a_licence_stay_inert_in_the_licence_files(tmp_path: Path) -> None:
+    from pipeline.review.reports import render_licences_csv
+
+    write_question_list(tmp_path, [write_task_folder(tmp_path, "t_class", licence=HOSTILE)])
+    facts = read_tree_facts(tmp_path)
+    md, csv_text = render_licence_distribution(facts), render_licences_csv(facts)
+    for text in (md, csv_text):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "<img" not in md and "[click](" not in md

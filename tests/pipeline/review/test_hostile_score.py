@@ -104,3 +104,39 @@ def test_control_characters_in_a_task_name_are_printed_escaped(tmp_path: Path, c
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out
     assert "evil\\r\\x1b[2Kgood_class" in out and task.is_dir()
+
+
+def _two_tasks(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """(tasks root, a bad task, an honest task, predictions folder with the honest task's references)."""
+    bad, good = _task(tmp_path, "classification", name="bad_class"), _task(tmp_path, "regression", name="good_reg")
+    preds = tmp_path / "preds"
+    for task in (bad, good):
+        for variant, ref in (("v1", SIMULATED_PRED), ("v2", GROUND_TRUTH)):
+            (preds / task.name / variant).mkdir(parents=True)
+            (preds / task.name / variant / PREDICTION).write_bytes((task / VERIFY_DIR / ref).read_bytes())
+    return tmp_path / "tasks", bad, good, preds
+
+
+@pytest.mark.parametrize("breakage", ["metadata []", "reference missing", "folder missing", "folder linked outside",
+                                      "linked verify"])
+def test_one_bad_task_is_skipped_by_name_and_the_rest_is_scored(tmp_path: Path, breakage: str, capsys) -> None:
+    tasks, bad, good, preds = _two_tasks(tmp_path)
+    if breakage == "metadata []":
+        (bad / VERIFY_DIR / "all_metadata.json").write_text("[]")
+    elif breakage == "reference missing":
+        (bad / VERIFY_DIR / SIMULATED_PRED).unlink()
+    elif breakage == "folder missing":
+        import shutil
+        shutil.rmtree(bad)
+    elif breakage == "folder linked outside":  # the folder holds a real task, but outside the tree
+        bad.rename(tmp_path / "elsewhere")
+        bad.symlink_to(tmp_path / "elsewhere")
+    else:
+        (bad / VERIFY_DIR).rename(tmp_path / "verify_elsewhere")
+        (bad / VERIFY_DIR).symlink_to(tmp_path / "verify_elsewhere")
+    report = run_score(preds, tasks)
+    assert {(s.task, s.variant, s.score) for s in report.scores} == {("good_reg", "v1", 1.0), ("good_reg", "v2", 1.0)}
+    assert [task for task, _ in report.skipped] == ["bad_class"]
+    assert report.skipped[0][1].startswith("bad_class: ")
+    assert "SKIPPED  bad_class: " in capsys.readouterr().out
+    assert report.to_json()["skipped_tasks"][0]["task"] == "bad_class"

@@ -112,7 +112,9 @@ HOSTILE_METADATA = {
     "deep": ("[" * 200_000 + "]" * 200_000,
              "unreadable all_metadata.json: t/verify/all_metadata.json nests deeper than 64 levels (max_json_depth)"),
     "question_list": (lambda m: json.dumps({**m, "question": ["what?"]}),
-                      "all_metadata.json violates the schema at /question: ['what?'] is not of type 'object'"),
+                      # the schema picks the question's model by problem_type, so its two branches fail too
+                      "all_metadata.json violates the schema at /question: ['what?'] is not of type 'object' "
+                      "(and 2 more)"),
     "ranges_text": (lambda m: json.dumps({**m, "question": {**m["question"], "expected_ranges": {"Age": "3..19"}}}),
                     "all_metadata.json violates the schema at /question/expected_ranges/Age: '3..19' is not of "
                     "type 'array'"),

@@ -137,13 +137,13 @@ def model_class(model_type):
         cls = getattr(importlib.import_module("sklearn." + module), str(model_type), None)
         if isinstance(cls, type) and hasattr(cls, "get_params"):
             return cls
-    raise ValueError("unknown model type %r" % (model_type,))
+    raise ValueError("unknown model type (not a scikit-learn estimator of %s)" % ", ".join(MODEL_MODULES))
 
 
 def make_model(model_type, random_state):
     """The model, seeded with `random_state` when it takes one (an integer, never anything else)."""
     if isinstance(random_state, bool) or not isinstance(random_state, int):
-        raise ValueError("random_state must be an integer, not %r" % (random_state,))
+        raise ValueError("random_state must be an integer, not a %s" % type(random_state).__name__)
     cls = model_class(model_type)
     return cls(random_state=random_state) if "random_state" in cls().get_params() else cls()
 

@@ -18,13 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.core import names
-from pipeline.core.if_workflow import (  # noqa: F401  (re-exported: the reference's pipeline for its callers)
-    MULTI_OUTPUT_WRAPPED,
-    build_pipeline,
-    if_workflow,
-    make_model,
-    read_table as _read_table,
-)
+from pipeline.core.if_workflow import if_workflow
+from pipeline.core.if_workflow import read_table as _read_table
 from pipeline.core.sqlite import connect_read_only
 
 

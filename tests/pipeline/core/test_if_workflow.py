@@ -102,3 +102,11 @@ def test_a_seed_that_is_not_an_integer_is_refused(random_state) -> None:
 def test_a_model_type_that_is_no_estimator_is_refused(model_type) -> None:
     with pytest.raises(ValueError, match="unknown model type"):
         if_workflow.model_class(model_type)
+
+
+def test_a_script_docstring_is_fixed_text_and_parameters_are_one_literal() -> None:
+    with pytest.raises(ValueError, match="docstring"):
+        if_workflow.render_script('closes """ early', {}, "pass")
+    script = if_workflow.render_script("A script.", {"name": 'a"""\n#'}, "print(P)", ("tables",))
+    module = compile(script, "script.py", "exec")  # parses: the name stayed inside the literal
+    assert module.co_filename == "script.py" and script.count("json.loads(") == 1

@@ -3,6 +3,8 @@ folder with the files it reads, in a fresh interpreter that cannot import darege
 
 from __future__ import annotations
 
+import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -38,3 +40,21 @@ def stage_script(folder: Path, script: str, files: dict[str, Path]) -> Path:
     for name, path in files.items():
         shutil.copyfile(path, folder / name)
     return folder
+
+
+def parameters_node(script: str) -> ast.expr:
+    """The value bound to `P`, the one place a rendered script holds data (ValueError unless exactly one)."""
+    nodes = [node.value for node in ast.walk(ast.parse(script)) if isinstance(node, ast.Assign)
+             and [ast.unparse(t) for t in node.targets] == ["P"]]
+    if len(nodes) != 1:
+        raise ValueError(f"{len(nodes)} assignments to P")
+    return nodes[0]
+
+
+def script_parameters(script: str):
+    """The data bound to `P`: a literal, or (for data a literal cannot hold) json.loads of one string."""
+    node = parameters_node(script)
+    if isinstance(node, ast.Call):
+        assert ast.unparse(node.func) == "json.loads" and len(node.args) == 1
+        return json.loads(ast.literal_eval(node.args[0]))
+    return ast.literal_eval(node)

@@ -15,10 +15,12 @@ Three consumers run this one text:
 The two blocks between the `self-contained` markers import only json, io, sqlite3 and pandas
 (scikit-learn inside the functions that fit), so a rendered script runs without daregen installed.
 Untrusted names (columns, tables, model types, file names) reach a rendered script only inside
-the JSON literal: never as code, a comment or a docstring.
+the one literal bound to `P` (`parameters_literal`): never as code, a comment or a docstring.
 """
 
 from __future__ import annotations
+
+import pprint
 
 # ---- self-contained tables: begin (readers, canonical values, the range filter) ----
 import io
@@ -236,8 +238,17 @@ def self_contained_source(block: str) -> str:
 
 
 def parameters_literal(params: dict) -> str:
-    """`params` as one Python string literal of its JSON: the only way data enters a rendered script."""
-    return json.dumps(json.dumps(params, sort_keys=True, ensure_ascii=True))
+    """`params` as one Python literal expression, the only way data enters a rendered script: pprint's
+    layout of repr (keys sorted), so a reader sees the task's columns and ranges plainly and every
+    string stays a string (repr escapes quotes, line breaks and control characters). Data that has
+    no literal (a NaN or infinite float) goes in as its JSON, parsed by json.loads. Only JSON data is
+    accepted: anything else raises TypeError here, at build time."""
+    text = json.dumps(params, sort_keys=True, ensure_ascii=True)  # TypeError for what JSON cannot hold
+    try:
+        json.dumps(params, allow_nan=False)
+    except ValueError:
+        return f"json.loads({json.dumps(text)})"
+    return pprint.pformat(params, sort_dicts=True, width=100)
 
 
 # Keys of the question block the workflow reads; everything else stays out of a rendered script.
@@ -259,9 +270,9 @@ def workflow_question(question: dict) -> dict:
 def render_script(docstring: str, params: dict, body: str, blocks: tuple[str, ...] = BLOCKS,
                   helpers: str = "") -> str:
     """A self-contained script: a fixed docstring (never data), the named blocks, `helpers` (fixed
-    code), the parameters as one JSON literal bound to `P`, then `body` (fixed code reading P)."""
+    code), the parameters as one literal bound to `P`, then `body` (fixed code reading P)."""
     if '"""' in docstring or "\\" in docstring:
         raise ValueError("a script docstring is fixed text without quotes or escapes")
     parts = [f'"""{docstring}"""\n', *(self_contained_source(b) + "\n" for b in blocks), helpers,
-             f"P = json.loads({parameters_literal(params)})\n\n", body.strip() + "\n"]
+             f"P = {parameters_literal(params)}\n\n", body.strip() + "\n"]
     return "".join(parts)

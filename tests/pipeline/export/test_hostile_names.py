@@ -20,7 +20,7 @@ from pipeline.core.jsonio import write_json
 from pipeline.core.records import DatasetRejected
 from pipeline.export.sft import if_solution, mm_solution
 from postprocess.formats import write_sqlite_tables
-from tests.generated_scripts import run_without_daregen, stage_script
+from tests.generated_scripts import parameters_node, run_without_daregen, stage_script
 
 PAYLOAD = "__import__('os').system('touch MARKER')"
 HOSTILE_COLUMN = f"dose\n{PAYLOAD}\n#"
@@ -100,12 +100,12 @@ def _scripts(task: Path) -> dict[str, tuple[str, dict[str, Path]]]:
 
 
 def _code_without_data(script: str) -> str:
-    """The script's syntax tree with its one JSON literal (the argument of json.loads) blanked."""
+    """The script's syntax tree with the data bound to P (a pure literal) blanked."""
     tree = ast.parse(script)
-    literals = [node.args[0] for node in ast.walk(tree) if isinstance(node, ast.Call)
-                and ast.unparse(node.func) == "json.loads" and isinstance(node.args[0], ast.Constant)]
-    assert len(literals) == 1
-    literals[0].value = "<parameters>"
+    ast.literal_eval(parameters_node(script))  # data only: no name, call or operator in it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["P"]:
+            node.value = ast.Constant("<parameters>")
     return ast.dump(tree)
 
 
@@ -123,7 +123,9 @@ def test_hostile_names_reach_the_scripts_only_as_data_and_plant_nothing(tmp_path
     for kind, (script, files) in hostile_scripts.items():
         assert _code_without_data(script) == _code_without_data(plain_scripts[kind][0]), kind
         assert "os.system" not in _calls(script) and "__import__" not in _calls(script)
-        assert [line.split("(", 1)[0] for line in script.splitlines() if PAYLOAD in line] == ["P = json.loads"]
+        literal = parameters_node(script)
+        assert all(literal.lineno <= i <= literal.end_lineno
+                   for i, line in enumerate(script.splitlines(), start=1) if "MARKER" in line)
         folders.append(stage_script(tmp_path / "run" / kind, script, files))
 
     run = run_without_daregen(folders)

@@ -2,10 +2,10 @@
 
 Each oracle is rendered by the kernel (pipeline/core/if_workflow.render_script): its self-contained
 table readers and range filter, its model block when the oracle fits a pipeline, `jsonable` below,
-the task's parameters as a JSON literal and a body; it runs with the task folder as its working
+the task's parameters as one literal and a body; it runs with the task folder as its working
 directory, reads only the files placed there and writes the task's output file. Validation runs
 it in the sandbox and requires the evaluator to accept what it wrote. Data enters only through
-the JSON literal (pipeline/core/if_workflow.py says why).
+that literal (pipeline/core/if_workflow.py says why).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Three consumers run this one text:
   `train_v1_no_err`; what it predicts is the IF ground truth, `verify/simulated_pred_local.csv`;
 - the DSAgentBench IF oracle (finalize/dsagent/oracles.py) and the exported SFT solution
   (pipeline/export/sft.py) are scripts rendered from the blocks below plus the task's parameters
-  as one JSON literal (`render_script`); they run `if_workflow` on `train_v1` with the range
+  as one Python literal (`render_script`); they run `if_workflow` on `train_v1` with the range
   filter, as the instruction says, and must reproduce the reference byte for byte;
 - the range filter and the in-range rule are also what noise injection (postprocess/noise.py)
   and the task checks (finalize/checks.py) use, so a value is in range for all of them alike.

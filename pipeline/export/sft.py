@@ -6,7 +6,7 @@ when it scores above 0, and its score (measured here by `pipeline.reward.score_p
 with it. A script that fails is dropped with the reason, never exported wrong.
 
 The scripts are rendered from the kernel's self-contained IF workflow (pipeline/core/if_workflow.py)
-with the task's `all_metadata.json` question block as a JSON literal, and read only the files the
+with the task's `all_metadata.json` question block as one Python literal, and read only the files the
 agent is given (`train_v1`, `val_v1`, ...), from the working directory: the same workflow as the
 reference, which runs it on `train_v1_no_err` without the range filter.
 """

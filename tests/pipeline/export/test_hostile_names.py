@@ -1,6 +1,6 @@
 """Untrusted names never become code: a column, a table or a task folder named to break out of a comment,
 a docstring or a string still reaches the SFT solutions and the DSAgentBench oracles only inside their
-one JSON literal (so each script parses to the same code as one made from plain names), the scripts
+one literal bound to P (so each script parses to the same code as one made from plain names), the scripts
 still solve the task, and running them plants no marker file; a seed that is not an integer is refused."""
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ import pandas as pd
 from finalize.metadata_txt import COLUMNS_HEADER
 from finalize.task_files import TaskFiles
 from pipeline.core import names
+from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
-from postprocess.noise import filter_by_expected_ranges
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,6 @@ def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, st
     description), each range endpoint or allowed value, the model, its random_state and the
     imputation. The generator's own wording always passes; this guards rewordings."""
     from finalize.instructions import column_phrase, format_number, quoted_value
-    from finalize.reference_solution import make_model
 
     descriptions = descriptions or {}
     missing: list[str] = []

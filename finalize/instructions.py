@@ -13,6 +13,7 @@ import re
 
 from pipeline.core import names
 from pipeline.core.csv_convention import QUESTION_V1_PHRASE
+from pipeline.core.if_workflow import MULTI_OUTPUT_WRAPPED, make_model
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from postprocess.relational import task_join_path
 
@@ -166,7 +167,6 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         "is missing. Then select only the "
         f"following features for model training, in this order: {_join(selected)}. {typing_sentence}"
     )
-    from finalize.reference_solution import MULTI_OUTPUT_WRAPPED, make_model
 
     has_seed = "random_state" in make_model(spec.model_type, 0).get_params()
     seed_clause = (f" with random_state set to {spec.random_state} and all other parameters at their defaults"

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from finalize.reference_solution import build_pipeline
+from pipeline.core.if_workflow import build_pipeline
 from finalize.runner import thread_controller
 
 MODEL_TYPES = {

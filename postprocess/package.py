@@ -7,7 +7,7 @@ import pandas as pd
 
 from pipeline.core import names
 from pipeline.core.records import DatasetRecord, TaskPackage, TaskSpec
-from postprocess.noise import inject_out_of_range_rows
+from postprocess.noise import inject_noise
 from postprocess.relational import noisy_columns, relational_columns, task_join_path
 from postprocess.split import analysis_rows, split_train_val
 
@@ -37,7 +37,7 @@ def build_package(record: DatasetRecord, spec: TaskSpec, table: pd.DataFrame, rn
     if join_path:  # relational: the join keys ride along; noise stays on fact columns (noisy_columns says why)
         if_columns, noisy = relational_columns(spec, join_path), noisy_columns(spec, join_path)
     clean = train[if_columns].reset_index(drop=True)
-    train_v1 = inject_out_of_range_rows(clean, spec, rng, noisy)
+    train_v1 = inject_noise(clean, spec, rng, noisy)
     v2_columns = [c for c in table.columns if c not in spec.v2_dropped_columns]
     frames = {
         names.TRAIN_V1: train_v1,

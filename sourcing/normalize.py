@@ -4,6 +4,10 @@ Each rule exists because a round trip through one of the three formats would
 otherwise change the data an agent sees, and with it the ground truth:
 - column names become unique, non-empty strings, case-insensitively (sqlite
   treats `LP4` and `lp4` as one column; polars rejects duplicates);
+- a line break or tab inside a column name becomes a space (a header cell wrapped over two
+  lines), and a name holding any other control character (NUL, ESC, DEL, ...) rejects the
+  dataset: names reach instructions, metadata and generated scripts, where such a character
+  could forge a line or move a terminal's cursor (scripts take names only as literals anyway);
 - a source column named `row_id` is renamed, since `row_id` is ours;
 - booleans become 0/1 integers (read_csv turns "True" back into bool, sqlite has no bool);
 - pandas categoricals and mixed objects become plain strings;
@@ -26,11 +30,28 @@ otherwise change the data an agent sees, and with it the ground truth:
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
 from pipeline.core.names import CSV_NA_STRINGS, ROW_ID
+from pipeline.core.records import DatasetRejected
+from pipeline.core.text import printable
+
+# Line and paragraph breaks and tabs: a wrapped header cell, read as the space it stands for.
+_BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def control_free_name(name: str, what: str = "column") -> str:
+    """`name` with its breaks as spaces; DatasetRejected (one line, the name escaped) when another
+    control character is left."""
+    spaced = _BREAKS.sub(" ", name)
+    if any(unicodedata.category(ch) == "Cc" for ch in spaced):
+        raise DatasetRejected(f"{what} name '{printable(name)}' holds a control character")
+    return spaced
 
 
 def unique_column_names(names: list[object]) -> list[str]:
@@ -39,7 +60,7 @@ def unique_column_names(names: list[object]) -> list[str]:
     seen: set[str] = set()
     for i, raw in enumerate(names, start=1):
         missing = raw is None or (isinstance(raw, float) and raw != raw)
-        name = "" if missing else str(raw).strip()
+        name = "" if missing else control_free_name(str(raw)).strip()
         if not name:
             name = f"column_{i}"
         if name.casefold() == ROW_ID:

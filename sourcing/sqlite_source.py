@@ -35,11 +35,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.core.records import DatasetRecord, JoinStep
+from pipeline.core.records import DatasetRecord, DatasetRejected, JoinStep
 from pipeline.core.safe_io import (InputLimits, check_table_file, check_table_shape, read_json_inside,
                                    regular_file_inside)
 from pipeline.core.sqlite import connect_read_only, quote_identifier
-from sourcing.normalize import unique_column_names
+from pipeline.core.text import printable
+from sourcing.normalize import control_free_name, unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -329,6 +330,12 @@ class SQLiteSource:
         db, fact = self._resolve(ref)
         schema = self._schema(db)
         plan = join_plan(schema, fact)  # empty for a standalone table: the table itself
+        # Tables and keys are read back by name (the relational IF files keep them), so a name
+        # is never rewritten here: one with a control character rejects the dataset.
+        for what, name in [("table", fact), *(("table", r.ref_table) for r in plan),
+                           *(("key column", r.ref_column) for r in plan)]:
+            if control_free_name(name, what) != name:
+                raise DatasetRejected(f"{what} name '{printable(name)}' holds a line break or tab")
         return db, fact, plan, analysis_layout(schema, fact, plan)
 
     def record(self, ref: str) -> DatasetRecord:

@@ -10,6 +10,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core.records import NoiseSpec
 from pipeline.core.safe_io import InputLimits
 
 
@@ -55,7 +56,7 @@ class DesignConfig(BaseModel):
     # the MM check on the validation rows, and iris' Petal.Width passed one (<0.95) and failed the other (0.955).
     leak_screen_margin: float = 0.02
     learnable_sample_rows: int = 5_000
-    noise_fraction: float = 0.2
+    noise_fraction: float = NoiseSpec().fraction
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
     # Bounds on reading untrusted source files (a `local:` folder); a config file's [limits] raises
     # them. Left out of the digest: a limit decides whether a dataset is read, never what its task is.

@@ -22,6 +22,7 @@ from pipeline.core.records import (
     DatasetProfile,
     DatasetRecord,
     DatasetRejected,
+    NoiseSpec,
     ProblemType,
     TaskSpec,
 )
@@ -365,7 +366,7 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
         train_test_ratio=float(rng.choice(ratios)),
         save_file_type=file_type,
         n_split_tables=max(1, n_tables),
-        noise_fraction=config.noise_fraction,
+        noise=NoiseSpec(fraction=config.noise_fraction),
         max_rows=config.max_rows,
         v2_dropped_columns=leaks,
         excluded_features=dict(sorted(excluded.items())),

@@ -24,6 +24,7 @@ from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
+from pipeline.core.if_workflow import build_pipeline
 from pipeline.core.jsonio import to_jsonable
 from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
@@ -469,8 +470,8 @@ import warnings
 from sklearn.model_selection import KFold, cross_val_score
 warnings.simplefilter("ignore")
 df = read_table(P["file"]).dropna(subset=[P["target"]])
-model = build_pipeline("mean", P["numeric"], P["categorical"],
-                       make_model(P["model"], P["seed"]))
+model = build_pipeline({"imputer_type": "mean", "numerical_features": P["numeric"],
+                        "categorical_features": P["categorical"], "model_type": P["model"], "random_state": P["seed"]})
 folds = KFold(n_splits=P["k"], shuffle=True, random_state=P["seed"])
 scores = cross_val_score(model, df[P["numeric"] + P["categorical"]], df[P["target"]], cv=folds,
                          scoring=P["scoring"])
@@ -482,8 +483,6 @@ with open("cv.json", "w") as fh:
 def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.DataFrame,
                            classification: bool) -> DesktopTask:
     import warnings
-
-    from finalize.reference_solution import build_pipeline
 
     from sklearn.model_selection import KFold, cross_val_score
 

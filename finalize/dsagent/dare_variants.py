@@ -18,6 +18,7 @@ from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from finalize.mm_check import MIN_MARGIN
 from pipeline.core import names
+from pipeline.core.if_workflow import workflow_question
 from pipeline.core.jsonio import read_json
 from pipeline.core.metrics import metric_for
 from pipeline.core.records import DatasetRejected
@@ -25,71 +26,17 @@ from pipeline.core.records import DatasetRejected
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
 PREDICTION_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")
 
+# The oracles run the kernel's one IF workflow (pipeline/core/if_workflow.py), rendered into the script:
+# IF as the instruction says (train_v1, joined, filtered by the expected ranges), MM on train_v2.
 _IF_BODY = '''
-import io
-
-q = P["question"]
-if P["save_file_type"] == "sqlite":
-    import sqlite3
-    con = sqlite3.connect(P["train"])
-    tables = sorted((r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")),
-                    key=lambda t: int(t.rsplit("_", 1)[-1]) if t.rsplit("_", 1)[-1].isdigit() else 0)
-    con.close()
-    train = read_table(P["train"], tables[0])
-    for t in tables[1:]:
-        train = train.merge(read_table(P["train"], t), on="row_id", how="inner")
-    train = train.sort_values("row_id", kind="stable").drop(columns=["row_id"]).reset_index(drop=True)
-else:
-    train = read_table(P["train"])
-
-
-def canon(v):
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v).strip()
-    return str(int(f)) if f.is_integer() else repr(f)
-
-
-keep = pd.Series(True, index=train.index)
-for col, allowed in q["expected_ranges"].items():
-    raw = train[col]
-    if q["column_type_inference"][col] == "numerical":
-        x = pd.to_numeric(raw, errors="coerce")
-        bad = raw.notna() & (x.isna() | (x < allowed[0]) | (x > allowed[1]))
-    else:
-        ok = {canon(v) for v in allowed}
-        bad = raw.notna() & ~raw.map(canon).isin(ok)
-    keep &= ~bad
-# Re-read the filtered rows as a fresh table, so a column the noise made textual gets its own type back.
-train = pd.read_csv(io.StringIO(train[keep].to_csv(index=False)), keep_default_na=False, na_values=[""])
-if P["save_file_type"] != "csv":
-    ref = read_table(P["val"])
-    for col in train.columns:
-        if col in ref.columns and ref[col].dtype.kind in "iufb" and train[col].dtype.kind not in "iufb":
-            train[col] = pd.to_numeric(train[col], errors="coerce")
-'''
-
-_FIT_BODY = '''
-val = read_table(P["val"])
-targets = q["target"]
-train = train.dropna(subset=targets)
-features = q["numerical_features"] + q["categorical_features"]
-model = build_pipeline(q["imputer_type"], q["numerical_features"], q["categorical_features"],
-                       make_model(q["model_type"], q["random_state"]))
-model.fit(train[features], train[targets[0]])
-out = pd.DataFrame({"row_id": val["row_id"].to_numpy()})
-out[targets[0]] = model.predict(val[features])
-out.to_csv("prediction.csv", index=False, lineterminator="\\n")
+prediction = if_workflow(P["question"], P["train"], P["val"], noisy=True)
+prediction.to_csv("prediction.csv", index=False, lineterminator="\\n")
 '''
 
 _MM_BODY = '''
-q = P["question"]
-train = read_table(P["train"])
+prediction = fit_predict(P["question"], read_table(P["train"]), read_table(P["val"]))
+prediction.to_csv("prediction.csv", index=False, lineterminator="\\n")
 '''
-
-_PIPELINE_KEYS = ("target", "numerical_features", "categorical_features", "imputer_type", "model_type",
-                  "random_state", "expected_ranges", "column_type_inference")
 
 
 def preamble(files: list[str]) -> str:
@@ -110,7 +57,10 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
     verify = task_dir / names.VERIFY_DIR
     if len(question["target"]) != 1:
         raise DatasetRejected("multi-output targets are not supported by the desktop variants")
-    q = {k: question[k] for k in _PIPELINE_KEYS}
+    try:
+        q = workflow_question(question)
+    except ValueError as exc:
+        raise DatasetRejected(f"the IF workflow cannot run this question: {exc}") from exc
     out, rejected = [], {}
     for variant, kind, stem_train, stem_val, qkey in (("v1", "if", names.TRAIN_V1, names.VAL_V1, "question_v1"),
                                                       ("v2", "mm", names.TRAIN_V2, names.VAL_V2, "question_v2")):
@@ -124,7 +74,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             # oracle, which follows the instruction literally, proves it at build time or the task is dropped.
             bar, origin = None, "simulated_pred_local"
             reference_csv = (verify / names.SIMULATED_PRED).read_text(encoding="utf-8")
-            body, steps = _IF_BODY + _FIT_BODY, ("load and join the training data", "filter by expected ranges",
+            body, steps = _IF_BODY, ("load and join the training data", "filter by expected ranges",
                                                   "drop missing targets", "select features", "impute",
                                                   "scale and one-hot encode", "fit the model",
                                                   "predict and save prediction.csv")
@@ -137,7 +87,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             except DatasetRejected as exc:
                 rejected[f"{name}/{kind}"] = str(exc)
                 continue
-            body, steps = _MM_BODY + _FIT_BODY, ("load the training data", "choose and fit a model",
+            body, steps = _MM_BODY, ("load the training data", "choose and fit a model",
                                                   "predict and save prediction.csv")
             stages = ("modelling",)
         check = {"kind": "prediction", "file": names.PREDICTION, "metric": metric.name, "id_columns": [names.ROW_ID],
@@ -150,8 +100,8 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": origin},
             reference_csv=reference_csv,
-            oracle=program({"question": q, "train": train_f, "val": val_f, "save_file_type": ftype}, body,
-                           pipeline=True),
+            oracle=program({"question": q if kind == "if" else {k: v for k, v in q.items() if k != "join_path"},
+                            "train": train_f, "val": val_f}, body, pipeline=True),
             perturbations=PREDICTION_PERTURBATIONS))
     return out, rejected
 

@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 CSV_READ_OPTIONS: dict[str, Any] = {"keep_default_na": False, "na_values": [""]}
-# The same options as Python source, for scripts we generate (the DSAgentBench oracles, SFT solutions).
+# The same options as Python source, as the self-contained IF workflow (pipeline/core/if_workflow.py),
+# which the oracles and SFT solutions carry, spells them (a test holds the two together).
 CSV_READ_ARGS = 'keep_default_na=False, na_values=[""]'
 # How question_v1 tells the agent (DARE-bench's own wording, data/eval/question_list.json).
 QUESTION_V1_PHRASE = 'treating only empty strings ("") as missing values'

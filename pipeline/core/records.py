@@ -154,6 +154,19 @@ class DatasetProfile(_Frozen):
         return self.column(name).n_missing / self.n_rows if self.n_rows else 1.0
 
 
+# The IF noise kinds postprocess.noise.NOISE_KINDS implements (a test holds the two to the same names).
+NoiseKind = Literal["out_of_range_rows"]
+
+
+class NoiseSpec(_Frozen):
+    """The IF noise of a task: which injector adds the noise rows to train_v1, and how many, as a
+    fraction of the clean training rows (at least one row). The range filter of the instruction
+    removes exactly these rows (pipeline.core.if_workflow.filter_by_expected_ranges)."""
+
+    kind: NoiseKind = "out_of_range_rows"
+    fraction: float = Field(default=0.2, gt=0.0, le=1.0)
+
+
 class TaskSpec(_Frozen):
     """Every choice the designer made for one tabular task."""
 
@@ -176,7 +189,7 @@ class TaskSpec(_Frozen):
     train_test_ratio: float
     save_file_type: FileType
     n_split_tables: int  # how many tables train_v1.sqlite is split into
-    noise_fraction: float = 0.2
+    noise: NoiseSpec = NoiseSpec()
     max_rows: int | None = None  # rows are sampled down to this before splitting
     v2_dropped_columns: tuple[str, ...] = ()  # leaks and the like, kept out of the MM files
     excluded_features: dict[str, str] = Field(default_factory=dict)  # column -> why not a feature

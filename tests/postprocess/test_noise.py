@@ -12,10 +12,11 @@ import pytest
 
 from finalize.checks import canonical_rows, check_tabular_task, errors
 from pipeline.core import names
-from pipeline.core.records import TaskSpec
+from pipeline.core.if_workflow import filter_by_expected_ranges
+from pipeline.core.records import NoiseKind, NoiseSpec, TaskSpec
 from pipeline.core.seeding import rng_for
 from postprocess.formats import read_frame, write_frame
-from postprocess.noise import filter_by_expected_ranges, inject_out_of_range_rows
+from postprocess.noise import NOISE_KINDS, inject_noise, inject_out_of_range_rows
 from postprocess.package import build_package, split_columns_into_tables
 from tests.factories import REF, build_record, build_spec, build_table, write_task_by_hand
 
@@ -128,7 +129,7 @@ def test_noise_is_about_a_fifth_of_the_clean_rows_and_never_none(n: int) -> None
 
 def test_noise_fraction_comes_from_the_spec() -> None:
     clean = _clean("float", n=100)
-    noisy = inject_out_of_range_rows(clean, _spec(clean, noise_fraction=0.5), rng_for(0, REF, "noise"))
+    noisy = inject_out_of_range_rows(clean, _spec(clean, noise=NoiseSpec(fraction=0.5)), rng_for(0, REF, "noise"))
     assert len(noisy) == 150
 
 
@@ -207,3 +208,37 @@ def test_hand_written_train_v1_reads_back_with_the_planted_row(package, tmp_path
     path = tmp_path / "train_v1.csv"
     write_frame(planted, path, "csv")
     assert len(read_frame(path, "csv")) == len(train_v1) + 1
+
+
+# ---------------------------------------------------------------- noise as data: one registry, one rule
+
+
+def test_every_noise_kind_of_the_spec_has_an_injector_and_inject_noise_dispatches_on_it() -> None:
+    assert set(NOISE_KINDS) == set(NoiseKind.__args__)
+    clean = _clean("mixed")
+    spec = _spec(clean, noise=NoiseSpec(kind="out_of_range_rows", fraction=0.25))
+    rng_a, rng_b = rng_for(4, REF, "noise"), rng_for(4, REF, "noise")
+    pd.testing.assert_frame_equal(inject_noise(clean, spec, rng_a), inject_out_of_range_rows(clean, spec, rng_b))
+    with pytest.raises(ValueError):
+        NoiseSpec(kind="swapped_labels")
+    with pytest.raises(ValueError):
+        NoiseSpec(fraction=0.0)
+
+
+def test_a_number_spelled_as_text_or_float_is_the_allowed_category_it_names() -> None:
+    """3, 3.0 and "3" are one allowed value for the filter, whatever type a file format gave the cell."""
+    df = pd.DataFrame({"c": pd.Series([3, 3.0, "3", " 3", "3.5", "x", None], dtype=object)})
+    kept = filter_by_expected_ranges(df, {"c": [3, "x"]}, {"c": "categorical"})
+    assert kept["c"].tolist() == [3, 3.0, "3", " 3", "x", None]
+
+
+def test_noise_words_are_out_of_range_for_numeric_looking_levels() -> None:
+    """Levels that read as numbers ("1", "2.5", "1e3"): every injected word is still dropped by the filter."""
+    n = 60
+    clean = pd.DataFrame({"y": ["a", "b"] * (n // 2), "level": pd.Series(["1", "2.5", "1e3"] * (n // 3), dtype=object)})
+    spec = _spec(clean)
+    assert spec.column_type_inference["level"] == "categorical"
+    for seed in range(5):
+        noisy = inject_out_of_range_rows(clean, spec, rng_for(seed, REF, "noise"))
+        filtered = filter_by_expected_ranges(noisy, spec.expected_ranges, spec.column_type_inference)
+        assert canonical_rows(filtered) == canonical_rows(clean)

@@ -12,11 +12,11 @@ import pytest
 
 from finalize.checks import canonical_rows
 from pipeline.core import names
+from pipeline.core.if_workflow import filter_by_expected_ranges
 from pipeline.core.records import TaskPackage, TaskSpec
 from pipeline.core.seeding import rng_for
 from finalize.layout import write_data_files
 from postprocess.formats import read_frame
-from postprocess.noise import filter_by_expected_ranges
 from postprocess.package import build_package, split_columns_into_tables
 from task_design.config import DesignConfig
 from tests.factories import REF, build_record, build_table, spec_where
@@ -118,7 +118,7 @@ def test_clean_v1_rows_are_the_v2_training_rows(package) -> None:
 def test_train_v1_is_the_clean_rows_plus_a_fifth_noise(package) -> None:
     spec = package.spec
     clean, noisy = package.frames[names.TRAIN_V1_NO_ERR], package.frames[names.TRAIN_V1]
-    assert package.n_noise_rows == len(noisy) - len(clean) == max(1, round(spec.noise_fraction * len(clean)))
+    assert package.n_noise_rows == len(noisy) - len(clean) == max(1, round(spec.noise.fraction * len(clean)))
     filtered = filter_by_expected_ranges(noisy, spec.expected_ranges, spec.column_type_inference)
     assert canonical_rows(filtered) == canonical_rows(clean)
 

@@ -11,6 +11,7 @@ import pytest
 
 from finalize.checks import canonical_rows
 from pipeline.core.names import ROW_ID
+from pipeline.core.records import DatasetRejected
 from postprocess.formats import read_frame, write_frame
 from postprocess.package import _with_row_id
 from sourcing.normalize import normalize_table, unique_column_names
@@ -233,3 +234,19 @@ def test_carriage_return_inside_a_value_reads_back_identically(file_type: str, t
     table = normalize_table(_frame(b=["p", "old\rmac", "r", "s", "t"]))
     back = _round_trip(table, file_type, tmp_path)
     assert canonical_rows(back) == canonical_rows(table)
+
+
+# ---------------------------------------------------------------- adversarial: control characters in names
+
+
+def test_a_line_break_in_a_column_name_becomes_a_space() -> None:
+    hostile = "dose\n__import__('os').system('touch MARKER')\n#"
+    assert unique_column_names([hostile, "a\r\nb", "tab\there"]) == [
+        "dose __import__('os').system('touch MARKER') #", "a b", "tab here"]
+
+
+@pytest.mark.parametrize("name", ["nul\x00name", "esc\x1b[2Jname", "del\x7f", "c1\x9bname"])
+def test_a_column_name_with_another_control_character_rejects_the_dataset(name: str) -> None:
+    with pytest.raises(DatasetRejected, match="holds a control character") as caught:
+        normalize_table(pd.DataFrame({name: [1, 2], "b": [3, 4]}))
+    assert caught.value.reason.isprintable()  # a one-line reason, the name escaped

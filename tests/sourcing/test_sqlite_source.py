@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline.core.jsonio import write_json
+from pipeline.core.records import DatasetRejected
 from sourcing.registry import parse_sources
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 from sourcing.sqlite_source import SQLiteSource
@@ -196,3 +197,19 @@ def test_a_primary_key_wins_over_a_column_that_happens_to_be_unique(tmp_path: Pa
     record = SQLiteSource(db).record("sqlite/pay/orders")
     # customers' primary key, not payments' by-chance-unique column; a bare `id` is never a foreign key
     assert [(s.left_on, s.right, s.right_on) for s in record.join_path] == [("customer_id", "customers", "customer_id")]
+
+
+@pytest.mark.parametrize("table", ["dim\n__import__('os').system('touch MARKER')\n#", "esc\x1bname"])
+def test_a_dimension_table_named_with_a_control_character_rejects_the_dataset(tmp_path: Path, table: str):
+    """Table names are read back by name (the relational IF files keep them), so one is never rewritten:
+    a line break or any other control character in it is a rejection with a one-line reason."""
+    db = tmp_path / "dbs" / "odd.db"
+    db.parent.mkdir()
+    con = sqlite3.connect(db)
+    con.execute(f"CREATE TABLE {q(table)} (dim_id INTEGER PRIMARY KEY, label TEXT)")
+    con.execute(f"CREATE TABLE facts (id INTEGER PRIMARY KEY, dim_id INTEGER REFERENCES {q(table)}(dim_id), x REAL)")
+    con.commit()
+    con.close()
+    with pytest.raises(DatasetRejected) as caught:
+        SQLiteSource(db.parent).record("sqlite/odd/facts")
+    assert "holds a" in caught.value.reason and caught.value.reason.isprintable()

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.core.if_workflow import filter_by_expected_ranges
 from pipeline.core.jsonio import dumps
 from pipeline.core.records import MODELS_BY_PROBLEM, DatasetRejected, TaskSpec
 from pipeline.core.seeding import rng_for
-from postprocess.noise import filter_by_expected_ranges
 from task_design.config import DesignConfig
 from task_design.heuristic import IMPUTERS, design
 from task_design.profile import profile_table

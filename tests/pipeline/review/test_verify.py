@@ -13,10 +13,10 @@ from finalize.checks import errors
 from finalize.runner import run_reference_sandboxed, run_references_batched
 from pipeline.cli import main
 from pipeline.core import names
+from pipeline.core.if_workflow import filter_by_expected_ranges
 from pipeline.core.jsonio import read_json
 from pipeline.review.verify import verify_task, verify_tree
 from postprocess.formats import read_frame, write_frame
-from postprocess.noise import filter_by_expected_ranges
 from tests.factories import CLASS, DARE_EXAMPLES, REG, TS, our_task
 
 pytestmark = [

@@ -70,7 +70,8 @@ import traceback
 from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from finalize import job_cgroup
 from pipeline.core.environment import CODE_PACKAGES
@@ -363,7 +364,7 @@ def _read_capped(path: str, cap: int) -> bytes:
         return b""
 
 
-def _result(job: "_Job", supervisor_exit: int | None, wall: float, oom_killed: bool = False) -> SandboxResult:
+def _result(job: _Job, supervisor_exit: int | None, wall: float, oom_killed: bool = False) -> SandboxResult:
     lim = job.limits
     out, err = _read_capped(job.stdout, lim.output_bytes), _read_capped(job.stderr, lim.output_bytes)
     try:

@@ -13,7 +13,7 @@ filter cannot disagree on `3` and `3.0`.
 from __future__ import annotations
 
 import string
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd

@@ -85,7 +85,7 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(default=4000, gt=0)
 
     @model_validator(mode="after")
-    def _key_env_looks_like_an_llm_key(self) -> "LLMSettings":
+    def _key_env_looks_like_an_llm_key(self) -> LLMSettings:
         name = self.api_key_env
         if name is not None and not self.allow_key_env and not looks_like_llm_key(name):
             raise ValueError(f"{name!r} does not look like an LLM API key variable (a name ending in _API_KEY "

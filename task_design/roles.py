@@ -154,7 +154,7 @@ def _integral(s: pd.Series) -> bool:
 
 def _binary(s: pd.Series) -> bool:
     v = s.dropna()
-    return len(v) > 0 and set(pd.unique(v).tolist()) <= {0, 1, True, False, 0.0, 1.0}
+    return len(v) > 0 and set(pd.unique(v).tolist()) <= {0, 1}
 
 
 # ------------------------------------------------------------------ one rule per role

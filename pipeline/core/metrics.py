@@ -23,7 +23,8 @@ from __future__ import annotations
 from pipeline.core import names  # outside the block: the evaluator has no daregen to import
 
 # ---- self-contained metrics: begin (copied verbatim into the DSAgentBench evaluator) ----
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd

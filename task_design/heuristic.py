@@ -26,6 +26,7 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
+from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
@@ -234,7 +235,14 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             candidates = [c for c in frame.usable if c != target and c not in failed_outcomes]
             others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
             features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng)
-            if not features:
+            # Answers the other columns compute together (products, ratios, sums, described derivations).
+            derived = screen_derived_answers(record, profile, table, target, problem_type, [
+                c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
+            leaks.update(derived.drops)
+            features = [f for f in features if f not in derived.drops]
+            if derived.problem is not None:
+                problem = derived.problem
+            elif not features:
                 problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                            else f"no usable feature besides the target {target!r}")
             elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?

@@ -169,9 +169,12 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     record = load_record(work)
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
-    if is_time_series(record):
-        # The source routed it to the time-series path (README, "Time series"), whatever the designer;
-        # a table without a time axis after all goes on to the tabular designer below.
+    from task_design.time_tables import regular_time_index
+
+    if is_time_series(record) or regular_time_index(load_table(work)) is not None:
+        # The source routed it to the time-series path (README, "Time series"), or its rows are a regular
+        # series (one per month, per unit and year), whatever the designer; a table without a time axis
+        # after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 
         try:

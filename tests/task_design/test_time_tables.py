@@ -72,28 +72,27 @@ def _survival(n: int = N) -> pd.DataFrame:
                          "dayslink": rng.integers(1, 400, n), "linkstatus": rng.integers(0, 2, n)})
 
 
-def test_a_duration_named_after_its_status_is_a_censored_outcome() -> None:
-    table = _survival()
-    record = build_record(column_descriptions={"dayslink": "time (in days) to linkage to primary care"})
-
+def _assert_survival(table: pd.DataFrame, docs: dict[str, str], duration: str, status: str, reason: str) -> None:
+    """`duration` and `status` get the censored roles, and the designer skips the table with `reason`."""
+    record = build_record(column_descriptions=docs)
     profile = profile_table(table)
     roles = survival_roles(record, profile, table, column_roles(record, profile, table))
-    assert roles["dayslink"].role == "censored_duration" and roles["linkstatus"].role == "censoring_status"
-    with pytest.raises(DatasetRejected, match="a survival study: its outcome is the censored duration 'dayslink'"):
+    assert roles[duration].role == "censored_duration" and roles[duration].related == status
+    assert roles[status].role == "censoring_status" and roles[status].related == duration
+    with pytest.raises(DatasetRejected, match=reason):
         design(record, profile, table, rng_for(0, "x", "design"), UNIT_CONFIG)
+
+
+def test_a_duration_named_after_its_status_is_a_censored_outcome() -> None:
+    _assert_survival(_survival(), {"dayslink": "time (in days) to linkage to primary care"}, "dayslink",
+                     "linkstatus", "a survival study: its outcome is the censored duration 'dayslink'")
 
 
 def test_a_status_with_a_censor_level_censors_the_lone_duration() -> None:
     rng = np.random.default_rng(3)
     table = pd.DataFrame({"trt": rng.choice(["control", "germ-free"], N), "days": rng.integers(30, 1000, N),
                           "outcome": rng.choice(["censor", "lymphoma", "sarcoma", "other"], N)})
-    record = build_record(column_descriptions={"days": "days until death"})
-    profile = profile_table(table)
-
-    roles = survival_roles(record, profile, table, column_roles(record, profile, table))
-    assert roles["days"].role == "censored_duration" and roles["outcome"].related == "days"
-    with pytest.raises(DatasetRejected, match="survival study"):
-        design(record, profile, table, rng_for(0, "x", "design"), UNIT_CONFIG)
+    _assert_survival(table, {"days": "days until death"}, "days", "outcome", "survival study")
 
 
 def _repeated(n_subjects: int = 80, visits: int = 4) -> pd.DataFrame:

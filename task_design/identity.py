@@ -21,13 +21,14 @@ checks, cheapest first (screen_derived_answers runs them for one target):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
 from task_design.config import DesignConfig
@@ -206,28 +207,45 @@ def pooled_r2(terms: IdentityTerms, y: np.ndarray, splits: list[tuple[np.ndarray
     return out
 
 
+def _abs_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|Pearson| of each column of `x` with `y` over the rows where both are known (NaN: 0)."""
+    known = ~np.isnan(x) & ~np.isnan(y)[:, None]
+    n = known.sum(axis=0)
+    with np.errstate(all="ignore"):
+        xs, ys = np.where(known, x, 0.0), np.where(known, y[:, None], 0.0)
+        mx, my = xs.sum(axis=0) / n, ys.sum(axis=0) / n
+        cov = (xs * ys).sum(axis=0) / n - mx * my
+        vx = (xs * xs).sum(axis=0) / n - mx ** 2
+        vy = (ys * ys).sum(axis=0) / n - my ** 2
+        r = np.abs(cov / np.sqrt(vx * vy))
+    return np.nan_to_num(np.where((n > 2) & (vx > 0) & (vy > 0), r, 0.0))
+
+
 def identity_bases(frame: pd.DataFrame, target: str, columns: list[str], max_bases: int) -> tuple[list[str], list[str]]:
     """(numeric, categorical) columns for the identity terms, the `max_bases` most related to the
     target: |Pearson| of the column and of its log with the target and its log, or, for a
     categorical, the share of the target's variance its group means explain."""
-    y = frame[target].astype(float)
+    y = frame[target].astype("float64").to_numpy()
+    usable = [c for c in columns if frame[c].isna().mean() <= MAX_BASE_MISSING]
+    numeric = [c for c in usable if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
     relevance: dict[str, float] = {}
-    numeric, categorical = [], []
-    for c in columns:
+    if numeric:  # vectorised: a wide table has hundreds of numeric columns
+        x = frame[numeric].astype("float64").to_numpy()
+        score = _abs_corr(x, y)
+        positive = np.min(np.where(np.isnan(x), np.inf, x), axis=0) > 0
+        if positive.any() and np.nanmin(y) > 0:
+            with np.errstate(all="ignore"):
+                logs = _abs_corr(np.log(np.where(positive, x, 1.0)), np.log(y))
+            score = np.maximum(score, np.where(positive, logs, 0.0))
+        varies = np.max(np.where(np.isnan(x), -np.inf, x), axis=0) > np.min(np.where(np.isnan(x), np.inf, x), axis=0)
+        relevance = {c: float(r) for c, r, v in zip(numeric, score, varies) if v}
+        numeric = list(relevance)
+    categorical = []
+    for c in usable:
         s = frame[c]
-        if s.isna().mean() > MAX_BASE_MISSING:
+        if c in numeric or pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
             continue
-        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            v = s.astype(float)
-            if v.nunique() < 2:
-                continue
-            pairs = [(v, y)]
-            if (v.dropna() > 0).all() and (y.dropna() > 0).all():
-                pairs.append((np.log(v), np.log(y)))
-            corr = [abs(a.corr(b)) for a, b in pairs]
-            relevance[c] = max([r for r in corr if r == r] or [0.0])
-            numeric.append(c)
-        elif 2 <= s.nunique() <= MAX_CATEGORY_LEVELS:
+        if 2 <= s.nunique() <= MAX_CATEGORY_LEVELS:
             both = pd.DataFrame({"g": s.astype(str), "y": y}).dropna()
             explained = both.groupby("g")["y"].transform("mean").var() / both["y"].var() if len(both) > 2 else 0
             relevance[c] = float(np.sqrt(max(0.0, explained))) if explained == explained else 0.0
@@ -244,6 +262,13 @@ class DerivedScreen:
     problem: str | None = None  # why the target itself is computed, or None
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """threadpoolctl's view of the loaded BLAS, built once: threadpool_limits scans every loaded
+    library on each call (10-50 ms), more than most screens cost."""
+    return ThreadpoolController()
+
+
 def screen_identities(table: pd.DataFrame, target: str, columns: list[str], config: DesignConfig,
                       max_drops: int | None = None) -> tuple[dict[str, str], str | None]:
     """({column dropped: why}, problem) of the identity screen on up to identity_sample_rows rows:
@@ -257,7 +282,7 @@ def screen_identities(table: pd.DataFrame, target: str, columns: list[str], conf
         return {}, None
     # One BLAS thread: the solves are small, threads on a shared machine made them 15x slower, and a
     # score near the threshold must not depend on how a core count splits the sums.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas().limit(limits=1, user_api="blas"):
         return _greedy_drops(rows, target, numeric, categorical, config.identity_r2,
                              config.identity_max_drops if max_drops is None else max_drops)
 

@@ -295,7 +295,9 @@ def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | No
     `censor` level): with nothing but the fallback to go on, any other column (survival/veteran's
     `prior`) is a guess, so the designer says so instead."""
     durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
-    if durations and all(r.tier == 3 for r in ranked):  # nothing ranked at all: still a survival study
+    # A column merely backticked in a sentence that says "outcome" (hoel's `trt`, "named with 'outcome'
+    # in Format") is no documented outcome either; nothing ranked at all is still a survival study.
+    if durations and all(r.tier == 3 or "named with" in r.evidence for r in ranked):
         d = durations[0]
         return (f"a survival study: its outcome is the censored duration {d!r} (status "
                 f"{frame.roles[d].related!r}), and no other column is documented as an outcome")

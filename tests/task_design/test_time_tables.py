@@ -72,9 +72,10 @@ def _survival(n: int = N) -> pd.DataFrame:
                          "dayslink": rng.integers(1, 400, n), "linkstatus": rng.integers(0, 2, n)})
 
 
-def _assert_survival(table: pd.DataFrame, docs: dict[str, str], duration: str, status: str, reason: str) -> None:
+def _assert_survival(table: pd.DataFrame, docs: dict[str, str], duration: str, status: str, reason: str,
+                     **record) -> None:
     """`duration` and `status` get the censored roles, and the designer skips the table with `reason`."""
-    record = build_record(column_descriptions=docs)
+    record = build_record(column_descriptions=docs, **record)
     profile = profile_table(table)
     roles = survival_roles(record, profile, table, column_roles(record, profile, table))
     assert roles[duration].role == "censored_duration" and roles[duration].related == status
@@ -92,7 +93,10 @@ def test_a_status_with_a_censor_level_censors_the_lone_duration() -> None:
     rng = np.random.default_rng(3)
     table = pd.DataFrame({"trt": rng.choice(["control", "germ-free"], N), "days": rng.integers(30, 1000, N),
                           "outcome": rng.choice(["censor", "lymphoma", "sarcoma", "other"], N)})
-    _assert_survival(table, {"days": "days until death"}, "days", "outcome", "survival study")
+    # hoel's help page backticks `trt` in a sentence saying "outcome": no documented outcome of its own.
+    documented = {"outcome": "documented as 'outcome' in Format", "trt": "named with 'outcome' in Format"}
+    _assert_survival(table, {"days": "days until death"}, "days", "outcome", "survival study",
+                     documented_outcomes=documented)
 
 
 def _repeated(n_subjects: int = 80, visits: int = 4) -> pd.DataFrame:

@@ -47,13 +47,15 @@ MAX_UNDEFINED_SHARE = 0.01
 # R² (0.97, 0.74) while every other row obeys it to 0.1%.
 OUTLIER_SHARE = 0.05
 
-# A description that makes the column a function of another one ("Price per carat", "ratio of
-# deaths to ...", "seasonally adjusted sales", "log of wage", "price - price_1").
-_DERIVATION_DOC = re.compile(
-    r"\b(per|ratio|ratios|share of|shares of|proportion of|percent(age)? of|fraction of|change in|changes in|"
-    r"growth (rate )?of|difference (between|of|in)|sum of|total of|seasonally adjusted|log(arithm)? of|"
-    r"natural log|ln of|minus|divided by|multiplied by|deflated|in real terms)\b|"
-    r"(?<![\w.])[A-Za-z_][\w.]*\s*[-+*/]\s*[A-Za-z_(][\w.]*", re.I)
+# A description that makes the column a function of another one: "Price per carat" (the words beside
+# `per`), "ratio of deaths to ...", "seasonally adjusted sales", "log of wage" (what follows the phrase),
+# "price - price_1" (an expression whose operands are both columns).
+_PER = re.compile(r"(\w+)\s+per\s+(\w+)", re.I)
+_OF_PHRASE = re.compile(r"\b(ratios? of|shares? of|proportion of|percent(?:age)? of|fraction of|changes? in|"
+                        r"growth (?:rate )?of|difference (?:between|of|in)|sum of|total of|seasonally adjusted|"
+                        r"log(?:arithm)? of|natural log of|ln of|deflated)\s+([^.;]{1,40})", re.I)
+# (a lookahead, so that `expendA+expendB` is found after `expendA/(expendA`)
+_ARITHMETIC = re.compile(r"(?<![\w.])(?=(([A-Za-z_][\w.]*)\s*[-+*/]\s*\(?\s*([A-Za-z_][\w.]*)))")
 # Words of a column name too generic to say that a description speaks of that column.
 _GENERIC_WORDS = frozenset({"total", "number", "count", "rate", "value", "mean", "index", "level", "ratio", "share",
                             "change", "amount", "score", "data", "year", "time", "price1", "price2"})
@@ -81,18 +83,31 @@ def _mentions(doc: str, name: str) -> bool:
     return bool(_name_words(name) & words)
 
 
+def _derives_from(doc: str, other: str, columns: set[str]) -> str | None:
+    """The words of `doc` that compute its column from the column `other`, or None."""
+    words = _name_words(other) | {other.lower()}
+    for m in _PER.finditer(doc):
+        if {m.group(1).lower(), m.group(2).lower()} & words:
+            return m.group(0)
+    for m in _OF_PHRASE.finditer(doc):
+        if _mentions(m.group(2), other):
+            return m.group(0)
+    for m in _ARITHMETIC.finditer(doc):
+        if other in (m.group(2), m.group(3)) and {m.group(2), m.group(3)} <= columns:
+            return m.group(1)
+    return None
+
+
 def described_derivations(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
     """Columns that a description computes from the target, or the target from: {column: why}."""
     docs = record.column_descriptions
-    target_doc = docs.get(target, "")
-    target_derived = _DERIVATION_DOC.search(target_doc)
+    names = {*columns, target}
     out: dict[str, str] = {}
     for c in columns:
-        doc = docs.get(c, "")
-        if doc and (m := _DERIVATION_DOC.search(doc)) and _mentions(doc, target):
-            out[c] = f"computed from the target: described as {doc[:80]!r} ({m.group(0).strip()!r})"
-        elif target_derived and re.search(rf"(?<![\w.]){re.escape(c)}(?![\w])", target_doc):
-            out[c] = f"computes the target: the target is described as {target_doc[:80]!r}"
+        if (why := _derives_from(docs.get(c, ""), target, names)) is not None:
+            out[c] = f"computed from the target: described as {docs[c][:80]!r} ({why!r})"
+        elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:
+            out[c] = f"computes the target: the target is described as {docs[target][:80]!r} ({why!r})"
     return out
 
 

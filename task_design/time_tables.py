@@ -34,6 +34,10 @@ from task_design.timeseries import NoTimeColumn, find_entities, find_time_column
 # series of class mts", "A time series containing", "quarterly observations from 1954-01".
 _SERIES_DOC = re.compile(r"\btime[- ]series\b(?![- ]cross)|\bof class \W?m?ts\b|\bfrequency \d+\b|"
                          r"\b(monthly|quarterly|weekly|annual|yearly) (observations|data|series)\b", re.I)
+# Ecdat's pages open cross-sections with "A time series containing" too (RetSchool: 5,225 young men),
+# and say what one row is: "observation : individuals".
+_CROSS_SECTION_UNIT = re.compile(r"\bobservations?\s*:\s*(individuals|households|persons|people|students|workers|"
+                                 r"families|respondents|patients|children|women|men)\b", re.I)
 _FREQUENCY_WORDS = {"YS": "yearly", "QS": "quarterly", "MS": "monthly", "W": "weekly", "D": "daily", "h": "hourly"}
 
 # A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
@@ -82,7 +86,7 @@ def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> str | None
         return (f"a {index[1]} time series indexed by {index[0]!r}: its rows are not independent, "
                 f"and the time-series designer could not set a forecast")
     about = f"{record.about_file} {record.description.split(chr(10))[0]}"
-    if (m := _SERIES_DOC.search(about)) is not None:
+    if (m := _SERIES_DOC.search(about)) is not None and not _CROSS_SECTION_UNIT.search(record.description):
         return (f"a time series (its documentation says {m.group(0)!r}) whose time index the table lacks or "
                 f"the time-series designer cannot read: its rows are not independent")
     return None

@@ -96,7 +96,16 @@ def test_a_feature_described_per_unit_of_the_target_is_dropped() -> None:
     out = described_derivations(record, "TotalPrice", ["per_ct", "carat"])
     assert list(out) == ["per_ct"] and "computed from the target" in out["per_ct"]
     docs = {"cprice": "price - price_1", "price": "NYSE stock price index"}
-    assert list(described_derivations(build_record(column_descriptions=docs), "price", ["cprice"])) == ["cprice"]
+    assert list(described_derivations(build_record(column_descriptions=docs), "price",
+                                      ["cprice", "price_1"])) == ["cprice"]
+
+
+def test_words_that_only_look_like_a_derivation_drop_nothing() -> None:
+    # Stat2Data/Pulse: `per` beside other words; mlmRev/Exam: a dash that is no subtraction of columns.
+    docs = {"Active": "Pulse rate (beats per minute) after exercise", "Exercise": "Typical hours of exercise"}
+    assert described_derivations(build_record(column_descriptions=docs), "Exercise", ["Active"]) == {}
+    docs = {"vr": "Student level Verbal Reasoning (VR) score band at intake - a factor", "intake": "band at intake"}
+    assert described_derivations(build_record(column_descriptions=docs), "vr", ["intake"]) == {}
 
 
 def test_a_merely_predictable_target_is_left_alone() -> None:

@@ -57,6 +57,9 @@ def test_a_series_whose_page_says_so_but_whose_index_is_lost_is_skipped() -> Non
         _design(table, about_file="Multiple time series of class mts.")
     # A cross-section (or a "time-series cross-section" panel's words) is not.
     assert time_table_problem(build_record(about_file="A time-series cross-section of 50 states"), table) is None
+    # Ecdat/RetSchool: "A time series containing" 5,225 young men, "observation : individuals".
+    ecdat = build_record(about_file="A time series containing :", description="a panel\n\nobservation : individuals")
+    assert time_table_problem(ecdat, table) is None
 
 
 def test_unordered_years_of_a_pooled_survey_are_no_time_index() -> None:

@@ -165,17 +165,20 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     from task_design.llm_schema import LLMUsage
     from task_design.multi_target import with_documented_outcomes
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
+    from task_design.time_tables import regular_time_index
 
     record = load_record(work)
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
-    if is_time_series(record):
-        # The source routed it to the time-series path (docs/time-series.md), whatever the designer;
-        # a table without a time axis after all goes on to the tabular designer below.
+    table = load_table(work)
+    if is_time_series(record) or regular_time_index(table) is not None:
+        # The source routed it to the time-series path (docs/time-series.md), or its rows are a regular
+        # series (one per month, per unit and year), whatever the designer; a table without a time axis
+        # after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 
         try:
-            ts_spec = design_ts(record, profile, load_table(work), rng_for(seed, record.ref, "design"), config)
+            ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config)
         except NoTimeColumn:
             ts_spec = None
         if ts_spec is not None:
@@ -186,7 +189,6 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     if designer in DESIGNER_SETTINGS:
         extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
                  "usage": LLMUsage()}
-    table = load_table(work)
     try:
         # The first task's choices are exactly a one-task build's (stage name "design"); a pair designer
         # designs the second on the same roles, with its own rng (stage name "design-<problem type>").

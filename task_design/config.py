@@ -56,6 +56,14 @@ class DesignConfig(BaseModel):
     # the MM check on the validation rows, and iris' Petal.Width passed one (<0.95) and failed the other (0.955).
     leak_screen_margin: float = 0.02
     learnable_sample_rows: int = 5_000
+    # The identity screen (task_design.identity): an out-of-fold R² at or above identity_r2 of a fit on
+    # the features, their logs, pairwise products and ratios means the target is computed from them.
+    # The fit uses the identity_max_bases columns most related to the target (15 give 346 terms) on
+    # identity_sample_rows rows; at most identity_max_drops columns are dropped before the target is.
+    identity_r2: float = 0.99
+    identity_max_bases: int = 15
+    identity_sample_rows: int = 1_000
+    identity_max_drops: int = 3
     noise_fraction: float = NoiseSpec().fraction
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
     # Bounds on reading untrusted source files (a `local:` folder); a config file's [limits] raises

@@ -27,10 +27,12 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from task_design.config import DesignConfig
+from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.targets import RankedTarget, is_natural, rank_targets, role_exclusions
+from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
 
 DESIGNER_NAME = "heuristic"
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -191,6 +193,12 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     roles = column_roles(record, profile, table)
     if (count := is_contingency_table(roles)) is not None:
         raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations")
+    # Time in the table: a series is forecast or skipped, never iid rows; censored durations and
+    # repeated measures' subject attributes are no targets (task_design.time_tables).
+    if (why := time_table_problem(record, table)) is not None:
+        raise DatasetRejected(why)
+    roles = {**roles, **survival_roles(record, profile, table, roles)}
+    repeated = repeated_measures_exclusions(profile, table, roles)
     exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config, roles))}
     usable = [c.name for c in profile.columns if c.name not in exclusions]
     if not usable:
@@ -201,10 +209,15 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
         kind, why = target_problem(col, profile, table, config)
         if col.name in exclusions:  # e.g. numeric-looking labels: unusable as a target as well
             excluded.setdefault(col.name, exclusions[col.name])
+        elif col.name in repeated:
+            excluded.setdefault(col.name, repeated[col.name])
         elif kind is None:
             excluded.setdefault(col.name, why)
         else:
             kinds[col.name] = kind
+    if repeated and not any(roles[c].may_be_target for c in kinds):
+        raise DatasetRejected("repeated measures with no outcome measured at each visit: " + "; ".join(
+            f"{c!r} is {why}" for c, why in list(repeated.items())[:2]))
     return DesignFrame(roles, exclusions, usable, kinds, excluded)
 
 
@@ -235,7 +248,14 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             candidates = [c for c in frame.usable if c != target and c not in failed_outcomes]
             others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
             features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng)
-            if not features:
+            # Answers the other columns compute together (products, ratios, sums, described derivations).
+            derived = screen_derived_answers(record, profile, table, target, problem_type, [
+                c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
+            leaks.update(derived.drops)
+            features = [f for f in features if f not in derived.drops]
+            if derived.problem is not None:
+                problem = derived.problem
+            elif not features:
                 problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                            else f"no usable feature besides the target {target!r}")
             elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
@@ -271,10 +291,14 @@ def _roles_summary(frame: DesignFrame) -> str:
 
 
 def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | None:
-    """A survival study's outcome is its censored duration: with nothing but the fallback to go on,
-    any other column (survival/veteran's `prior`) is a guess, so the designer says so instead."""
+    """A survival study's outcome is its censored duration (a pair of task_design.roles, or of
+    time_tables.survival_roles: `dayslink` with `linkstatus`, `days` with a status that has a
+    `censor` level): with nothing but the fallback to go on, any other column (survival/veteran's
+    `prior`) is a guess, so the designer says so instead."""
     durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
-    if durations and ranked and all(r.tier == 3 for r in ranked):
+    # A column merely backticked in a sentence that says "outcome" (hoel's `trt`, "named with 'outcome'
+    # in Format") is no documented outcome either; nothing ranked at all is still a survival study.
+    if durations and all(r.tier == 3 or "named with" in r.evidence for r in ranked):
         d = durations[0]
         return (f"a survival study: its outcome is the censored duration {d!r} (status "
                 f"{frame.roles[d].related!r}), and no other column is documented as an outcome")

@@ -22,6 +22,7 @@ import pandas as pd
 from pipeline.core.ts_reference import OFFSET, QUARTER, QUARTER_START, format_time, parse_time, parse_times, round_trips
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.config import DesignConfig
+from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
 from task_design.roles import ColumnRole, column_roles
 from task_design.targets import RankedTarget, rank_targets, role_exclusions
@@ -366,6 +367,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
                  if roles[c].role == "derived_copy" and roles[c].related == target}
         leaks.update(exogenous_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
         leaks.update(joint_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
+        leaks.update(identity_leaks(table, target, [c for c in numeric_others if c not in leaks], config))
         numeric_others = [c for c in numeric_others if c not in leaks]
         complete = [c for c in numeric_others if table[c].notna().all()]
         chosen = sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []

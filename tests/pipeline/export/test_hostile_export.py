@@ -129,6 +129,23 @@ def test_a_parquet_bomb_in_a_holdout_tree_is_refused_by_its_decoded_size(tmp_pat
     assert "max_decoded_bytes" in reasons["task0_ts"], reasons
 
 
+def test_a_parquet_bomb_whose_statistics_are_short_is_refused_by_what_it_decodes_to(tmp_path: Path) -> None:
+    """Min and max ("a", "z") bound the values' order, not their length: every row but two holds a long value
+    lying between them, so the statistics say 1 byte a row while the file decodes to rows x 1,000 bytes."""
+    tree = _tree(tmp_path)
+    holdout = _tree(tmp_path / "held")
+    bomb = holdout / "task0_ts" / names.SOURCE_DIR / "train_v2.parquet"
+    indices = pa.array([0, 2] + [1] * 19_998, type=pa.int32())
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(["a", "m" + "x" * 999, "z"]))
+    pq.write_table(pa.table({"v": column}), bomb, compression="zstd", store_schema=False)  # read back dense
+    stats = pq.ParquetFile(bomb).metadata.row_group(0).column(0).statistics
+    assert (stats.min, stats.max) == ("a", "z") and bomb.stat().st_size < 100_000
+    result = _export(tree, tmp_path / "export", holdouts=[holdout],
+                     limits=InputLimits(max_decoded_bytes=5_000_000))
+    reasons = {d.task_dir: d.reason for d in result.dropped if d.tree.startswith("holdout:")}
+    assert "text columns that decode to over 5000000 bytes" in reasons["task0_ts"], reasons
+
+
 def test_a_csv_with_one_wide_body_row_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     train = tree / "task0_ts" / names.SOURCE_DIR / "train.csv"

@@ -139,9 +139,10 @@ def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = Fa
     return fh, name
 
 
-def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file under `root`, refused beyond `max_bytes` (see _open_regular)."""
-    fh, name = _open_regular(path, root, max_bytes)
+def read_bytes_inside(path: Path, root: Path, max_bytes: int, single_link: bool = False) -> bytes:
+    """The bytes of a regular file under `root`, refused beyond `max_bytes` or, with `single_link`, when
+    it has another hard link (see _open_regular)."""
+    fh, name = _open_regular(path, root, max_bytes, single_link)
     with fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
@@ -431,10 +432,12 @@ def check_table_file(path: Path, root: Path, file_type: str, limits: InputLimits
     return Path(path)
 
 
-def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None):
-    """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame)."""
+def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None, single_link: bool = False):
+    """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame); with
+    `single_link`, refused when it has another hard link."""
     limits = limits or InputLimits()
-    return read_csv_text_bytes(_display(path, root), read_bytes_inside(path, root, limits.max_file_bytes), limits)
+    data = read_bytes_inside(path, root, limits.max_file_bytes, single_link)
+    return read_csv_text_bytes(_display(path, root), data, limits)
 
 
 def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = None):

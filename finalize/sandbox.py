@@ -183,18 +183,24 @@ _ctx = None
 
 
 @contextlib.contextmanager
-def _main_script_hidden():
-    """multiprocessing re-imports the caller's main *script* in the fork server and
-    in every child, which would re-run a script that calls the pipeline without an
-    `if __name__ == "__main__"` guard; hiding its path makes them import only the
-    modules they need. Callers hold _ctx_lock, so no two threads swap it at once."""
+def _caller_hidden():
+    """What multiprocessing hands the fork server and every child of the caller, hidden while they start.
+
+    Its main *script*: they would re-import it, re-running a script that calls the pipeline without an
+    `if __name__ == "__main__"` guard; hiding its path makes them import only the modules they need.
+    Its command line: they would set sys.argv to it, so a job (model-written code) could read a token
+    given as an argument (`train.py --hub_token hf_...`); they get the program's name alone. Callers hold
+    _ctx_lock, so no two threads swap them at once."""
     main = sys.modules.get("__main__")
     main_file = getattr(main, "__file__", None)
     if main_file is not None:
         del main.__file__
+    argv = sys.argv
+    sys.argv = argv[:1]
     try:
         yield
     finally:
+        sys.argv = argv
         if main_file is not None:
             main.__file__ = main_file
 
@@ -231,7 +237,7 @@ def forkserver_context():
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
-            with _main_script_hidden(), _servers_spawned_scrubbed():
+            with _caller_hidden(), _servers_spawned_scrubbed():
                 forkserver.ensure_running()
             _ctx = ctx
     return _ctx
@@ -241,7 +247,7 @@ def forkserver_context():
 def starting_processes():
     """Hold while starting processes of forkserver_context() other than run_in_sandbox's (a
     ProcessPoolExecutor's workers start in its submit): the main script hidden, one thread at a time."""
-    with _ctx_lock, _main_script_hidden():
+    with _ctx_lock, _caller_hidden():
         yield
 
 
@@ -303,7 +309,7 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
         start = time.monotonic()
         ctx = forkserver_context()
         proc = ctx.Process(target=_supervise, args=(job,), daemon=True)
-        with _ctx_lock, _main_script_hidden():
+        with _ctx_lock, _caller_hidden():
             proc.start()
         proc.join(limits.wall_s + _GRACE_S)
         if proc.is_alive():  # the supervisor itself hung; killing it kills the job (PDEATHSIG)

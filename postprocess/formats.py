@@ -126,12 +126,21 @@ def read_frame(path: Path, file_type: str) -> pd.DataFrame:
             frames = [pd.read_sql_query(select_all(con, t), con) for t in tables]
         finally:
             con.close()
+        # The file may come from a tree someone else wrote, and this join runs outside any sandbox: a key
+        # repeated on the side it is unique on would multiply the rows (two tables of 30,000 rows sharing
+        # one row_id join to 9 x 10^8), past every limit each table passed on its own.
+        by_name = dict(zip(tables, frames))
+        keys = [(rt, rc) for _, _, rt, rc in declared] if declared else \
+            [(t, names.ROW_ID) for t in tables] if len(frames) > 1 else []
+        for table, key in keys:
+            if key not in by_name[table].columns or by_name[table][key].duplicated().any():
+                raise ValueError(f"{path.name}: table {table!r} has no unique {key!r} to join on")
         if declared:  # a relational task's tables: LEFT JOIN along the declared keys
             from pipeline.core.records import JoinStep
             from postprocess.relational import join_tables
 
             steps = [JoinStep(left=lt, left_on=lc, right=rt, right_on=rc) for lt, lc, rt, rc in declared]
-            return join_tables(dict(zip(tables, frames)), steps)
+            return join_tables(by_name, steps)
         if len(frames) == 1:
             return frames[0]
         joined = frames[0]

@@ -106,21 +106,32 @@ def _delimiter(lines: list[str]) -> str | None:
     return None
 
 
+def _drain_capped(stream, budget: list[int]) -> None:
+    """Read `stream` to its end (which checks it), refusing once more than the budget is decompressed:
+    deflate reaches 1,000:1, so a 1 GB download would otherwise be inflated to a terabyte before
+    safe_extract's caps are ever reached."""
+    while block := stream.read(MiB):
+        budget[0] -= len(block)
+        if budget[0] < 0:
+            raise DownloadError(f"archive refused: it decompresses to over {MAX_TOTAL_BYTES} bytes")
+
+
 def check_payload(path: Path, kind: str) -> None:
-    """Raise _Retry if an archive is damaged (a truncated or corrupted transfer)."""
+    """Raise _Retry if an archive is damaged (a truncated or corrupted transfer), DownloadError if it
+    decompresses to more than safe_extract would ever extract (MAX_TOTAL_BYTES)."""
+    budget = [MAX_TOTAL_BYTES]
     if kind == "zip":
         try:
             with zipfile.ZipFile(path) as archive:
-                bad = archive.testzip()
+                for info in archive.infolist():  # a member's CRC is checked when its read reaches the end
+                    with archive.open(info) as member:
+                        _drain_capped(member, budget)
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
             raise _Retry(f"corrupted zip ({exc})") from None
-        if bad is not None:
-            raise _Retry(f"corrupted zip (bad CRC in {bad!r})")
     elif kind == "gzip":
         try:
             with gzip.open(path, "rb") as stream:
-                while stream.read(MiB):
-                    pass
+                _drain_capped(stream, budget)
         except (OSError, EOFError, zlib.error) as exc:
             raise _Retry(f"corrupted gzip ({exc})") from None
     elif kind == "tar":

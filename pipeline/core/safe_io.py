@@ -139,9 +139,10 @@ def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = Fa
     return fh, name
 
 
-def read_bytes_inside(path: Path, root: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file under `root`, refused beyond `max_bytes` (see _open_regular)."""
-    fh, name = _open_regular(path, root, max_bytes)
+def read_bytes_inside(path: Path, root: Path, max_bytes: int, single_link: bool = False) -> bytes:
+    """The bytes of a regular file under `root`, refused beyond `max_bytes` or, with `single_link`, when
+    it has another hard link (see _open_regular)."""
+    fh, name = _open_regular(path, root, max_bytes, single_link)
     with fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
@@ -353,6 +354,44 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     if decoded > limits.max_decoded_bytes:
         raise UnsafeInput(f"{name} declares {decoded} decoded bytes, over the {limits.max_decoded_bytes}-byte "
                           f"limit (max_decoded_bytes): a compression bomb?")
+    text = _text_decoded_bytes(name, data, limits.max_decoded_bytes)
+    if text > limits.max_decoded_bytes:
+        raise UnsafeInput(f"{name} has text columns that decode to over {limits.max_decoded_bytes} bytes "
+                          f"(max_decoded_bytes): a compression bomb?")
+
+
+def _text_decoded_bytes(name: str, data: bytes, budget: int) -> int:
+    """What the file's top-level text columns decode to, counted rather than estimated (stopping once past
+    `budget`). Statistics cannot bound it: min and max bound the values' order, not their length, so a
+    dictionary of "a", a 100 KB value and "z" with the long one on every row has 1-byte statistics and
+    decodes to rows x 100 KB. Each text column is read as its dictionary and indices, which costs what the
+    estimate above already bounded, and each row is charged the length of the entry it takes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def is_text(t) -> bool:
+        t = t.value_type if pa.types.is_dictionary(t) else t
+        return any(check(t) for check in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                                          pa.types.is_large_binary))
+
+    total = 0
+    try:
+        columns = [f.name for f in pq.ParquetFile(io.BytesIO(data)).schema_arrow if is_text(f.type)]
+        pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=columns)
+        for i in range(pf.metadata.num_row_groups if columns else 0):
+            for column in pf.read_row_group(i, columns=columns).columns:
+                for chunk in column.chunks:
+                    if pa.types.is_dictionary(chunk.type):
+                        taken = pc.sum(pc.take(pc.binary_length(chunk.dictionary), chunk.indices)).as_py()
+                        total += (taken or 0) + len(chunk) * _OBJECT_BYTES
+                    else:
+                        total += chunk.nbytes + len(chunk) * _OBJECT_BYTES
+                    if total > budget:
+                        return total
+    except Exception as exc:  # pyarrow raises its own error types for a malformed file
+        raise UnsafeInput(f"{name} is not a readable parquet file: {str(exc).splitlines()[0][:200]}") from None
+    return total
 
 
 def _check_sqlite(name: str, path: Path, limits: InputLimits) -> None:
@@ -393,10 +432,12 @@ def check_table_file(path: Path, root: Path, file_type: str, limits: InputLimits
     return Path(path)
 
 
-def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None):
-    """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame)."""
+def read_csv_text_inside(path: Path, root: Path, limits: InputLimits | None = None, single_link: bool = False):
+    """A CSV under `root`, bounded, with every cell as the text written (pandas DataFrame); with
+    `single_link`, refused when it has another hard link."""
     limits = limits or InputLimits()
-    return read_csv_text_bytes(_display(path, root), read_bytes_inside(path, root, limits.max_file_bytes), limits)
+    data = read_bytes_inside(path, root, limits.max_file_bytes, single_link)
+    return read_csv_text_bytes(_display(path, root), data, limits)
 
 
 def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = None):

@@ -63,6 +63,11 @@ def admit_task(task_dir: Path, limits: InputLimits) -> AdmittedTask:
     return AdmittedTask(Path(task_dir), checked_metadata(meta), tuple(files))
 
 
+def dropped_task(tree: str, task_dir: str, exc: BaseException) -> DroppedTask:
+    """`task_dir` of `tree` refused, with the first line of `exc` as the reason."""
+    return DroppedTask(tree, task_dir, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
 def admit_tree(tree: Path, label: str, limits: InputLimits) -> tuple[list[AdmittedTask], list[DroppedTask]]:
     """Every task of `tree` that passes the checks, and one DroppedTask (with the reason) per other."""
     admitted, dropped = [], []
@@ -70,6 +75,5 @@ def admit_tree(tree: Path, label: str, limits: InputLimits) -> tuple[list[Admitt
         try:
             admitted.append(admit_task(task_dir, limits))
         except (OSError, ValueError) as exc:  # UnsafeInput is a ValueError
-            dropped.append(DroppedTask(label, task_dir.name, str(exc).splitlines()[0] if str(exc) else
-                                       type(exc).__name__))
+            dropped.append(dropped_task(label, task_dir.name, exc))
     return admitted, dropped

@@ -45,8 +45,8 @@ from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import write_json
 from pipeline.core.safe_io import InputLimits, UnsafeInput, copy_file_inside, read_json_inside
 from pipeline.core.text import md_cell
-from pipeline.export.admit import AdmittedTask, DroppedTask, admit_tree
-from pipeline.export.families import TREE, SplitPlan, check_report, identify, plan_split
+from pipeline.export.admit import AdmittedTask, DroppedTask, admit_tree, dropped_task
+from pipeline.export.families import TREE, SplitPlan, TaskIdentity, check_report, identify, plan_split
 from pipeline.export.sft import chat_record, check_solution, if_solution, mm_solution
 from pipeline.review.reports import (
     VARIANT_LABELS,
@@ -312,16 +312,32 @@ def plan_export(tree: Path, holdouts: Sequence[Path], eval_fraction: float, seed
     if not task_dirs(tree):
         raise ValueError(f"{tree}: no tasks (no <task>/verify/all_metadata.json)")
     admitted, dropped = admit_tree(tree, TREE, limits)
+    admitted, ids = _identified(admitted, TREE, dropped)
     held_ids = []
     for h in holdouts:
         label = f"holdout:{Path(h)}"
         ok, lost = admit_tree(Path(h), label, limits)
         dropped += lost
-        held_ids += [identify(a.task_dir, label, a.meta) for a in ok]
+        held_ids += _identified(ok, label, dropped)[1]
     if not admitted:
         raise ValueError(f"{tree}: no task passed the checks, e.g. {dropped[0].task_dir}: {dropped[0].reason}")
-    plan = plan_split([identify(a.task_dir, TREE, a.meta) for a in admitted], held_ids, eval_fraction, seed)
+    plan = plan_split(ids, held_ids, eval_fraction, seed)
     return plan, admitted, dropped
+
+
+def _identified(tasks: list[AdmittedTask], label: str,
+                dropped: list[DroppedTask]) -> tuple[list[AdmittedTask], list[TaskIdentity]]:
+    """The tasks whose tables could be read and their identities; one the reading refuses (split tables
+    that do not join one row to one) is added to `dropped` with its reason, and the others go on."""
+    kept, ids = [], []
+    for task in tasks:
+        try:
+            ids.append(identify(task.task_dir, label, task.meta))
+        except (OSError, ValueError) as exc:
+            dropped.append(dropped_task(label, task.task_dir.name, exc))
+            continue
+        kept.append(task)
+    return kept, ids
 
 
 def export_tree(tree: Path, out: Path | None, holdouts: Sequence[Path] = (), eval_fraction: float = 0.1,
@@ -379,7 +395,7 @@ def _write_export(tree: Path, admitted: Sequence[AdmittedTask], staging: Path, p
         try:
             rows[split] += task_rows(dest, entries[name], meta, split, family, staging)
         except (OSError, ValueError) as exc:  # a broken entry or reference: this task only
-            dropped.append(DroppedTask(TREE, name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+            dropped.append(dropped_task(TREE, name, exc))
             shutil.rmtree(dest)
             continue
         licences.append((licence_of(meta), canonical_licence(licence_of(meta)), split))

@@ -305,11 +305,11 @@ def _read_reference(path: Path, targets: Sequence[str], rule: ScoringRule) -> tu
 
 def _read_prediction(path: Path, root: Path, limits: InputLimits) -> pd.DataFrame:
     """The prediction as text, if it is a regular file under the predictions folder `root` reached
-    through no link (a link to the tree's own simulated_pred_local.csv would score 1.0), within the
-    limits (a 1 GB file must score 0, not exhaust memory)."""
+    through no link, symbolic or hard (a link to the tree's own simulated_pred_local.csv would score 1.0),
+    within the limits (a 1 GB file must score 0, not exhaust memory)."""
     if not os.path.lexists(path):
         raise UnscorablePrediction(f"missing prediction file {path}")
-    return _unscorable_unless_read(path.name, lambda: read_csv_text_inside(path, root, limits))
+    return _unscorable_unless_read(path.name, lambda: read_csv_text_inside(path, root, limits, single_link=True))
 
 
 def _prediction_bytes(text: object, limits: InputLimits) -> bytes:

@@ -1,6 +1,7 @@
 """A sandboxed job holds nothing of the caller's secrets: not in its environment, its /proc/self/environ,
-its stack or heap (read back after making itself dumpable), nor in its parent's, init's or the caller's
-/proc/PID/environ; the same for a script run through run_script_sandboxed, isolated or not."""
+its command line (sys.argv: a training harness may take a token as an argument), its stack or heap (read
+back after making itself dumpable), nor in its parent's, init's or the caller's /proc/PID/environ; the same
+for a script run through run_script_sandboxed, isolated or not."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ for label, isolate in (("isolated", True), ("not_isolated", False)):
 # What a hostile model-written script sends home: its environment and /proc/self/environ in its prediction.
 script = ("import ctypes, os\n"
           "ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n"
-          "dump = repr(dict(os.environ)) + open('/proc/self/environ', 'rb').read().decode('latin-1')\n"
+          "import sys\n"
+          "dump = repr(dict(os.environ)) + repr(sys.argv) + open('/proc/self/environ', 'rb').read().decode('latin-1')\n"
           "open('prediction.csv', 'w').write(dump)\n")
 res = run_script_sandboxed(script, {}, timeout_s=60)
 out["script"] = [res.status, res.reason, res.value]
@@ -48,7 +50,8 @@ print(json.dumps(out))
 def test_a_dumpable_job_finds_no_secret_of_the_caller(tmp_path: Path) -> None:
     secret = f"BARSLEAK-{uuid.uuid4().hex}"
     env = {**os.environ, "BARSLEAK_SECRET": secret, "PYTHONPATH": str(REPO), "DAREGEN_SANDBOX": "on"}
-    proc = subprocess.run([sys.executable, "-c", _CALLER], env=env, cwd=tmp_path, capture_output=True, text=True,
+    # The secret on the caller's command line too, as `--hub_token` is to a TRL training script.
+    proc = subprocess.run([sys.executable, "-c", _CALLER, "--hub_token", secret], env=env, cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert secret not in proc.stdout
@@ -62,4 +65,4 @@ def test_a_dumpable_job_finds_no_secret_of_the_caller(tmp_path: Path) -> None:
         assert leaks == {}, (label, leaks)
     status, reason, dump = out["script"]
     assert status == "ok", reason
-    assert "PATH" in dump and "BARSLEAK_SECRET" not in dump
+    assert "PATH" in dump and "BARSLEAK_SECRET" not in dump and secret not in dump

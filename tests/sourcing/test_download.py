@@ -199,3 +199,23 @@ def test_a_damaged_cached_blob_is_fetched_again(tmp_path):
     server = _Server((good, None))
     assert fetch_to_cache("k/x", server, is_transient=_transient, root=tmp_path).sha256 == blob.sha256
     assert server.calls == 1
+
+
+@pytest.mark.parametrize("kind", ["zip", "gzip"])
+def test_a_payload_that_decompresses_past_the_total_cap_is_refused_before_it_is_inflated(
+        tmp_path, monkeypatch, kind):
+    """Deflate reaches 1,000:1: checked without a cap, a 1 GB download would be inflated to a terabyte
+    before extraction's caps were ever reached. Here the cap is 3 MiB and the payload 8 MiB of zeros."""
+    import gzip
+
+    from sourcing import download
+
+    monkeypatch.setattr(download, "MAX_TOTAL_BYTES", 3 << 20)
+    zeros = bytes(4 << 20)
+    data = zip_bytes({"a.csv": zeros, "b.csv": zeros}) if kind == "zip" else gzip.compress(zeros + zeros)
+    payload = _write(tmp_path, f"bomb.{kind}", data)
+    assert sniff(payload) == kind and len(data) < 100_000
+    with pytest.raises(DownloadError, match=f"decompresses to over {3 << 20} bytes"):
+        download.check_payload(payload, kind)
+    download.check_payload(_write(tmp_path, f"fine.{kind}", zip_bytes({"a.csv": b"x,y\n1,2\n"}) if kind == "zip"
+                                  else gzip.compress(b"x,y\n1,2\n")), kind)  # a small one passes

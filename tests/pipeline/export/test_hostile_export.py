@@ -129,6 +129,23 @@ def test_a_parquet_bomb_in_a_holdout_tree_is_refused_by_its_decoded_size(tmp_pat
     assert "max_decoded_bytes" in reasons["task0_ts"], reasons
 
 
+def test_a_parquet_bomb_whose_statistics_are_short_is_refused_by_what_it_decodes_to(tmp_path: Path) -> None:
+    """Min and max ("a", "z") bound the values' order, not their length: every row but two holds a long value
+    lying between them, so the statistics say 1 byte a row while the file decodes to rows x 1,000 bytes."""
+    tree = _tree(tmp_path)
+    holdout = _tree(tmp_path / "held")
+    bomb = holdout / "task0_ts" / names.SOURCE_DIR / "train_v2.parquet"
+    indices = pa.array([0, 2] + [1] * 19_998, type=pa.int32())
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(["a", "m" + "x" * 999, "z"]))
+    pq.write_table(pa.table({"v": column}), bomb, compression="zstd", store_schema=False)  # read back dense
+    stats = pq.ParquetFile(bomb).metadata.row_group(0).column(0).statistics
+    assert (stats.min, stats.max) == ("a", "z") and bomb.stat().st_size < 100_000
+    result = _export(tree, tmp_path / "export", holdouts=[holdout],
+                     limits=InputLimits(max_decoded_bytes=5_000_000))
+    reasons = {d.task_dir: d.reason for d in result.dropped if d.tree.startswith("holdout:")}
+    assert "text columns that decode to over 5000000 bytes" in reasons["task0_ts"], reasons
+
+
 def test_a_csv_with_one_wide_body_row_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     train = tree / "task0_ts" / names.SOURCE_DIR / "train.csv"
@@ -174,3 +191,29 @@ def test_untrusted_text_is_inert_in_the_card_and_the_printed_lines(tmp_path: Pat
         assert "\x1b" not in text
     assert "<img" not in card and "[click](" not in card and "|forged|" not in card
     assert "task1_\\x1b" in printed
+
+
+def test_split_tables_that_share_a_row_id_are_dropped_before_they_are_joined(tmp_path: Path) -> None:
+    """Each table is within the limits, but joined on a row_id they all repeat they would multiply (two
+    tables of 2,000 rows: 4 million rows; of 30,000: 9 x 10^8), outside any sandbox."""
+    import sqlite3
+
+    tree = _tree(tmp_path)
+    task = tree / "task3_class"
+    (task / names.SOURCE_DIR).mkdir(parents=True)
+    (task / names.VERIFY_DIR).mkdir(parents=True)
+    con = sqlite3.connect(task / names.SOURCE_DIR / "train_v2.sqlite")
+    for table in ("table_1", "table_2"):
+        con.execute(f"CREATE TABLE {table} (row_id INTEGER, {table}_x INTEGER)")
+        con.executemany(f"INSERT INTO {table} VALUES (1, ?)", [(i,) for i in range(2000)])
+    con.commit()
+    con.close()
+    pd.DataFrame({names.ROW_ID: [0, 1], "y": ["a", "b"]}).to_csv(task / names.VERIFY_DIR / names.GROUND_TRUTH,
+                                                                  index=False)
+    write_json(task / names.VERIFY_DIR / names.ALL_METADATA, {
+        "question": {"target": ["y"], "problem_type": "classification", "save_file_type": "sqlite"},
+        "data_info": {"licenseName": "CC0"}, "daregen": {"ref": "local/task3"}})
+    result = _export(tree, tmp_path / "export")
+    reasons = {d.task_dir: d.reason for d in result.dropped}
+    assert "table 'table_1' has no unique 'row_id' to join on" in reasons["task3_class"], reasons
+    assert sum(result.rows.values()) == 3  # the three series export

@@ -39,6 +39,15 @@ def test_absolute_links_to_the_references_score_zero(tree) -> None:
                       for v in ("v1", "v2")}
 
 
+def test_hard_links_to_the_references_score_zero(tree) -> None:
+    """A hard link is the reference file itself under another name: refused like a symbolic one."""
+    tasks, task, preds = tree
+    os.link(task / VERIFY_DIR / SIMULATED_PRED, preds / task.name / "v1" / PREDICTION)
+    os.link(task / VERIFY_DIR / GROUND_TRUTH, preds / task.name / "v2" / PREDICTION)
+    assert _scores(tasks, preds) == {v: (0.0, f"{task.name}/{v}/prediction.csv has 2 hard links (the same file "
+                                              f"as one elsewhere), which is refused") for v in ("v1", "v2")}
+
+
 def test_a_relative_link_and_a_linked_task_folder_score_zero(tree) -> None:
     tasks, task, preds = tree
     rel = os.path.relpath(task / VERIFY_DIR / SIMULATED_PRED, preds / task.name / "v1")

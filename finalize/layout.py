@@ -192,6 +192,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                     "val_rows": len(pkg.ground_truth),
                     "excluded_features": spec.excluded_features,
                     "target_evidence": spec.target_evidence,
+                    "target_evidence_kind": spec.target_evidence_kind,
                     "excluded_targets": spec.excluded_targets,
                     "design_attempts": list(spec.design_attempts),
                     "size_floors": spec.size_floors,

@@ -197,6 +197,7 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
                 "train_rows": len(train), "val_rows": len(pkg.frames[names.VAL_V1]),
                 "excluded_features": spec.excluded_features,
                 "target_evidence": spec.target_evidence,
+                "target_evidence_kind": spec.target_evidence_kind,
                 "excluded_targets": spec.excluded_targets,
                 "size_floors": spec.size_floors,
             },

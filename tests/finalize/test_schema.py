@@ -30,6 +30,14 @@ def test_the_schema_is_draft_2020_12_and_found_from_the_package() -> None:
     Draft202012Validator.check_schema(schema)
 
 
+def test_the_evidence_kinds_the_schema_allows_are_the_kernels() -> None:
+    from pipeline.core.records import TARGET_EVIDENCE_KINDS
+
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    kinds = schema["$defs"]["daregen"]["properties"]["target_evidence_kind"]["enum"]
+    assert kinds == [*TARGET_EVIDENCE_KINDS, None]
+
+
 @pytest.mark.skipif(len(EXAMPLES) < 4, reason="dare-examples not available")
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.parents[1].name)
 def test_published_dare_tasks_are_valid(path: Path) -> None:

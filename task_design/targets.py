@@ -54,7 +54,7 @@ _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of i
                           r"classification|indicator of (success|death|disease)|survived|income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
                           r"survival time|scores?\b|achievement|birth ?weight|killed|grade|median value|house value|"
-                          r"home value|market value|"
+                          r"home value|market value|performance|"
                           r"value of (owner|the house|the home)|sale price|selling price)", re.I)
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
@@ -75,6 +75,8 @@ _GENERIC_DOC = re.compile(r"^\W*(an? )?(numeric|integer|double|character|logical
 _SET_BY_DESIGN = re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
                             re.I)
 _DESIGN_NAME = re.compile(r"^(trt|treat|treated|treatment|tx|arm|group|dose|condition)$", re.I)
+# Column names that every title shares without naming a column ("Data on ...", "... Rates").
+_NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
 # The fallback's least score: one reading as an outcome (its name, its description's outcome wording,
 # the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
 # one sharing a single word with the title 1.25.
@@ -206,27 +208,44 @@ def _title_score(name: str, doc: str, title: str) -> float:
     return 0.0
 
 
-def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool) -> tuple[str, str] | None:
+def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
+    """The outcome columns the title names by a word of their own name (a word that several names share,
+    Ketchup's `Ketchup.` prefix, names none), or none at all when some column's description is the
+    title's words (Stat2Data/Pulse: `Active`, "Pulse rate after exercise", not `Exercise`)."""
+    if any(_title_score("", record.column_descriptions.get(c, ""), record.title) >= 1.5 for c in columns):
+        return []
+    words = {c: _words(c, 4) - _NOT_TOPICS for c in columns}
+    shared = {w for c in columns for w in words[c] if sum(w in words[o] for o in columns) > 1}
+    title = _words(record.title, 4)
+    return [c for c in columns if (words[c] - shared) & title]
+
+
+def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,
+                    sole_title_name: bool) -> tuple[str, str] | None:
     """(evidence kind, why) when the column's own entry reads as a measured outcome, or None. It needs a
     score of at least FALLBACK_FLOOR and no design, treatment or censoring wording; then either a
-    description that says so (for a class column, in words a class can mean), the dataset's title
-    naming it, or its outcome name beside its description. A column whose description is absent or
-    says nothing ("a numeric vector") reads as an outcome only by a conventional name or the title."""
+    description that says so (for a class column, in words a class can mean), a description in the
+    title's words, the title naming this column and no other (`sole_title_name`: Cowles' "Data on
+    Volunteering" and `volunteer`), or its outcome name beside its description. A column whose
+    description is absent or says nothing ("a numeric vector") reads as an outcome only by a
+    conventional name or as the title's sole column."""
     doc = record.column_descriptions.get(name, "").strip()
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
         return None
     if not doc or _GENERIC_DOC.match(doc):
         if _CONVENTIONAL_OUTCOME_NAME.match(name):
             return "outcome_name", f"its conventional outcome name {name!r} (no description of its own)"
-        if _title_score(name, "", record.title) >= 1.5:
-            return "outcome_name", "the dataset's title names it (no description of its own)"
+        if sole_title_name:
+            return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
         return None
     if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(doc)) is not None:
         return "outcome_description", f"its description says {m.group(0)!r}"
     if _title_score("", doc, record.title) >= 1.5:
-        # The description is the title's words; a name that merely appears in the title is a topic of the
-        # study, often a covariate (Stat2Data/Pulse's `Exercise`, "Typical hours of exercise (per week)").
         return "outcome_description", "its description is the dataset's title"
+    if sole_title_name:
+        # A title naming several columns names the study's topics, often covariates among them
+        # (Stat2Data/Pulse's `Exercise`, "Typical hours of exercise (per week)", beside the pulse rates).
+        return "outcome_description", "the dataset's title names it and no other column"
     if _OUTCOME_NAME.search(name):
         return "outcome_description", f"its name {name!r} reads as an outcome"
     return None
@@ -260,9 +279,11 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     outcomes = [c for c in allowed if roles[c].role == "outcome" and c not in seen]
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
     scores = {c: fallback_score(c, record, names) for c in outcomes}
+    title_named = _title_named(record, [c for c in names if roles[c].role == "outcome"])
     for col in sorted(outcomes, key=lambda c: (-scores[c], tie[c])):
         column = profile.column(col)
-        reading = outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10)
+        reading = outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,
+                                  title_named == [col])
         kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"
         push(col, f"{kind.replace('_', ' ')} among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
                   f"{reading[1] if reading else roles[col].evidence[:80]})", 3, kind, scores[col])

@@ -87,3 +87,17 @@ def test_a_count_with_a_rare_tail_is_a_regression_target() -> None:
     # A 0/1 flag is no count: it stays a class target.
     _, frame = _ranked({"flag": np.tile([0, 1], 21), **_frame(n=42)})
     assert frame.problem_types["flag"] == "classification"
+
+
+def test_the_title_reads_a_column_only_when_it_names_that_one_alone() -> None:
+    # Cowles' "Data on Volunteering" and `volunteer`: the title names one column, which is the outcome.
+    rng = np.random.default_rng(4)
+    cols = {**_frame(seed=2), "volunteer": rng.choice(["no", "yes"], 40), "extraversion": rng.normal(size=40)}
+    docs = {"volunteer": "volunteering, a factor", "extraversion": "extraversion scale"}
+    ranked, _ = _ranked(cols, title="Data on Volunteering", column_descriptions=docs)
+    volunteer = next(r for r in ranked if r.column == "volunteer")
+    assert volunteer.kind == "outcome_description" and "title names it and no other" in volunteer.evidence
+    # A word that several names share (Ketchup's `Ketchup.` prefix) names none of them.
+    ranked, _ = _ranked({"Ketchup.price": rng.normal(size=40), "Ketchup.disp": rng.normal(size=40), **_frame()},
+                        title="Ketchup Purchases")
+    assert not any(has_evidence(r) for r in ranked)

@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 DEMO_OUT   ?= generated/demo
 DEMO_LIMIT ?= 50
 
-.PHONY: setup demo test test-scale lock bench bench-readme clean
+.PHONY: setup demo lint test test-scale schema lock bench bench-readme clean
 
 setup: $(STAMP)
 
@@ -24,8 +24,17 @@ $(STAMP): requirements.lock pyproject.toml
 demo: setup
 	$(VENV)/bin/daregen build --limit $(DEMO_LIMIT) --out $(DEMO_OUT)
 
-test: setup
+# ruff's chosen rules and the import-layering contracts (both in pyproject.toml), before the suite.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+test: lint
 	$(PY) -m pytest -q
+
+# Regenerate schemas/all_metadata.schema.json from the metadata model (pipeline.core.task_metadata).
+schema: setup
+	$(PY) -m finalize.schema
 
 # The tree invariants over a 300-candidate build of the built-in corpus (~10 min on 2 cores).
 test-scale: setup
@@ -39,9 +48,10 @@ bench: setup
 bench-readme: setup
 	$(PY) bench/run_all.py
 
-# Re-resolve the pins after editing requirements.in (needs the registry).
+# Re-resolve the pins after editing pyproject.toml's dependencies (needs the registry). uv keeps every
+# pin already in requirements.lock that still satisfies pyproject, so only what changed moves.
 lock: setup
-	$(UV) pip compile requirements.in --python-version 3.11 --generate-hashes -o requirements.lock
+	$(UV) pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements.lock
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -46,7 +46,7 @@ _TASK = dict(cache_policy=NO_CACHE, retries=0)
 # retries and a tag for a Prefect tag concurrency limit
 # (`prefect concurrency-limit create daregen-network 4`), so a nightly run stays polite.
 NETWORK_TAG = "daregen-network"
-RUNNERS = ("local", "dask")
+TASK_RUNNERS = ("local", "dask")
 DEPLOYMENT_TAGS = ["daregen"]  # as prefect.yaml declares them
 SUMMARY_ARTIFACT = "daregen-build-summary"  # the key the UI's Artifacts page lists runs' summaries under
 
@@ -112,7 +112,7 @@ def task_runner(runner: str = "local", dask_address: str | None = None, dask_wor
         return DaskTaskRunner(cluster_kwargs={"n_workers": max(1, dask_workers), "threads_per_worker": 1,
                                               "processes": True, "dashboard_address": None,
                                               "silence_logs": logging.WARNING, "env": _worker_prefect_env()})
-    raise ValueError(f"unknown runner {runner!r} (known: {', '.join(RUNNERS)})")
+    raise ValueError(f"unknown runner {runner!r} (known: {', '.join(TASK_RUNNERS)})")
 
 
 def _worker_prefect_env() -> dict:

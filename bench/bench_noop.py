@@ -6,7 +6,7 @@
 Both include everything `daregen build` does after Prefect's start-up: listing candidates, the
 source step, the build cache, the guard, DSAgentBench and root files, the run report, the tree
 reports, the diff and publishing. Prefect's ephemeral server is started first by a 0-candidate
-build and charged to neither. Prints both wall times, (c)/(a) (issue 16's goal: <= 5% at
+build and charged to neither. Prints both wall times, (c)/(a) (the goal: <= 5% at
 --limit 300) and each build's seconds by phase (pipeline.build.Laps).
 
     .venv/bin/python bench/bench_noop.py [--limit 60] [--seed 0] [--repo PATH]

@@ -18,9 +18,11 @@ from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
-from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
+from pipeline.core.environment import fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text
-from pipeline.core.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.core.records import DatasetRejected, JoinStep, TaskPackage, TaskSpec
+from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TabularQuestion, TaskMetadata, as_json,
+                                         rejected_when_invalid, write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
 from postprocess.relational import split_relational, task_join_path
@@ -38,71 +40,31 @@ def needed_files(spec: TaskSpec) -> tuple[list[str], list[str]]:
             [f(names.TRAIN_V2), f(names.VAL_V2), names.METADATA_TXT])
 
 
-def data_info(record: DatasetRecord) -> dict:
-    """The source's catalogue record, with DARE-bench's (Kaggle's) key names."""
-    return {
-        "id": record.ref,
-        "ref": record.ref,
-        "title": record.title,
-        "subtitle": record.subtitle,
-        "description": record.description,
-        "url": record.url,
-        "licenseName": record.license,
-        "lastUpdated": record.last_updated,
-        "ownerName": record.owner,
-        "ownerRef": record.owner,
-        "currentVersionNumber": record.version,
-        "usabilityRating": record.usability_rating,
-        "tags": [{"ref": t, "name": t} for t in record.tags],
-        "source": record.source,
-    }
-
-
-def meta_data(record: DatasetRecord, metadata_txt: str) -> dict:
-    return {
-        "datasetId": record.ref,
-        "datasetSlug": record.slug,
-        "ownerUser": record.owner,
-        "usabilityRating": record.usability_rating,
-        "title": record.title,
-        "subtitle": record.subtitle,
-        "description": metadata_txt,
-        "keywords": list(record.tags),
-        "licenses": [{"name": record.license}],
-    }
-
-
-def question_block(spec: TaskSpec) -> dict:
+def tabular_question(spec: TaskSpec, join_path: tuple[JoinStep, ...] = ()) -> TabularQuestion:
+    """The question block; `join_path` (a relational source's joins, which question_v1 requires) only if any."""
     rel = lambda *parts: "./" + "/".join((spec.task_dir,) + parts)  # noqa: E731
     f = lambda stem: names.data_file(stem, spec.save_file_type)  # noqa: E731
     v1, v2 = needed_files(spec)
-    return {
-        "target": list(spec.target),
-        "target_candidates": list(spec.target_candidates),
-        "related_features": list(spec.related_features),
-        "not_filtered_related_features": list(spec.not_filtered_related_features),
-        "selected_features": list(spec.selected_features),
-        "problem_type": spec.problem_type,
-        "expected_ranges": spec.expected_ranges,
-        "column_type_inference": spec.column_type_inference,
-        "numerical_features": list(spec.numerical_features),
-        "categorical_features": list(spec.categorical_features),
-        "model_type": spec.model_type,
-        "imputer_type": spec.imputer_type,
-        "random_state": spec.random_state,
-        "train_test_ratio": spec.train_test_ratio,
-        "save_file_type": spec.save_file_type,
-        "needed_files_v1": v1,
-        "needed_files_v2": v2,
-        "train_err_split_save_file": rel(names.SOURCE_DIR, f(names.TRAIN_V1)),
-        "train_no_err_save_file": rel(names.SOURCE_DIR, f(names.TRAIN_V1_NO_ERR)),
-        "val_no_err_save_file": rel(names.SOURCE_DIR, f(names.VAL_V1)),
-        "train_v2_save_file": rel(names.SOURCE_DIR, f(names.TRAIN_V2)),
-        "val_v2_save_file": rel(names.SOURCE_DIR, f(names.VAL_V2)),
-        "ground_truth_file": rel(names.VERIFY_DIR, names.GROUND_TRUTH),
-        "simulated_pred_file": rel(names.VERIFY_DIR, names.SIMULATED_PRED),
-        "output_file": rel(names.PREDICTION),
-    }
+    joins = {"join_path": list(join_path)} if join_path else {}
+    return TabularQuestion.from_spec(
+        spec,
+        needed_files_v1=v1,
+        needed_files_v2=v2,
+        train_err_split_save_file=rel(names.SOURCE_DIR, f(names.TRAIN_V1)),
+        train_no_err_save_file=rel(names.SOURCE_DIR, f(names.TRAIN_V1_NO_ERR)),
+        val_no_err_save_file=rel(names.SOURCE_DIR, f(names.VAL_V1)),
+        train_v2_save_file=rel(names.SOURCE_DIR, f(names.TRAIN_V2)),
+        val_v2_save_file=rel(names.SOURCE_DIR, f(names.VAL_V2)),
+        ground_truth_file=rel(names.VERIFY_DIR, names.GROUND_TRUTH),
+        simulated_pred_file=rel(names.VERIFY_DIR, names.SIMULATED_PRED),
+        output_file=rel(names.PREDICTION),
+        **joins,
+    )
+
+
+def question_block(spec: TaskSpec) -> dict:
+    """The question block as all_metadata.json holds it (no join_path)."""
+    return as_json(tabular_question(spec))
 
 
 def question_list_entry(pkg: TaskPackage) -> dict:
@@ -169,37 +131,23 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
             env = fingerprint()
             write_json(verify / names.ENVIRONMENT, env)
-            question = question_block(spec)
-            if join_path := task_join_path(pkg.record, spec):  # relational source: the joins question_v1 requires
-                question["join_path"] = [s.model_dump(mode="json") for s in join_path]
+            with rejected_when_invalid():
+                typed_question = tabular_question(spec, task_join_path(pkg.record, spec))
+            question = as_json(typed_question)
         with timed("finalize/mm check"):
             mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
-        with timed("finalize/writes"):
-            write_json(verify / names.ALL_METADATA, {
-                "question": question,
-                "data_info": data_info(pkg.record),
-                "meta_data": meta_data(pkg.record, metadata_txt),
-                "daregen": {
-                    "ref": spec.ref,
-                    "source": pkg.record.source,
-                    "designer": spec.designer,
-                    "seed": ctx.seed,
-                    "design_config": ctx.design_digest,
-                    "code_version": code_version(),
-                    "environment": fingerprint_digest(env),
-                    "noise_rows": pkg.n_noise_rows,
-                    "train_rows": len(pkg.frames[names.TRAIN_V1_NO_ERR]),
-                    "val_rows": len(pkg.ground_truth),
-                    "excluded_features": spec.excluded_features,
-                    "target_evidence": spec.target_evidence,
-                    "target_evidence_kind": spec.target_evidence_kind,
-                    "excluded_targets": spec.excluded_targets,
-                    "design_attempts": list(spec.design_attempts),
-                    "size_floors": spec.size_floors,
-                    "v2_dropped_columns": list(spec.v2_dropped_columns),
-                    "mm_baselines": mm.scores,
-                },
-            })
+        with timed("finalize/writes"), rejected_when_invalid():
+            write_all_metadata(verify / names.ALL_METADATA, TaskMetadata(
+                question=typed_question,
+                data_info=DataInfo.of(pkg.record),
+                meta_data=MetaData.of(pkg.record, metadata_txt),
+                daregen=Provenance.of(
+                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest,
+                    train_rows=len(pkg.frames[names.TRAIN_V1_NO_ERR]), val_rows=len(pkg.ground_truth),
+                    environment=fingerprint_digest(env), noise_rows=pkg.n_noise_rows,
+                    design_attempts=list(spec.design_attempts), v2_dropped_columns=list(spec.v2_dropped_columns),
+                    mm_baselines=mm.scores),
+            ))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)
         entry = question_list_entry(pkg)

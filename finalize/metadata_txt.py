@@ -1,7 +1,7 @@
 """Render `source/metadata.txt`, the dataset documentation an agent reads first.
 
-The layout copies the published DARE-bench tasks (../shared/dare-examples/*/source/
-metadata.txt), which is Kaggle's page layout flattened to text:
+The layout copies the published DARE-bench tasks' source/metadata.txt (docs/dare-format.md),
+which is Kaggle's page layout flattened to text:
 
     <description>
 

@@ -27,7 +27,7 @@ import pandas as pd
 from finalize.checks import Problem
 from finalize.task_files import TaskFiles
 from pipeline.core import names
-from pipeline.core.metrics import clipped_r2, clipped_r2_scorer, macro_f1, macro_f1_scorer
+from pipeline.core.metrics import Metric, macro_f1, metric_for
 from task_design.leakage import tree_fit_predict
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -138,6 +138,8 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     from threadpoolctl import threadpool_limits
 
     classification = problem_type == "classification"
+    mm_metric = metric_for(problem_type, "v2")
+    metric = mm_metric.function
     problems: list[Problem] = []
     missing = [t for t in target if t not in train.columns or t not in truth.columns]
     if missing or names.ROW_ID not in val.columns or names.ROW_ID not in truth.columns:
@@ -166,8 +168,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 y_fit, y_val = fit[t].astype(str).to_numpy(), scored[t].astype(str).to_numpy()
                 base = _trivial_macro_f1(y_fit, y_val)
                 model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
-                metric, probe = macro_f1, (lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED))
-                probe_score = macro_f1_scorer(y_val)  # = macro_f1(y_val, ·), bit for bit
+                probe = lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED)  # noqa: E731
             else:
                 y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
                 y_val = pd.to_numeric(scored[t], errors="coerce").to_numpy(float)
@@ -179,11 +180,11 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                 if len(y_val) < 2:  # R² is undefined on one row (pipeline/core/metrics.py)
                     problems.append(Problem(where, f"MM data too small to assess {t!r} (1 scored row)"))
                     continue
-                base = clipped_r2(y_val, np.full(len(y_val), float(np.mean(y_fit))))
+                base = metric(y_val, np.full(len(y_val), float(np.mean(y_fit))))  # the training mean
                 model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
-                metric, probe = clipped_r2, (lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED))
-                probe_score = clipped_r2_scorer(y_val)  # = clipped_r2(y_val, ·)
+                probe = lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED)  # noqa: E731
             baseline.append(base)
+            probe_score = mm_metric.scorer(y_val)  # = metric(y_val, ·), bit for bit
             # DecisionTree refuses NaN in old scikit-learn releases; a fill value outside the data keeps
             # "missing" a distinct, splittable value.
             single, single_pred = [], None
@@ -206,7 +207,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
         if not boosted:
             return MMAssessment(problems=tuple(problems))
         if verdict_only and _round(best_single) >= _round(baseline) + MIN_MARGIN:
-            return MMAssessment(problems=tuple(problems + _leak_problems(where, leaks, classification)))
+            return MMAssessment(problems=tuple(problems + _leak_problems(where, leaks, mm_metric)))
         reference = []
         reference_predictions: dict[str, pd.DataFrame] = {}
         for (t, model, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids), single_best in zip(
@@ -225,7 +226,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
             chosen = ref_pred if ref >= single_best else single_pred
             if chosen is not None:
                 reference_predictions[t] = pd.DataFrame({names.ROW_ID: ids.to_numpy(), t: chosen})
-    metric_name = "macro_f1" if classification else "r2"
+    metric_name = mm_metric.name
     scores = {f"trivial_{metric_name}": _round(baseline),
               f"reference_{metric_name}": _round(reference),
               f"best_single_feature_{metric_name}": _round(best_single)}
@@ -234,7 +235,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
         problems.append(Problem(where, f"MM infeasible: the reference models (HistGradientBoosting, "
                                        f"single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
                                        f"above the trivial baseline's {base:.3f}"))
-    problems += _leak_problems(where, leaks, classification)
+    problems += _leak_problems(where, leaks, mm_metric)
     return MMAssessment(scores, tuple(problems), reference_predictions)
 
 
@@ -243,11 +244,10 @@ def _round(per_target: list[float]) -> float:
     return round(float(np.mean(per_target)), _DIGITS)
 
 
-def _leak_problems(where: str, leaks: list[str], classification: bool) -> list[Problem]:
+def _leak_problems(where: str, leaks: list[str], metric: Metric) -> list[Problem]:
     if not leaks:
         return []
-    metric_name = "macro_f1" if classification else "r2"
-    return [Problem(where, f"MM leakage: a single feature alone reaches {metric_name} >= {LEAK_SCORE}: "
+    return [Problem(where, f"MM leakage: a single feature alone reaches {metric.name} >= {LEAK_SCORE}: "
                            + ", ".join(sorted(leaks)[:5]))]
 
 

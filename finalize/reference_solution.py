@@ -23,7 +23,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from pipeline.core.csv_convention import read_task_csv
-from pipeline.core.sqlite import connect_read_only, quote_identifier
+from pipeline.core.sqlite import connect_read_only, select_all
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def read_table(path: Path) -> pd.DataFrame:
     con = connect_read_only(path)
     try:
         (name,) = con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchone()
-        return pd.read_sql_query(f"SELECT * FROM {quote_identifier(name)}", con)
+        return pd.read_sql_query(select_all(con, name), con)
     finally:
         con.close()
 
@@ -44,7 +44,7 @@ def read_joined(path: Path, join_path: list[dict]) -> pd.DataFrame:
     in the order of `join_path`, on left_on = right_on; the right key equals left_on and is dropped."""
     con = connect_read_only(path)
     try:
-        read = lambda t: pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con)  # noqa: E731
+        read = lambda t: pd.read_sql_query(select_all(con, t), con)  # noqa: E731
         joined = read(join_path[0]["left"])
         for step in join_path:
             right = read(step["right"]).rename(columns={step["right_on"]: "\x00key"})

@@ -228,16 +228,16 @@ def run_references_batched(tasks: dict[str, tuple[Path, dict]],
     return out
 
 
-RUNNERS = {"forkserver": _run_forked, "subprocess": _run_subprocess}
+REFERENCE_RUNNERS = {"forkserver": _run_forked, "subprocess": _run_subprocess}
 
 
 def run_reference(task_dir: Path, out_csv: Path, timeout_s: float = REFERENCE_TIMEOUT_S,
                   mode: str | None = None) -> None:
     """Write the reference predictions for `task_dir` to `out_csv`, or raise DatasetRejected."""
     mode = mode or os.environ.get("DAREGEN_REFERENCE_RUNNER", "forkserver")
-    if mode not in RUNNERS:
-        raise ValueError(f"unknown reference runner {mode!r}; known: {', '.join(RUNNERS)}")
-    RUNNERS[mode](task_dir, out_csv, timeout_s)
+    if mode not in REFERENCE_RUNNERS:
+        raise ValueError(f"unknown reference runner {mode!r}; known: {', '.join(REFERENCE_RUNNERS)}")
+    REFERENCE_RUNNERS[mode](task_dir, out_csv, timeout_s)
 
 
 if __name__ == "__main__":

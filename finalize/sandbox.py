@@ -19,10 +19,18 @@ Process tree of one job:
   JOB_DIR. The task tree, the other generations beside it, the caller's working directory
   (build cache, `generated/`), the homes and everything else do not exist there.
 - No network: a new network namespace has only a loopback that is down.
+- The programs, libraries, interpreter and daregen's packages are mounted read-only (the venv's files
+  stay unwritable whatever their mode).
+- All the job may write is capped: each file by RLIMIT_FSIZE, all of them together by the size of the
+  one tmpfs holding /tmp and its working directory (`scratch_bytes` beyond its inputs), plus a small
+  /dev/shm.
+- Memory and processes are limited for the job as a whole by a cgroup of its own (finalize.job_cgroup)
+  where one can be created (root, or a delegated cgroup v2), and per process by rlimits in any case.
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
-- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential.
+- The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential;
+  the fork server itself is started with that environment, so no job's memory ever held one.
 - The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
   (their command lines and environments). In a user namespace (not root) the kernel refuses that
   mount where no full procfs is visible; the job then has no /proc at all.
@@ -43,6 +51,7 @@ import ctypes
 import gc
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import platform
 import pwd
@@ -52,6 +61,7 @@ import select
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -62,6 +72,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any, Callable
 
+from finalize import job_cgroup
 from pipeline.core.environment import CODE_PACKAGES
 
 SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
@@ -91,13 +102,22 @@ _ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBR
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
-JOB_DIR = "/tmp/job"  # the job's working directory, as the job sees it when isolated
+# The job's working directory, as the job sees it when isolated: a fixed path, because some libraries
+# (sqlite) resolve relative names through getcwd().
+JOB_DIR = "/tmp/job"
 # The host paths a job's new root holds besides the interpreter and its working directory: programs,
 # libraries, the files the dynamic loader and the C library read, and harmless devices.
 _SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache",
                  "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
                  "/etc/nsswitch.conf")
-_EMPTY_MOUNTS = ("/tmp", "/dev/shm")  # empty tmpfs in every job
+_EMPTY_MOUNTS = ("/tmp", "/dev/shm")  # empty tmpfs in every job; /tmp holds JOB_DIR and is sized by scratch_bytes
+_SHM_BYTES = 64 << 20
+_SCRATCH_INODES = 100_000  # files the job may create: a tmpfs inode costs memory, not blocks
+_PAGE = 4096
+# A bind mount's read-only remount must repeat the flags the kernel locked on the source mount (it refuses
+# to drop them in a user namespace); statvfs reports them in f_flag with the same bit values as MS_*.
+_ST_KEPT = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nodiratime, relatime
+_MS_REMOUNT = 0x20
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MNT_DETACH = 2
@@ -115,15 +135,17 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     wall_s: float = 300.0
     cpu_s: int = 600
-    memory_bytes: int = 4 << 30  # address space; pandas + scikit-learn alone map ~1.5 GB
+    memory_bytes: int = 4 << 30  # the job's memory as a whole (cgroup), and each process's address space
     file_bytes: int = 256 << 20  # largest file the job may write
-    nproc: int = 64  # processes of the job's user; enforced only once we are not root
+    scratch_bytes: int = 1 << 30  # all the job may write, beyond its inputs (isolated: one tmpfs)
+    nproc: int = 64  # the job's processes (cgroup), and its user's (RLIMIT_NPROC, once not root)
     output_bytes: int = 1 << 20  # stdout and stderr kept, each
     result_bytes: int = 256 << 20  # largest JSON result
     isolate: bool | None = None  # None: on unless DAREGEN_SANDBOX=off
 
     def __post_init__(self) -> None:
-        for name in ("wall_s", "cpu_s", "memory_bytes", "file_bytes", "nproc", "output_bytes", "result_bytes"):
+        for name in ("wall_s", "cpu_s", "memory_bytes", "file_bytes", "scratch_bytes", "nproc", "output_bytes",
+                     "result_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive")
 
@@ -176,13 +198,39 @@ def _main_script_hidden():
             main.__file__ = main_file
 
 
+_server_processes: list[subprocess.Popen] = []  # held so no Popen.__del__ ever reaps the fork server
+
+
+@contextlib.contextmanager
+def _servers_spawned_scrubbed():
+    """multiprocessing starts the fork server (and its resource tracker) with util.spawnv_passfds, which
+    hands the new interpreter this process's environment: the kernel copies it onto the server's stack,
+    Python into its heap, and every job forked from it inherits both, where a job that makes itself
+    dumpable reads them back (/proc/self/environ, /proc/self/mem) whatever os.environ says. Spawning
+    them with the scrubbed environment instead means no secret is ever in their memory. Callers hold
+    _ctx_lock."""
+    original = multiprocessing.util.spawnv_passfds
+
+    def spawn_scrubbed(path: str, args: list[str], passfds) -> int:
+        proc = subprocess.Popen(args, executable=path, pass_fds=tuple(sorted(map(int, passfds))),
+                                env=scrubbed_environment(dict(os.environ)), close_fds=True)
+        _server_processes.append(proc)
+        return proc.pid
+
+    multiprocessing.util.spawnv_passfds = spawn_scrubbed
+    try:
+        yield
+    finally:
+        multiprocessing.util.spawnv_passfds = original
+
+
 def forkserver_context():
     global _ctx
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
-            with _main_script_hidden():
+            with _main_script_hidden(), _servers_spawned_scrubbed():
                 forkserver.ensure_running()
             _ctx = ctx
     return _ctx
@@ -227,6 +275,7 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
     isolate = limits.isolating()
     ids = _unprivileged_ids()
     run_dir = Path(tempfile.mkdtemp(prefix="daregen-sandbox-"))  # 0700, ours
+    cgroup = None
     try:
         workdir = run_dir / "work"
         workdir.mkdir()
@@ -245,10 +294,11 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
         hidden = [str(Path(p).resolve()) for p in hide if str(Path(p).resolve()) != "/"]
         home = os.path.expanduser("~")
         hidden += [p for p in (home, *_HOMES, *_caller_paths(hide)) if p not in ("/", "") and os.path.isdir(p)]
+        cgroup = job_cgroup.create(limits.memory_bytes, limits.nproc)
         job = _Job(fn=fn, args=tuple(args), workdir=str(workdir), env=scrubbed_environment(dict(os.environ)),
                    limits=limits, isolate=isolate, ids=ids, hidden=tuple(dict.fromkeys(hidden)),
                    root=str(run_dir / "root"), report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
-                   stderr=str(run_dir / "stderr"))
+                   stderr=str(run_dir / "stderr"), cgroup_procs=cgroup.procs_files if cgroup else ())
         start = time.monotonic()
         ctx = forkserver_context()
         proc = ctx.Process(target=_supervise, args=(job,), daemon=True)
@@ -259,8 +309,10 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
             proc.kill()
             proc.join()
         wall = time.monotonic() - start
-        return _result(job, proc.exitcode, wall)
+        return _result(job, proc.exitcode, wall, cgroup is not None and cgroup.oom_killed())
     finally:
+        if cgroup is not None:
+            cgroup.remove()
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
@@ -311,7 +363,7 @@ def _read_capped(path: str, cap: int) -> bytes:
         return b""
 
 
-def _result(job: "_Job", supervisor_exit: int | None, wall: float) -> SandboxResult:
+def _result(job: "_Job", supervisor_exit: int | None, wall: float, oom_killed: bool = False) -> SandboxResult:
     lim = job.limits
     out, err = _read_capped(job.stdout, lim.output_bytes), _read_capped(job.stderr, lim.output_bytes)
     try:
@@ -344,6 +396,9 @@ def _result(job: "_Job", supervisor_exit: int | None, wall: float) -> SandboxRes
             return SandboxResult("memory", reason=f"exceeded the memory limit ({lim.memory_bytes / 2**30:g} GiB)",
                                  **common)
         return SandboxResult("error", reason=f"{payload['type']}: {payload['message']}"[:300], **common)
+    if sig == signal.SIGKILL and oom_killed:  # the cgroup's limit: the kernel killed the job, or one of its own
+        return SandboxResult("memory", reason=f"exceeded the memory limit ({lim.memory_bytes / 2**30:g} GiB for the "
+                             f"job as a whole)", **common)
     if sig is not None:
         name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
         hint = " (likely out of memory)" if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS) else ""
@@ -371,6 +426,7 @@ class _Job:
     report: str
     stdout: str
     stderr: str
+    cgroup_procs: tuple[str, ...] = ()  # the job's cgroup (finalize.job_cgroup), which it joins first
 
 
 def _libc():
@@ -403,9 +459,10 @@ def _code_dirs(hidden: list[str]) -> list[str]:
     return kept
 
 
-def _graft(libc, path: str, root: str) -> None:
+def _graft(libc, path: str, root: str, writable: bool = False) -> None:
     """Make `path` of the host appear at the same path under `root`: a link as the same link, a folder
-    or file by a bind mount; nothing if it does not exist."""
+    or file by a bind mount, read-only unless `writable` (a device); nothing if it does not exist. Read-only
+    because a bind mount keeps the host's permissions: the venv's `.lock` (mode 0666) was writable."""
     target = root + path
     if os.path.islink(path):
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -420,12 +477,26 @@ def _graft(libc, path: str, root: str) -> None:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
     _check(libc.mount(path.encode(), target.encode(), None, _MS_BIND | _MS_REC, None), f"bind {path}")
+    if not writable:
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | (os.statvfs(path).f_flag & _ST_KEPT)
+        _check(libc.mount(None, target.encode(), None, flags, None), f"read-only {path}")
 
 
-def _bind(libc, fd: int, target: str) -> None:
-    os.makedirs(target, exist_ok=True)
-    _check(libc.mount(f"/proc/self/fd/{fd}".encode(), target.encode(), None, _MS_BIND, None), f"bind {target}")
-    os.close(fd)
+def _tree_bytes(folder: str) -> int:
+    """What the files under `folder` take in a tmpfs (whole pages)."""
+    total = 0
+    for top, _, files in os.walk(folder):
+        total += sum(-(-os.lstat(os.path.join(top, f)).st_size // _PAGE) * _PAGE for f in files)
+    return total
+
+
+def _copy_inputs(workdir: str, target: str, ids: tuple[int, int] | None) -> None:
+    """The job's input files into its scratch tmpfs (the caller copied them as regular files, never through
+    a link): folders the job may add to, files it cannot rewrite."""
+    shutil.copytree(workdir, target, symlinks=True)
+    if ids is not None:
+        for top, dirs, _ in os.walk(target):
+            os.chown(top, *ids)
 
 
 def _pivot_root(libc, root: str) -> None:
@@ -458,21 +529,24 @@ def _isolate(job: _Job, libc) -> None:
            "mount the new root")
     # The empty /tmp and /dev/shm first: a venv or checkout that lives under /tmp is grafted on top of
     # them below; mounted after, they would hide it and the job would find no interpreter.
+    # /tmp holds the job's working directory too: one tmpfs caps all it writes (scratch_bytes beyond its
+    # inputs), where a bind mount of a host folder let a write bomb fill the host's disk.
+    sizes = {"/tmp": job.limits.scratch_bytes + _tree_bytes(job.workdir) + (1 << 20), "/dev/shm": _SHM_BYTES}
     for path in _EMPTY_MOUNTS:
         os.makedirs(root + path, exist_ok=True)
-        _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
-                          b"size=64m,mode=1777"), f"mount tmpfs on {path}")
+        options = f"size={sizes[path]},nr_inodes={_SCRATCH_INODES},mode=1777".encode()
+        _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options),
+               f"mount tmpfs on {path}")
+    _copy_inputs(job.workdir, root + JOB_DIR, job.ids)
     hidden = list(job.hidden)
     grafted = [*_SYSTEM_PATHS, *_DEVICES, *_code_dirs(hidden)]
     for path in grafted:
-        _graft(libc, path, root)
+        _graft(libc, path, root, writable=path in _DEVICES)
     for path in hidden:  # a hidden folder inside a grafted one (a checkout under /usr/src, say)
         if any(_under(path, g) and path != g for g in grafted) and os.path.isdir(root + path):
             _check(libc.mount(b"tmpfs", (root + path).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m"),
                    f"mount tmpfs on {path}")
     os.makedirs(root + "/proc", exist_ok=True)  # the job mounts its own procfs there
-    # Some libraries (sqlite) resolve relative names through getcwd(): a fixed path.
-    _bind(libc, os.open(job.workdir, os.O_RDONLY | os.O_DIRECTORY), root + JOB_DIR)
     _pivot_root(libc, root)
 
 
@@ -495,6 +569,10 @@ def _supervise(job: _Job) -> None:
         os.close(report_fd)
         os._exit(0)
 
+    # Opened while /sys is still visible (the new root has none); the job writes itself into them.
+    cgroup_fds = [os.open(path, os.O_WRONLY) for path in job.cgroup_procs]
+    if not cgroup_fds:
+        notes.append("no cgroup here: the memory and process limits hold per process")
     if job.isolate:
         try:
             _isolate(job, libc)
@@ -505,7 +583,9 @@ def _supervise(job: _Job) -> None:
     pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, result
     pid = os.fork()
     if pid == 0:
-        _run_job(job, libc, work_fd, [w for _, w in pipes], [r for r, _ in pipes])
+        _run_job(job, libc, work_fd, [w for _, w in pipes], [r for r, _ in pipes], cgroup_fds)
+    for fd in cgroup_fds:
+        os.close(fd)
     for _, w in pipes:
         os.close(w)
     lim = job.limits
@@ -583,9 +663,10 @@ def _supervise(job: _Job) -> None:
     finish()
 
 
-def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[int]) -> None:
+def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[int], cgroup_fds: list[int]) -> None:
     """The job process. Never returns."""
     try:
+        job_cgroup.join(cgroup_fds)  # before anything else, so every process the job starts counts there
         for fd in readers:
             os.close(fd)
         out_w, err_w, res_w = writers

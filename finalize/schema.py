@@ -1,5 +1,9 @@
 """The published JSON Schema of all_metadata.json, and the check that validates against it.
 
+The schema is generated from the typed model (pipeline.core.task_metadata): after changing
+the model, run `python -m finalize.schema` (or `make schema`) and commit the file; a test
+fails while the committed file and the model disagree.
+
 The schema lives once, at the repository's top level (schemas/), so people who
 only read the tree can find it; it is read by path relative to this package, which
 is where an editable install and a checkout both keep it. A build carries a copy
@@ -14,6 +18,8 @@ import shutil
 from pathlib import Path
 
 from finalize.checks import Problem
+from pipeline.core.jsonio import write_text
+from pipeline.core.task_metadata import render_schema
 
 SCHEMA_DIR = "schemas"
 ALL_METADATA_SCHEMA = "all_metadata.schema.json"
@@ -53,3 +59,14 @@ def copy_schema_into(tree: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(schema_path(), dest)
     return dest
+
+
+def write_schema() -> Path:
+    """Regenerate the published schema from the metadata model (pipeline.core.task_metadata)."""
+    path = Path(__file__).resolve().parents[1] / SCHEMA_DIR / ALL_METADATA_SCHEMA
+    write_text(path, render_schema())
+    return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_schema()}")

@@ -19,15 +19,16 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem, errors
-from finalize.layout import BuildContext, data_info, fresh_task_dir, meta_data
+from finalize.layout import BuildContext, fresh_task_dir
 from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
                                          ground_truth_v2, parse_times, round_trips)
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
-from pipeline.core.environment import code_version
-from pipeline.core.jsonio import read_json, write_json, write_text
+from pipeline.core.jsonio import read_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TaskMetadata, TimeSeriesQuestion,
+                                         rejected_when_invalid, write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.timeseries import TimeSeriesPackage
 
@@ -100,40 +101,23 @@ def question_v2(spec: TimeSeriesSpec) -> str:
     return " ".join(parts)
 
 
-def question_block(pkg: TimeSeriesPackage) -> dict:
+def ts_question(pkg: TimeSeriesPackage) -> TimeSeriesQuestion:
     spec = pkg.spec
     rel = lambda *parts: "./" + "/".join((spec.task_dir,) + parts)  # noqa: E731
-    return {
-        "target": list(spec.target),
-        "problem_type": spec.problem_type,
-        "time_column": spec.time_column,
-        "time_format": spec.time_format,
-        "is_resampled": spec.is_resampled,
-        "resample_rule": spec.resample_rule,
-        "resample_aggregation": spec.resample_aggregation,
-        "entity_columns": list(spec.entity_columns),
-        "related_features": list(spec.related_features),
-        "not_filtered_related_features": list(spec.not_filtered_related_features),
-        "selected_features": list(spec.selected_features),
-        "expected_ranges": spec.expected_ranges,
-        "column_type_inference": spec.column_type_inference,
-        "train_save_file": rel(names.SOURCE_DIR, names.TS_TRAIN_CSV),
-        "val_v1_save_file": rel(names.SOURCE_DIR, VAL_V1_CSV),
-        "val_v2_save_file": rel(names.SOURCE_DIR, VAL_V2_CSV),
-        "train_test_ratio": spec.train_test_ratio,
-        "save_file_type": spec.save_file_type,
-        "imputer_type": spec.imputer_type,
-        "random_state": spec.random_state,
-        "model_type": spec.model_type,
-        "output_file": rel(names.PREDICTION),
-        "ground_truth_v1_file": rel(names.VERIFY_DIR, names.GROUND_TRUTH_V1),
-        "ground_truth_v2_file": rel(names.VERIFY_DIR, names.GROUND_TRUTH_V2),
-        "needed_files_v1": list(NEEDED_V1),
-        "needed_files_v2": list(NEEDED_V2),
-        "prediction_starting_time": pkg.prediction_starting_time,
-        "contain_multiple_files": False,
-        "baselines": dict(sorted(pkg.baselines.items())),
-    }
+    return TimeSeriesQuestion.from_spec(
+        spec,
+        train_save_file=rel(names.SOURCE_DIR, names.TS_TRAIN_CSV),
+        val_v1_save_file=rel(names.SOURCE_DIR, VAL_V1_CSV),
+        val_v2_save_file=rel(names.SOURCE_DIR, VAL_V2_CSV),
+        output_file=rel(names.PREDICTION),
+        ground_truth_v1_file=rel(names.VERIFY_DIR, names.GROUND_TRUTH_V1),
+        ground_truth_v2_file=rel(names.VERIFY_DIR, names.GROUND_TRUTH_V2),
+        needed_files_v1=list(NEEDED_V1),
+        needed_files_v2=list(NEEDED_V2),
+        prediction_starting_time=pkg.prediction_starting_time,
+        contain_multiple_files=False,
+        baselines=dict(sorted(pkg.baselines.items())),
+    )
 
 
 def question_list_entry(pkg: TimeSeriesPackage) -> dict:
@@ -184,24 +168,18 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
         _csv(pkg.frames[names.VAL_V1], src / VAL_V1_CSV)
         _csv(pkg.frames[names.VAL_V2], src / VAL_V2_CSV)
         _csv(pkg.frames[names.TS_GROUND_TRUTH_V1], verify / names.GROUND_TRUTH_V1)
-        question = question_block(pkg)
-        write_json(verify / names.ALL_METADATA, {
-            "question": question,
-            "data_info": data_info(pkg.record),
-            "meta_data": meta_data(pkg.record, metadata_txt),
-            "daregen": {
-                "ref": spec.ref, "source": pkg.record.source, "designer": spec.designer, "seed": ctx.seed,
-                "design_config": ctx.design_digest, "code_version": code_version(),
-                "frequency": spec.frequency, "season_length": spec.season_length,
-                "time_source": spec.time_source, "entities": pkg.n_entities,
-                "train_rows": len(train), "val_rows": len(pkg.frames[names.VAL_V1]),
-                "excluded_features": spec.excluded_features,
-                "target_evidence": spec.target_evidence,
-                "target_evidence_kind": spec.target_evidence_kind,
-                "excluded_targets": spec.excluded_targets,
-                "size_floors": spec.size_floors,
-            },
-        })
+        with rejected_when_invalid():
+            written = write_all_metadata(verify / names.ALL_METADATA, TaskMetadata(
+                question=ts_question(pkg),
+                data_info=DataInfo.of(pkg.record),
+                meta_data=MetaData.of(pkg.record, metadata_txt),
+                daregen=Provenance.of(
+                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest,
+                    train_rows=len(train), val_rows=len(pkg.frames[names.VAL_V1]),
+                    frequency=spec.frequency, season_length=spec.season_length, time_source=spec.time_source,
+                    entities=pkg.n_entities),
+            ))
+        question = written["question"]
         with timed("finalize/reference run"):
             executed = run_ts_reference(task_dir, question)
         expected = pkg.frames[names.TS_GROUND_TRUTH_V2]

@@ -17,7 +17,8 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 
 from finalize.dsagent.build import write_dsagent
 from finalize.timeseries import ts_counts
@@ -67,7 +68,7 @@ class BuildJob:
 
     @classmethod
     def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
-             config: DesignConfig | None = None) -> "BuildJob":
+             config: DesignConfig | None = None) -> BuildJob:
         config = config or DesignConfig()
         return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
                    design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),
@@ -179,7 +180,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         started = time.perf_counter()
         hit = build_cache.lookup_source(sources_cache, source_keys[o.ref], o) if o.ref in source_keys else None
         # A source step served from the cache costs the copy: timed as "source", so each dataset has one.
-        return hit.timed({"source": time.perf_counter() - started}) if hit is not None else o
+        return hit.with_seconds({"source": time.perf_counter() - started}) if hit is not None else o
 
     outcomes = [cached_source(o) for o in outcomes]
     outcomes = _on(lambda o: o.stage == "start", outcomes, wave("source"))

@@ -197,4 +197,4 @@ def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest:
     if done.ok:
         entry = read_json(Path(done.work_dir) / ENTRY_JSON)
         store_task(Path(cache_dir), key, Path(tasks_root) / entry["file_path"], entry)
-    return done.timed({"cache store": time.perf_counter() - started})
+    return done.with_seconds({"cache store": time.perf_counter() - started})

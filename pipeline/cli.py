@@ -188,19 +188,22 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
 
     if args.designer not in DESIGNERS:
         raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
-    # An endpoint named on the command line or in the environment may receive the API key; one that
-    # only a config file names may not (a shared TOML must not collect the user's key).
+    # The model is sent sample rows of every dataset (and the API key): only to an endpoint the user
+    # named on the command line or in the environment. A shared config file or sources.toml could
+    # otherwise point the sources at a private file and collect its rows at an endpoint of its own.
     api_base = args.llm_api_base or os.environ.get(LLM_API_BASE_ENV) or None
     flags = {k: v for k, v in {"model": args.llm_model, "api_base": api_base,
                                "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
                                "cache_only": args.llm_cache_only or None,
                                "allow_key_env": args.llm_allow_key_env or None}.items() if v is not None}
     given = {**(file_llm or {}), **flags}
-    given["key_to_api_base"] = "api_base" in flags or "api_base" not in given
     if args.designer not in DESIGNER_SETTINGS:
         if flags:  # a config file may keep [llm] settings for a later --designer llm
             raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
         return None
+    if "api_base" in given and "api_base" not in flags:
+        raise ValueError(f"the config file names the LLM endpoint {given['api_base']!r}, which would receive sample "
+                         f"rows; name it with --llm-api-base or {LLM_API_BASE_ENV} to use it")
     try:
         checked = DESIGNER_SETTINGS[args.designer].model_validate(given)
     except ValidationError as exc:

@@ -5,17 +5,17 @@ keeps them in one reviewed file instead of a long command line.
     sources = "builtin"
     designer = "llm"
 
-    [llm]                      # any LLMSettings field: model, api_base, api_key_env,
-    model = "openai/gpt-4o-mini"   # cache_dir, cache_only, timeout, num_retries, ...
-    api_base = "http://127.0.0.1:8000/v1"
+    [llm]                      # any LLMSettings field: model, api_key_env, cache_dir,
+    model = "openai/gpt-4o-mini"   # cache_only, timeout, num_retries, ...
 
     [limits]                   # any pipeline.core.safe_io.InputLimits field: max_file_bytes,
     max_rows = 10_000_000          # max_decoded_bytes, max_rows, max_columns, max_cells, ...
 
 Flags given on the command line win over the file. API keys never go in the file:
 `api_key_env` names the environment variable that holds one. A config file may be shared,
-so it is untrusted: the API key is never sent to an `api_base` it names (the CLI says so),
-and it cannot set what only a flag may (`key_to_api_base`, `allow_key_env`).
+so it is untrusted: an `api_base` that only the file names is refused by `--designer llm`
+(sample rows and the key go only to an endpoint named by `--llm-api-base` or
+DAREGEN_LLM_API_BASE), and it cannot set what only a flag may (`key_to_api_base`, `allow_key_env`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def guard_staging_tree(staging: Path, outcomes: list[Outcome]) -> list[Outcome]:
     out = []
     for o in outcomes:
         if o.ok and ok[o.uid].name in seconds:
-            o = o.timed({"guard": seconds[ok[o.uid].name]})
+            o = o.with_seconds({"guard": seconds[ok[o.uid].name]})
         bad = errors(found.get(ok[o.uid].name, [])) if o.ok else []
         if bad:
             shutil.rmtree(ok[o.uid], ignore_errors=True)

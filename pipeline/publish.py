@@ -25,6 +25,7 @@ from pipeline.review.diff import DIFF_HTML, DIFF_MD
 from pipeline.review.reports import TREE_REPORT_FILES
 from pipeline.core.hashing import content_hash
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.safe_io import UnsafeInput, read_json_inside, regular_file_inside
 
 # Written at the root by a build but outside the manifest: they hold timings, or compare this
 # generation with another one (the diff), or summarise the tree rather than being part of it.
@@ -77,20 +78,66 @@ USER_FOLDER_PREFIX = "user-folder-"  # a plain folder moved aside by --force: ne
 
 
 def _is_daregen_tree(folder: Path) -> bool:
-    """A plain-folder tree an older daregen published (its manifest and question list are at the root)."""
-    return (folder / names.MANIFEST).is_file() and (folder / names.QUESTION_LIST).is_file()
+    """A plain-folder tree an older daregen published: its manifest lists every task of its question
+    list, and every file it lists is there with the content hash it records. A folder that merely holds a
+    `manifest.json` and a `question_list.json` is not one (it would be moved aside and later pruned)."""
+    try:
+        manifest = read_json_inside(folder / names.MANIFEST, folder)
+        questions = read_json_inside(folder / names.QUESTION_LIST, folder)
+        files = manifest.get("files") if isinstance(manifest, dict) else None
+        if not isinstance(files, dict) or not files or not isinstance(questions, list):
+            return False
+        listed = {f"{q.get('file_path')}/{names.VERIFY_DIR}/{names.ALL_METADATA}" for q in questions
+                  if isinstance(q, dict)}
+        if len(listed) != len(questions) or not listed <= set(files):
+            return False
+        return all(isinstance(rel, str) and content_hash(regular_file_inside(folder / rel, folder)) == digest
+                   for rel, digest in files.items())
+    except (UnsafeInput, OSError, ValueError, TypeError):
+        return False
+
+
+def _published_tree_around(out: Path) -> Path | None:
+    """The daregen tree `out` would land inside: a generation (reached through its pointer or not), or
+    an older daregen's plain-folder tree above it."""
+    real = Path(os.path.realpath(out.parent)) / out.name  # `out` itself may be the pointer to a generation
+    for parent in real.parents:
+        if parent.name.startswith(".") and parent.name.endswith(".generations"):
+            return parent
+        if parent.parent.name.startswith(".") and parent.parent.name.endswith(".generations"):
+            return parent
+        if (parent / names.MANIFEST).is_file() and (parent / names.QUESTION_LIST).is_file():
+            return parent
+    return None
+
+
+def _never_moved(out: Path) -> bool:
+    """Folders --force must not move aside: the working folder (the sources and the cache with it) and
+    every folder above it, the home folder, the root."""
+    cwd = Path(os.path.realpath(os.getcwd()))
+    real = Path(os.path.realpath(out))
+    return real in (cwd, *cwd.parents, Path(os.path.realpath(os.path.expanduser("~"))), Path("/"))
 
 
 def check_out_target(out: Path, force: bool = False) -> None:
     """Refuse an `out` that daregen did not create: anything but nothing, a generation pointer, an empty
     folder or an older daregen's plain-folder tree, unless `force` (then it is moved aside as
-    `user-folder-<id>` beside the generations and never deleted)."""
+    `user-folder-<id>` beside the generations and never deleted). An `out` inside a published tree, and
+    (even with `force`) the working folder, its parents and the home folder, are always refused."""
     out = Path(os.path.abspath(out))
+    tree = _published_tree_around(out)
+    if tree is not None:
+        raise ValueError(f"--out {out} is inside the daregen tree {tree}; choose an --out outside it")
     if out.is_symlink() or not os.path.lexists(out):
         return
     if not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a folder; choose another --out")
-    if force or _is_daregen_tree(out) or not any(out.iterdir()):
+    if not any(out.iterdir()) or _is_daregen_tree(out):
+        return
+    if force and _never_moved(out):
+        raise ValueError(f"--out {out} is the working folder, one above it or the home folder, which --force "
+                         f"never moves; choose another --out")
+    if force:
         return
     raise ValueError(f"--out {out} is a non-empty folder daregen did not write; choose another --out, or pass "
                      f"--force to move it aside (kept, never deleted, in {generations_dir(out)})")

@@ -137,7 +137,7 @@ def reward_spec(task_dir: Path, variant: str, problem_type: str, targets: Sequen
     else:
         id_columns = [ROW_ID]
     tolerance = None
-    if rule.metric_name == "allclose_match":  # numpy.allclose's defaults, which DARE-bench scores IF with
+    if rule.metric.name == "allclose":  # numpy.allclose's defaults, which DARE-bench scores IF with
         tolerance = {"rtol": 1e-05, "atol": 1e-08}
     return {
         "task_dir": task_dir.relative_to(relative_to).as_posix(),
@@ -149,7 +149,7 @@ def reward_spec(task_dir: Path, variant: str, problem_type: str, targets: Sequen
         "align_on": id_columns,
         "ignore_extra_rows": rule.align_on_identifiers,
         "tolerance": tolerance,
-        "solved_threshold": 0.95,
+        "solved_threshold": rule.metric.solved_threshold,
     }
 
 

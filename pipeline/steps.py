@@ -57,11 +57,11 @@ class Outcome(BaseModel):
         """The unit's name in reports and the build's maps: `ref (class)`, or the ref before the design."""
         return f"{self.ref} ({names.TASK_SUFFIX[self.unit]})" if self.unit else self.ref
 
-    def failed(self, stage: str, reason: str) -> "Outcome":
+    def failed(self, stage: str, reason: str) -> Outcome:
         return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit,
                        seconds=self.seconds)
 
-    def timed(self, seconds: dict[str, float]) -> "Outcome":
+    def with_seconds(self, seconds: dict[str, float]) -> Outcome:
         """This Outcome with `seconds` added to its step timings (rounded: they are a report's figures)."""
         merged = dict(self.seconds)
         for name, s in seconds.items():
@@ -69,7 +69,7 @@ class Outcome(BaseModel):
         return self.model_copy(update={"seconds": merged})
 
 
-def _guard(stage: str):
+def _stage_step(stage: str):
     """Turn a rejection (or an unexpected error) into a failed Outcome with a one-line reason."""
     def wrap(fn):
         def run(prev: Outcome, *args, **kwargs) -> Outcome:
@@ -87,7 +87,7 @@ def _guard(stage: str):
                     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                     done = prev.failed(stage, f"unexpected error: {last}"[:300])
                 seconds[stage] = time.perf_counter() - started
-            return done.timed(seconds)
+            return done.with_seconds(seconds)
         run.__name__ = fn.__name__
         run.__doc__ = fn.__doc__
         return run
@@ -102,7 +102,7 @@ def start(ref: str, work_root: str) -> Outcome:
     return Outcome(ref=ref, work_dir=str(work), stage="start")
 
 
-@_guard("source")
+@_stage_step("source")
 def source_step(work: Path, source_key: str, source_arg: str | None, limits_json: str = "") -> str:
     """`limits_json`: the build's InputLimits, for the sources that read untrusted files."""
     from sourcing.normalize import normalize_table
@@ -147,7 +147,7 @@ def load_record(work: Path) -> DatasetRecord:
     return DatasetRecord.model_validate(read_json(work / RECORD_JSON))
 
 
-@_guard("profile")
+@_stage_step("profile")
 def profile_step(work: Path) -> str:
     from task_design.profile import profile_table
 
@@ -159,7 +159,7 @@ def load_profile(work: Path) -> DatasetProfile:
     return DatasetProfile.model_validate(read_json(work / PROFILE_JSON))
 
 
-@_guard("design")
+@_stage_step("design")
 def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
     from task_design.config import DesignConfig
     from task_design.llm_schema import LLMUsage
@@ -170,7 +170,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
     if is_time_series(record):
-        # The source routed it to the time-series path (README, "Time series"), whatever the designer;
+        # The source routed it to the time-series path (docs/time-series.md), whatever the designer;
         # a table without a time axis after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 
@@ -244,7 +244,7 @@ def load_spec(work: Path) -> TaskSpec | TimeSeriesSpec:
     return (TimeSeriesSpec if is_time_series(data) else TaskSpec).model_validate(data)
 
 
-@_guard("postprocess")
+@_stage_step("postprocess")
 def postprocess_step(work: Path, seed: int) -> str:
     from postprocess.package import build_package
 
@@ -303,7 +303,7 @@ def load_package(work: Path) -> TaskPackage:
                        ground_truth=pd.read_parquet(out / "ground_truth.parquet"), n_noise_rows=counts["noise_rows"])
 
 
-@_guard("finalize")
+@_stage_step("finalize")
 def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
     from finalize.layout import BuildContext, write_task
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
-from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.core.sqlite import connect_read_only, quote_identifier, select_all, table_names
 
 # The sqlite table each single-table file uses, by stem.
 SQLITE_TABLE = {
@@ -123,7 +123,7 @@ def read_frame(path: Path, file_type: str) -> pd.DataFrame:
         try:
             tables = table_names(con)
             declared = _declared_join_path(con, tables)
-            frames = [pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con) for t in tables]
+            frames = [pd.read_sql_query(select_all(con, t), con) for t in tables]
         finally:
             con.close()
         if declared:  # a relational task's tables: LEFT JOIN along the declared keys

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.core.ts_reference import (RESAMPLE_ALIASES, format_times, ground_truth_v2, parse_times, resampled_frame,
-                                   round_trips)
+from pipeline.core.ts_reference import format_times, ground_truth_v2, parse_times, resampled_frame, round_trips
 from pipeline.core import names
-from pipeline.core.metrics import UnscorablePrediction, clipped_r2
+from pipeline.core.metrics import UnscorablePrediction, metric_for
 from pipeline.core.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.config import DesignConfig
 from task_design.timeseries import FALLBACK_RATIOS, series_floor_problem, time_text
@@ -165,11 +164,11 @@ def _package(record: DatasetRecord, spec: TimeSeriesSpec, frame: pd.DataFrame, t
 # ------------------------------------------------------------------ baselines
 
 
-def _r2(y: np.ndarray, pred: np.ndarray) -> float:
-    """The clipped R² `daregen score` gives the forecast, rounded for the recorded block. A forecast
-    with a gap (no history to forecast from) and a truth R² is undefined on both score 0."""
+def _baseline_score(variant: str, y: np.ndarray, pred: np.ndarray) -> float:
+    """The score `daregen score` gives the forecast on `variant` (clipped R²), rounded for the recorded
+    block. A forecast with a gap (no history to forecast from) and a truth it is undefined on both score 0."""
     try:
-        return round(clipped_r2(y, pred), 4)
+        return round(metric_for(names.TIME_SERIES_PROBLEM, variant).function(y, pred), 4)
     except (UnscorablePrediction, ValueError):
         return 0.0
 
@@ -254,16 +253,12 @@ def compute_baselines(spec: TimeSeriesSpec, train: pd.DataFrame, future: pd.Data
     y1 = future[target].to_numpy(dtype=float)
     y2 = grid_sorted[target].to_numpy(dtype=float)
     return {
-        "v1/seasonal_naive": _r2(y1, naive_v1),
-        f"v1/{spec.model_type}": _r2(y1, fitted_v1),
-        "v2/seasonal_naive": _r2(y2, naive_v2),
-        "v2/ExponentialSmoothing": _r2(y2, fitted_v2),
+        "v1/seasonal_naive": _baseline_score("v1", y1, naive_v1),
+        f"v1/{spec.model_type}": _baseline_score("v1", y1, fitted_v1),
+        "v2/seasonal_naive": _baseline_score("v2", y2, naive_v2),
+        "v2/ExponentialSmoothing": _baseline_score("v2", y2, fitted_v2),
     }
 
 
-def resample_alias(rule: str) -> str:
-    return RESAMPLE_ALIASES[rule]
-
-
 __all__ = ["FRAME_STEMS", "TimeSeriesPackage", "build_ts_package", "compute_baselines", "format_times",
-           "reference_question", "resample_alias", "seasonal_naive", "series_rows", "split_time"]
+           "reference_question", "seasonal_naive", "series_rows", "split_time"]

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import urllib.parse
 from datetime import date
-from typing import Iterable, Protocol
+from typing import Protocol
+from collections.abc import Iterable
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -80,7 +81,7 @@ class SourceFilters(BaseModel):
         return tuple(sorted(set(v)))
 
     @model_validator(mode="after")
-    def _ranges(self) -> "SourceFilters":
+    def _ranges(self) -> SourceFilters:
         for lo, hi in (("min_bytes", "max_bytes"), ("min_rows", "max_rows"), ("min_cols", "max_cols"),
                        ("min_classes", "max_classes")):
             a, b = getattr(self, lo), getattr(self, hi)

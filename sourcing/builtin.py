@@ -26,7 +26,8 @@ import re
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -114,7 +115,7 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)  # asked once per ref by the build's source cache; a wheel never changes
+@functools.cache  # asked once per ref by the build's source cache; a wheel never changes
 def _dist_version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)

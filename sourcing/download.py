@@ -33,13 +33,13 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 
 from pipeline.core import cache
 from pipeline.core.cache import cache_root
-from pipeline.core.sqlite import connect_read_only, quote_identifier
+from pipeline.core.sqlite import connect_read_only, select_all
 
 MiB = 1024 * 1024
 MAX_DOWNLOAD_BYTES = 1024 * MiB
@@ -406,6 +406,6 @@ def _read_single_sqlite_table(path: Path) -> pd.DataFrame:
                                            "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         if len(names) != 1:
             raise DownloadError(f"{path.name}: a database with {len(names)} tables; use the sqlite source for it")
-        return pd.read_sql_query(f"SELECT * FROM {quote_identifier(names[0])}", con)
+        return pd.read_sql_query(select_all(con, names[0]), con)
     finally:
         con.close()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 if TYPE_CHECKING:  # the adapters (and pandas) load only when a source is opened: the CLI checks
     from sourcing.base import Source  # a spec with this module before anything heavy is imported
@@ -91,7 +92,7 @@ def parse_sources(spec: str) -> list[tuple[str, str | None]]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def open_source(key: str, arg: str | None) -> Source:
     """One adapter per (key, argument) per process: adapters cache catalogues and docs."""
     return source_kind(key).factory(arg)

@@ -17,19 +17,27 @@ DatasetRecord.join_path. Most databases people hold have one table, or several
 unrelated ones: each table that takes part in no relation is an ordinary tabular
 candidate, `sqlite/<db stem>/<table>`, with an empty join path. Every identifier
 is quoted, every value a parameter.
+
+A database folder is read as `local:` reads one (sourcing/local.py): a database or
+sidecar that is a symbolic link or not a regular file (a FIFO would hang the build)
+is a rejection with its reason, and every table, the joined one too, is within the
+build's InputLimits; a generated column is refused (pipeline.core.sqlite).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.core.jsonio import read_json
 from pipeline.core.records import DatasetRecord, JoinStep
+from pipeline.core.safe_io import (InputLimits, check_table_file, check_table_shape, read_json_inside,
+                                   regular_file_inside)
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 from sourcing.normalize import unique_column_names
 
@@ -46,11 +54,13 @@ def _slug(text: str) -> str:
 
 
 def is_sqlite_file(path: Path) -> bool:
+    """A regular file (not through a link: never a FIFO, which would block the read) with SQLite's header."""
     try:
-        with path.open("rb") as f:
-            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    with os.fdopen(fd, "rb") as f:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
 def _type_class(declared: str) -> str:
@@ -253,24 +263,33 @@ def join_query(fact: str, plan: list[Relation], sources: tuple[tuple[str, str], 
 class SQLiteSource:
     key = "sqlite"
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, limits: InputLimits | None = None):
         self.path = Path(path)
+        self.limits = limits or InputLimits()
         if not self.path.exists():
             raise ValueError(f"sqlite source: {self.path} does not exist")
         self._schemas: dict[Path, Schema] = {}
 
+    @property
+    def _root(self) -> Path:
+        return self.path.parent if self.path.is_file() else self.path
+
     def _files(self) -> dict[str, Path]:
-        """Database files by stem (file name when two share a stem); a named .sqlite/.db file
-        that is not a database is kept so that it is rejected with its reason."""
-        files = [self.path] if self.path.is_file() else sorted(p for p in self.path.iterdir() if p.is_file())
-        files = [f for f in files if is_sqlite_file(f) or f.suffix.lower() in _SUFFIXES]
+        """Database files by stem (file name when two share a stem); a named .sqlite/.db entry that is
+        not a database (or not a regular file, or a link) is kept so that it is rejected with its reason."""
+        files = [self.path] if self.path.is_file() else sorted(self.path.iterdir())
+        files = [f for f in files if is_sqlite_file(f) or (f.suffix.lower() in _SUFFIXES and not f.is_dir())]
         stems = [f.stem for f in files]
         return {(f.stem if stems.count(f.stem) == 1 else f.name): f for f in files}
 
     def _schema(self, db: Path) -> Schema:
         if db not in self._schemas:
+            # UnsafeInput (a ValueError) is a rejection: a link or a special file first, then the header,
+            # then the size and every table's shape.
+            regular_file_inside(db, self._root, self.limits.max_file_bytes)
             if not is_sqlite_file(db):
                 raise ValueError(f"{db.name} is not a SQLite database (no 'SQLite format 3' header)")
+            check_table_file(db, self._root, "sqlite", self.limits)
             con = connect_read_only(db)
             try:
                 self._schemas[db] = read_schema(con)
@@ -316,7 +335,9 @@ class SQLiteSource:
         db, fact, plan, layout = self._layout(ref)
         schema = self._schema(db)
         doc_path = db.with_suffix(".json")
-        doc = read_json(doc_path) if doc_path.exists() else {}
+        doc = read_json_inside(doc_path, self._root, self.limits) if os.path.lexists(doc_path) else {}
+        if not isinstance(doc, dict):
+            raise ValueError(f"{doc_path.name}: not a JSON object")
         unknown = set(doc) - _DOC_FIELDS
         if unknown:
             raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
@@ -357,6 +378,7 @@ class SQLiteSource:
         con = connect_read_only(db)
         try:
             (n_fact,) = con.execute(f"SELECT COUNT(*) FROM {quote_identifier(fact)}").fetchone()
+            check_table_shape(f"{db.name}:{fact} joined", n_fact, len(layout.names), self.limits)
             try:
                 df = pd.read_sql_query(join_query(fact, plan, layout.sources), con)
             except sqlite3.OperationalError:  # a WITHOUT ROWID fact table: its scan order is its key order

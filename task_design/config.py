@@ -31,14 +31,14 @@ class DesignConfig(BaseModel):
     min_minority_rows: int = 100  # ... unless the other values still fill this many rows
     max_related_features: int = 15
     # Single-feature CV score at or above which a feature is a leak. 0.95, not 0.99: a feature that
-    # alone reaches 0.95 (BS for MedGPA, year for y77) leaves nothing for an agent to model (issue 12).
+    # alone reaches 0.95 (BS for MedGPA, year for y77) leaves nothing for an agent to model.
     leak_threshold: float = 0.95
     leak_screen_all_max_columns: int = 500  # every MM column is screened up to this width
     leak_rank_corr: float = 0.995  # |Spearman| at or above which a numeric feature is a leak
     leak_sample_rows: int = 2_000
     # 0.7 as DARE-bench uses; a ratio is only drawn when it leaves min_mm_val_rows validation rows.
     train_test_ratios: tuple[float, ...] = (0.7, 0.8)
-    # Size floors (issue 12, item 5): on fewer MM validation rows one error moves macro-F1 by ~0.1,
+    # Size floors (so a score means something): on fewer MM validation rows one error moves macro-F1 by ~0.1,
     # so scores are noise. A dataset below a floor is rejected with that reason.
     min_mm_val_rows: int = 40
     ts_min_train_points: int = 40  # per series (entity), before the prediction start

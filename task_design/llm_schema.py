@@ -69,9 +69,9 @@ class LLMSettings(BaseModel):
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None  # not part of the cache key: the same model behind another URL answers alike
     api_key_env: str | None = None  # name of the environment variable holding the key (litellm's default if None)
-    # Whether the API key may go to `api_base`. The CLI sets it False when api_base came from a
-    # config file (a shared TOML must not be able to collect the user's key); the flag
-    # --llm-api-base and DAREGEN_LLM_API_BASE set it True.
+    # Whether the API key may go to `api_base`: False for a caller of the Python API that names an
+    # endpoint it does not trust with the key. (The CLI never sets it: it refuses an api_base that only
+    # a config file names, since the endpoint would receive sample rows too.)
     key_to_api_base: bool = True
     # api_key_env may name any variable only with this (the CLI's --llm-allow-key-env); otherwise
     # only one that looks like an LLM key, so a config cannot send KAGGLE_KEY to a model server.

@@ -26,7 +26,7 @@ def _design_of(module: str, function: str = "design"):
 
 DESIGNERS = {name: _design_of(module) for name, module in DESIGNER_MODULES.items()}
 DESIGNER_SETTINGS = {"llm": LLMSettings}
-# Designers that can also make a second task of the other kind for a dataset (issue 12, item 4):
+# Designers that can also make a second task of the other kind for a dataset (DARE-bench's two tasks per dataset):
 # design_pair(record, profile, table, rng, rngs by problem type, config) -> [design()'s TaskSpec, maybe a
 # second of the other problem type].
 PAIR_DESIGNERS = {"heuristic": _design_of("task_design.heuristic", "design_pair")}

@@ -8,7 +8,7 @@ treatment of a designed experiment, and that one is what the study measured. Onl
 the last kind, an outcome candidate, is something a benchmark should ask to
 predict. Predicting an identifier (`Ketchup.id`), a calendar field (`y77`), a
 coordinate (`longitude`) or a treatment arm (`trt`) from the outcome makes tasks
-nobody would set (issue 12). Roles come from the column's name, its documentation
+nobody would set. Roles come from the column's name, its documentation
 (record.column_descriptions, record.description), its values and its relations to
 the other columns; the first rule that fires decides, and its evidence is kept so
 the tree can say why a column was not a target.

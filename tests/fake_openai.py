@@ -21,7 +21,8 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 @dataclass(frozen=True)
@@ -30,19 +31,19 @@ class Reply:
     payload: Any = None
 
     @staticmethod
-    def answer(obj: Any) -> "Reply":
+    def answer(obj: Any) -> Reply:
         return Reply("content", json.dumps(obj))
 
     @staticmethod
-    def text(content: str) -> "Reply":
+    def text(content: str) -> Reply:
         return Reply("content", content)
 
     @staticmethod
-    def status(code: int) -> "Reply":
+    def status(code: int) -> Reply:
         return Reply("status", code)
 
     @staticmethod
-    def sleep(seconds: float) -> "Reply":
+    def sleep(seconds: float) -> Reply:
         return Reply("sleep", seconds)
 
 
@@ -68,7 +69,7 @@ class FakeOpenAI:
         with self._lock:
             return len(self.requests)
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
 

@@ -86,7 +86,7 @@ def test_tree_size_and_mix(built_tree):
     assert len(_ts_tasks(built_tree)) >= 4
     assert formats == {"csv", "sqlite", "parquet"}
     report = json.loads((built_tree / names.RUN_REPORT_JSON).read_text())
-    # Every considered dataset is accounted for: it made a task (one or two since issue 12), or it, or its
+    # Every considered dataset is accounted for: it made a task (one or two: a classification and a regression), or it, or its
     # second task (`ref (class)` / `ref (reg)`), or its series after design (`ref (ts)`), was rejected.
     everything = _all_tasks(built_tree)
     assert report["built"] == len(everything)

@@ -29,7 +29,7 @@ def test_built_tree_has_validated_desktop_configs(built_tree: Path) -> None:
     category_tasks = [c for c in configs if c["category"] != "modelling"]
     # Two categories are drawn per DARE task; a series has no SQLite tables to acquire from, so fewer
     # of its draws succeed. Issue 8's "at least 50" holds at scale (255 in the 300-candidate build);
-    # this 70-candidate tree has about 26 tasks, a quarter of them series since issue 12's tiers.
+    # this 70-candidate tree has about 26 tasks, a quarter of them series since candidates are tiered (series first).
     assert len(category_tasks) >= 1.5 * len(every) and len(category_tasks) >= 40
     assert {c["category"] for c in configs} == set(CATEGORIES)
     assert {c["difficulty"] for c in category_tasks} == {"easy", "medium", "hard"}

@@ -5,8 +5,9 @@
 Reads only the tree on disk (each task folder's source/ and verify/, and
 question_list.json). For every DARE task it makes the IF and MM desktop variants
 (XF and CF for a time-series task) and two tasks of other capability categories
-(chosen by the task's own seeded generator, so adding a dataset never changes
-another's tasks). Each task's oracle and evaluator are then run in the sandbox,
+(the two that rank highest for the task by a hash of the seed, the task and the category,
+so adding a dataset never changes another's tasks, and adding a category changes only
+the tasks where the new one ranks in the top two). Each task's oracle and evaluator are then run in the sandbox,
 one job per DARE task, and a task is published only when the evaluator accepts the oracle's output and
 rejects every perturbation of it. Layout:
 
@@ -24,13 +25,14 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jsonschema
 
 from finalize.dsagent import categories, config, dare_variants, evaluator_template, ts_variants, validate_job
-from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
+from finalize.dsagent.records import DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
@@ -38,9 +40,10 @@ from pipeline.core.cache import commit_entry
 from pipeline.core.environment import code_version, fingerprint_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
+from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
-from pipeline.core.seeding import rng_for
-from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
+from pipeline.core.seeding import derive_seed, rng_for
+from pipeline.core.sqlite import connect_read_only, select_all, table_names
 
 OUT_DIR = "dsagentbench"
 TASKS_DIR = "tasks"
@@ -77,7 +80,7 @@ def _train_v1_tables(src: Path, question: dict) -> dict | None:
 
     con = connect_read_only(path)
     try:
-        frames = {t: pd.read_sql_query(f"SELECT * FROM {quote_identifier(t)}", con) for t in tables}
+        frames = {t: pd.read_sql_query(select_all(con, t), con) for t in tables}
     finally:
         con.close()
     # A relational task's tables join along declared keys, not row_id: the generator makes its own database.
@@ -106,15 +109,20 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
     ctx = categories.DataContext(
         task_dir=task_dir.name, files=files, question=question, train=read_table(src / files[names.TRAIN_V2]),
         val=read_table(src / files[names.VAL_V2]), train_v1_tables=v1_tables)
-    pool = sorted(categories.GENERATORS)
-    rng = rng_for(seed, task_dir.name, _STAGE)
-    for i in rng.choice(len(pool), size=CATEGORY_TASKS_PER_DATASET, replace=False):
-        category = pool[int(i)]
+    for category in chosen_categories(seed, task_dir.name, categories.GENERATORS):
         try:
             tasks.append(categories.GENERATORS[category](ctx, rng_for(seed, task_dir.name, f"{_STAGE}/{category}")))
         except DatasetRejected as exc:
             rejected[f"{task_dir.name}/{category}"] = str(exc)
     return tasks, rejected
+
+
+def chosen_categories(seed: int, task: str, generators: Mapping[str, object],
+                      k: int = CATEGORY_TASKS_PER_DATASET) -> list[str]:
+    """The `k` categories of `generators` a task gets, best ranked first: rendezvous hashing. Each
+    (task, category) pair has its own hash, independent of the other categories, so adding a category
+    changes a task's picks only where the new one ranks in its top `k` (a share k/(n+1) of tasks)."""
+    return sorted(generators, key=lambda c: (derive_seed(seed, task, f"{_STAGE}/rank/{c}"), c))[:k]
 
 
 # The template imports daregen's metrics between these markers; a shipped evaluator carries their text.

@@ -25,6 +25,7 @@ from finalize.dsagent.records import DesktopTask
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import to_jsonable
+from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
 from postprocess.formats import write_sqlite_tables
 
@@ -103,7 +104,7 @@ def _task(ctx: DataContext, kind: str, category: str, stages: tuple[str, ...], s
         key=f"{ctx.task_dir}/{kind}", name=f"{ctx.task_dir}__{kind}", source_task=ctx.task_dir, category=category,
         kind=kind, steps=tuple(steps), stages=stages, instruction=_intro(files, output) + text,
         inputs=inputs, generated=generated, output=output,
-        expected={"check": {**check, "file": output}, "solved_threshold": 0.95}, oracle=oracle,
+        expected={"check": {**check, "file": output}, "solved_threshold": SOLVED_THRESHOLD}, oracle=oracle,
         perturbations=perturbations)
 
 
@@ -392,6 +393,10 @@ out.to_csv("joined.csv", index=False)
 
 # ----------------------------------------------------------------------------- evaluation
 
+# The evaluation category asks the agent for metrics as scikit-learn spells them (R² unclipped, F1 with
+# its default zero_division, labels as the CSV reads): an exercise in computing them, not a score of the
+# agent. So these are expressions for the instruction and the oracle, not the scoring registry
+# (pipeline/core/metrics.py), whose macro-F1 and R² canonicalise labels and clip, and give other answers.
 _CLASS_METRICS = {"accuracy": "accuracy_score(y, p)", "macro_f1": "f1_score(y, p, average='macro')",
                   "macro_precision": "precision_score(y, p, average='macro', zero_division=0)",
                   "macro_recall": "recall_score(y, p, average='macro', zero_division=0)",

@@ -17,7 +17,8 @@ import uuid
 from urllib.parse import quote
 
 from finalize.dsagent.dare_variants import TASK_FOLDER
-from finalize.dsagent.records import SOLVED_THRESHOLD, DesktopSettings, DesktopTask
+from finalize.dsagent.records import DesktopSettings, DesktopTask
+from pipeline.core.metrics import SOLVED_THRESHOLD
 
 # A fixed namespace, so a task key maps to the same id on every machine and in every build.
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/daregen/daregen/dsagentbench")

@@ -19,6 +19,7 @@ from finalize.dsagent.records import DesktopTask
 from finalize.mm_check import MIN_MARGIN
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
+from pipeline.core.metrics import metric_for
 from pipeline.core.records import DatasetRejected
 
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
@@ -105,7 +106,6 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
                                                                                         "regression"):
         raise DatasetRejected("not a tabular task: time-series variants are made by ts_variants")
     name, ftype = task_dir.name, question["save_file_type"]
-    classification = question["problem_type"] == "classification"
     src = f"{name}/{names.SOURCE_DIR}"
     verify = task_dir / names.VERIFY_DIR
     if len(question["target"]) != 1:
@@ -114,6 +114,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
     out, rejected = [], {}
     for variant, kind, stem_train, stem_val, qkey in (("v1", "if", names.TRAIN_V1, names.VAL_V1, "question_v1"),
                                                       ("v2", "mm", names.TRAIN_V2, names.VAL_V2, "question_v2")):
+        metric = metric_for(question["problem_type"], variant)
         train_f, val_f = names.data_file(stem_train, ftype), names.data_file(stem_val, ftype)
         files = [train_f, val_f, names.METADATA_TXT]
         if kind == "if":
@@ -121,7 +122,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             # kept in order, so filtering train_v1 as instructed gives train_v1_no_err row for row and even
             # order-sensitive models (MLP mini-batches, liblinear) refit to the same predictions; the
             # oracle, which follows the instruction literally, proves it at build time or the task is dropped.
-            metric, bar, origin = "exact_match" if classification else "allclose", None, "simulated_pred_local"
+            bar, origin = None, "simulated_pred_local"
             reference_csv = (verify / names.SIMULATED_PRED).read_text(encoding="utf-8")
             body, steps = _IF_BODY + _FIT_BODY, ("load and join the training data", "filter by expected ranges",
                                                   "drop missing targets", "select features", "impute",
@@ -129,17 +130,17 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
                                                   "predict and save prediction.csv")
             stages = ("feature_engineering", "modelling")
         else:
-            metric, origin = "macro_f1" if classification else "r2", "ground_truth"
+            origin = "ground_truth"
             reference_csv = (verify / names.GROUND_TRUTH).read_text(encoding="utf-8")
             try:
-                bar = _reference_metric(verify, question["target"], metric)
+                bar = _reference_metric(verify, question["target"], metric.name)
             except DatasetRejected as exc:
                 rejected[f"{name}/{kind}"] = str(exc)
                 continue
             body, steps = _MM_BODY + _FIT_BODY, ("load the training data", "choose and fit a model",
                                                   "predict and save prediction.csv")
             stages = ("modelling",)
-        check = {"kind": "prediction", "file": names.PREDICTION, "metric": metric, "id_columns": [names.ROW_ID],
+        check = {"kind": "prediction", "file": names.PREDICTION, "metric": metric.name, "id_columns": [names.ROW_ID],
                  "targets": list(question["target"]), "reference_file": "reference.csv"}
         if bar is not None:
             check["reference_metric"] = bar
@@ -147,7 +148,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
             steps=steps, stages=stages, instruction=preamble(files) + entry[qkey],
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
-            expected={"check": check, "solved_threshold": 0.95, "reference_origin": origin},
+            expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": origin},
             reference_csv=reference_csv,
             oracle=program({"question": q, "train": train_f, "val": val_f, "save_file_type": ftype}, body,
                            pipeline=True),

@@ -9,11 +9,12 @@ the score in [0, 1]; a task counts as solved at SOLVED_THRESHOLD or more.
 Self-contained on purpose (standard library, pandas, scikit-learn; no network,
 no LLM, no daregen import): the harness runs it on the host after collecting
 the files, and anyone can read it next to the instruction. The DARE-bench metrics
-are daregen's own (pipeline/core/metrics.py, the functions `daregen score` uses):
-in this template they are imported, and the build replaces that import with their
-source text (finalize/dsagent/build.py, evaluator_source), so there is one definition. Every check returns
-a score in [0, 1], and any mismatch keeps the score below the threshold, so
-partial credit never counts as solved.
+and the solved threshold are daregen's own (pipeline/core/metrics.py's registry, which
+`daregen score` uses; expected.json names its metric by registry name): in this
+template they are imported, and the build replaces that import with their source
+text (finalize/dsagent/build.py, evaluator_source), so there is one definition.
+Every check returns a score in [0, 1], and any mismatch keeps the score below the
+threshold, so partial credit never counts as solved.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from pathlib import Path
 import pandas as pd
 
 # ---- daregen metrics: begin (replaced by pipeline/core/metrics.py's self-contained block at build time) ----
-from pipeline.core.metrics import UnscorablePrediction, allclose_match, clipped_r2, exact_match, macro_f1
+from pipeline.core.metrics import METRICS, SOLVED_THRESHOLD, UnscorablePrediction  # noqa: F401 (the threshold is part of what a reader sees)
 # ---- daregen metrics: end ----
 
-SOLVED_THRESHOLD = 0.95
 _PARTIAL_CAP = 0.9  # a partly right answer scores at most this, below the solved threshold
 
 
@@ -213,7 +213,7 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
                                       indicator=True)
     if len(merged) != len(ref) or (merged["_merge"] != "both").any():
         return 0.0
-    score = METRICS[spec["metric"]]
+    score = METRICS[spec["metric"]].function  # expected.json names the metric as the registry does
     try:
         scores = [score(merged[t], merged[f"{t}__pred"]) for t in targets]
     except (UnscorablePrediction, ValueError):  # a value that is no number, or an R² that is undefined
@@ -225,8 +225,6 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
     return metric if not bar else min(1.0, metric / bar)
 
 
-# expected.json's metric names -> the DARE-bench metric
-METRICS = {"exact_match": exact_match, "allclose": allclose_match, "macro_f1": macro_f1, "r2": clipped_r2}
 CHECKS = {"answers": check_answers, "table": check_table, "vega_lite": check_vega_lite,
           "prediction": check_prediction}
 

@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Category = Literal["data_acquisition", "eda", "feature_engineering", "modelling", "evaluation", "visualization"]
 CATEGORIES: tuple[str, ...] = Category.__args__
 Difficulty = Literal["easy", "medium", "hard"]
-SOLVED_THRESHOLD = 0.95
 
 
 def difficulty_for(steps: int) -> Difficulty:
@@ -33,7 +32,7 @@ class DesktopSettings(BaseModel):
     timeout_s: float = 300.0  # sandbox wall clock for one dataset's validation batch
 
     @model_validator(mode="after")
-    def _check(self) -> "DesktopSettings":
+    def _check(self) -> DesktopSettings:
         if not self.vm_root.startswith("/"):
             raise ValueError("vm_root must be an absolute path in the VM")
         return self
@@ -78,7 +77,7 @@ class DesktopTask(BaseModel):
         return len(set(self.stages)) > 1
 
     @model_validator(mode="after")
-    def _check(self) -> "DesktopTask":
+    def _check(self) -> DesktopTask:
         if self.category not in self.stages:
             raise ValueError("a task's category must be one of its stages")
         if self.output in self.inputs:

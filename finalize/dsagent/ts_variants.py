@@ -6,7 +6,7 @@ ground_truth_v1 aligned on row_id; CF: clipped R² against ground_truth_v2 align
 on every identifier column, the time column read with `time_format`, extra rows
 ignored, a missing identifier column scoring 0).
 
-Solved means a score of at least 0.95, and no forecaster reaches R² 0.95 on most
+Solved means a score of at least SOLVED_THRESHOLD (0.95), and no forecaster reaches R² 0.95 on most
 series, so the ground truth itself (R² 1) would make an unsolvable bar. The
 score is instead the agent's R² relative to the best baseline daregen recorded
 for the same rows (`question.baselines`: seasonal naive, ETS, SARIMAX; fitted by
@@ -34,6 +34,7 @@ from finalize.dsagent.dare_variants import preamble
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from pipeline.core import names
+from pipeline.core.metrics import metric_for
 from pipeline.core.records import DatasetRejected
 
 HIDDEN_DIR = "_hidden"  # oracle-only inputs in the validation folder
@@ -108,7 +109,8 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             continue
         reference_csv = (task_dir / names.VERIFY_DIR / reference).read_text(encoding="utf-8")
         files = [names.TS_TRAIN_CSV, val_f, names.METADATA_TXT]
-        check = {"kind": "prediction", "file": names.PREDICTION, "metric": "r2", "targets": [target],
+        metric = metric_for(names.TIME_SERIES_PROBLEM, variant)
+        check = {"kind": "prediction", "file": names.PREDICTION, "metric": metric.name, "targets": [target],
                  "reference_file": "reference.csv", "reference_metric": bar}
         if kind == "xf":
             check.update(id_columns=[names.ROW_ID], time_ordered=True)
@@ -141,7 +143,7 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             key=key, name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind, steps=steps,
             stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey],
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
-            expected={"check": check, "solved_threshold": 0.95, "reference_origin": reference.removesuffix(".csv")},
+            expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": reference.removesuffix(".csv")},
             reference_csv=reference_csv, oracle=oracle, perturbations=perturbations, oracle_inputs=oracle_inputs))
     return out, rejected
 

@@ -19,7 +19,7 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")

@@ -12,11 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.core.sqlite import connect_read_only, quote_identifier
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+from pipeline.core.sqlite import connect_read_only, select_all
 
 
 def sha256_file(path: Path) -> str:
@@ -45,7 +41,7 @@ def _sqlite_digest(path: Path) -> str:
         ).fetchall()
         for name, sql in tables:
             h.update(f"{name}\x1f{sql}\x1e".encode())
-            for row in con.execute(f"SELECT * FROM {quote_identifier(name)} ORDER BY rowid"):
+            for row in con.execute(f"{select_all(con, name)} ORDER BY rowid"):
                 h.update(repr(row).encode())
     finally:
         con.close()

@@ -29,7 +29,7 @@ _LICENCE_RULES: tuple[tuple[str, str], ...] = (
     (r"world bank|u\.?s\.? government|open government", "open-government"),
 )
 
-# Permissive and Creative Commons licences (issue 5); GPL is copyleft and "other"
+# Permissive and Creative Commons licences (the ones real sources may redistribute under); GPL is copyleft and "other"
 # or "unknown" say nothing, so neither is allowed by default.
 DEFAULT_LICENCES: tuple[str, ...] = tuple(sorted((
     "cc0", "cc-by", "cc-by-sa", "cc-by-nc", "cc-by-nc-sa", "cc-by-nd", "cc-by-nc-nd",

@@ -1,36 +1,30 @@
-"""DARE-bench's four metrics, defined once: exact match, allclose, macro-F1 and clipped R².
+"""DARE-bench's four metrics, defined once: exact match, allclose, macro-F1 and clipped R², and their registry.
 
-`daregen score`, the MM feasibility check, the time-series baselines and the DSAgentBench
-evaluator all call these, so a baseline recorded at build time and a score given later agree.
+`daregen score`, the MM feasibility check, the design-time learnability estimate, the time-series
+baselines, the reports and the DSAgentBench evaluator all look a metric up by name in METRICS (a
+`Metric`: function, many-predictions scorer, direction, solved threshold, edge-case policy), and
+take the metric of a (problem type, variant) from DEFAULT_METRICS, so a baseline recorded at build
+time and a score given later agree. A new metric is one METRICS entry plus its choice there.
 
 Each metric takes the reference and the prediction for one target column, aligned row for row.
 Values may be the raw text a CSV holds (read with dtype=str, which keeps "1" vs "1.0" and
 timestamps under our control instead of pandas' inference) or numbers.
 
-Edge-case policy (the one `daregen score` has always applied, because that is what users see):
+Each metric's edge cases are its `policy` in METRICS (the ones `daregen score` has always applied,
+because that is what users see).
 
-- **labels** (exact match, macro-F1): when every reference value is a finite number, labels are
-  compared as numbers (`1` and `1.0` are one class; a prediction that is not a number stays as its
-  text, a wrong label); otherwise as text with surrounding blanks stripped.
-- **numbers** (allclose, R²): a prediction value that is missing, not a number or not finite
-  raises UnscorablePrediction (the caller scores it 0 with that reason); such a reference value
-  raises ValueError, because a broken reference is the pipeline's bug, not the solver's.
-- **macro-F1**: averaged over every label in the reference or the prediction; a label that is
-  never predicted, or predicted but absent from the reference, has F1 0 (zero_division=0).
-- **clipped R²**: scikit-learn's R² clipped to [0, 1]. A constant reference scores 1.0 when the
-  prediction matches it exactly and 0.0 otherwise (scikit-learn's force_finite). Fewer than two
-  reference rows raise ValueError: R² is undefined there.
-- **allclose**: numpy.allclose(reference, prediction) with numpy's default tolerances.
-- an empty pair of columns is an exact match.
-
-The block between the two `self-contained` markers imports only numpy, pandas and scikit-learn:
-finalize/dsagent/build.py copies its text into each DSAgentBench evaluator, which must run without
-daregen installed. Keep everything the metrics need inside it.
+The block between the two `self-contained` markers imports only the standard library, numpy, pandas
+and scikit-learn: finalize/dsagent/build.py copies its text into each DSAgentBench evaluator, which
+must run without daregen installed. Keep everything the metrics need inside it.
 """
 
 from __future__ import annotations
 
+from pipeline.core import names  # outside the block: the evaluator has no daregen to import
+
 # ---- self-contained metrics: begin (copied verbatim into the DSAgentBench evaluator) ----
+from typing import Callable, NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -120,20 +114,6 @@ def clipped_r2(reference, prediction) -> float:
         raise ValueError(f"R² is undefined on {len(ref)} reference row(s)")
     value = float(r2_score(ref, numeric_prediction(prediction)))
     return min(1.0, max(0.0, value))
-# ---- self-contained metrics: end ----
-
-
-BLOCK_BEGIN = "# ---- self-contained metrics: begin"
-BLOCK_END = "# ---- self-contained metrics: end ----"
-
-
-def self_contained_source() -> str:
-    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
-    from pathlib import Path
-
-    text = Path(__file__).read_text(encoding="utf-8")
-    start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
-    return text[start:text.index(BLOCK_END)]
 
 
 def macro_f1_scorer(reference):
@@ -190,3 +170,109 @@ def clipped_r2_scorer(reference):
         return min(1.0, max(0.0, value))
 
     return score
+
+
+# A score at or above this counts as solved, for every metric (DARE-bench's rule); the DSAgentBench
+# evaluators and `daregen score` both read it from here.
+SOLVED_THRESHOLD = 0.95
+
+
+def one_at_a_time(function):
+    """The scorer of a metric with no faster path: `function(reference, p)` for each prediction `p`."""
+    def scorer(reference):
+        return lambda prediction: function(reference, prediction)
+
+    return scorer
+
+
+class _MetricFields(NamedTuple):
+    name: str
+    label: str  # for a reader: "macro-F1"
+    function: Callable
+    scorer: Callable
+    higher_is_better: bool
+    solved_threshold: float
+    policy: str  # its edge cases, in one paragraph
+
+
+class Metric(_MetricFields):
+    """One metric, everything its consumers need. `name` is how task files spell it (expected.json's
+    check.metric, the `<kind>_<name>` keys of daregen.mm_baselines); `daregen score` reports the
+    function's own name. `scorer(reference)` returns `p -> function(reference, p)`, the same float bit
+    for bit, for scoring many predictions of one reference.
+
+    A named tuple, not a dataclass: the DSAgentBench validation execs the evaluator in a namespace
+    that is no module, where a dataclass with postponed annotations cannot be created."""
+
+    __slots__ = ()
+
+    def __new__(cls, *fields, **named):
+        metric = super().__new__(cls, *fields, **named)
+        if not 0.0 < metric.solved_threshold <= 1.0:
+            raise ValueError(f"metric {metric.name!r}: solved threshold {metric.solved_threshold} is outside (0, 1]")
+        return metric
+
+
+_LABELS_POLICY = ("labels compare as numbers when every reference value is a finite number (`1` and `1.0` are "
+                  "one class; a prediction that is not a number stays a wrong label), otherwise as text with "
+                  "surrounding blanks stripped")
+_NUMBERS_POLICY = ("a prediction value that is missing, not a number or not finite is unscorable (score 0 with "
+                   "the reason); such a reference value is a ValueError: the reference is broken, not the solver")
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("exact_match", "exact match", exact_match, one_at_a_time(exact_match), True, SOLVED_THRESHOLD,
+           f"1.0 when every row matches, else 0.0; {_LABELS_POLICY}; an empty pair of columns is a match."),
+    Metric("allclose", "allclose", allclose_match, one_at_a_time(allclose_match), True, SOLVED_THRESHOLD,
+           f"1.0 when numpy.allclose(reference, prediction) with numpy's default tolerances, else 0.0; "
+           f"{_NUMBERS_POLICY}."),
+    Metric("macro_f1", "macro-F1", macro_f1, macro_f1_scorer, True, SOLVED_THRESHOLD,
+           f"averaged over every label in the reference or the prediction; a label never predicted, or "
+           f"predicted but absent from the reference, has F1 0 (zero_division=0); {_LABELS_POLICY}."),
+    Metric("r2", "R²", clipped_r2, clipped_r2_scorer, True, SOLVED_THRESHOLD,
+           f"scikit-learn's R² clipped to [0, 1]; a constant reference scores 1.0 when matched exactly and "
+           f"0.0 otherwise; fewer than two reference rows are a ValueError (R² is undefined); "
+           f"{_NUMBERS_POLICY}."),
+)}
+# ---- self-contained metrics: end ----
+
+
+BLOCK_BEGIN = "# ---- self-contained metrics: begin"
+BLOCK_END = "# ---- self-contained metrics: end ----"
+
+
+def self_contained_source() -> str:
+    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+    from pathlib import Path
+
+    text = Path(__file__).read_text(encoding="utf-8")
+    start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
+    return text[start:text.index(BLOCK_END)]
+
+
+# The metric DARE-bench scores each (problem type, variant) with: IF (v1) reproduces the reference
+# pipeline exactly, MM (v2) and both forecasting variants are free modelling.
+DEFAULT_METRICS: dict[tuple[str, str], str] = {
+    ("classification", "v1"): "exact_match",
+    ("regression", "v1"): "allclose",
+    ("classification", "v2"): "macro_f1",
+    ("regression", "v2"): "r2",
+    (names.TIME_SERIES_PROBLEM, "v1"): "r2",
+    (names.TIME_SERIES_PROBLEM, "v2"): "r2",
+}
+
+
+def metric_named(name: str) -> Metric:
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; known: {sorted(METRICS)}") from None
+
+
+def metric_for(problem_type: str, variant: str) -> Metric:
+    """The metric a task of `problem_type` is scored with on `variant` (v1 or v2)."""
+    try:
+        name = DEFAULT_METRICS[(problem_type, variant)]
+    except KeyError:
+        known = sorted({k for k, _ in DEFAULT_METRICS})
+        raise ValueError(f"no metric for problem type {problem_type!r} variant {variant!r}; types: {known}") from None
+    return metric_named(name)

@@ -1,7 +1,8 @@
 """File, table and directory names of the DARE-bench layout, defined once.
 
-Every stage imports these instead of spelling the strings, so a layout change is
-one edit here (see ../shared/docs/dare-format.md).
+Stages import these rather than spelling the strings, so a layout change starts here
+(see docs/dare-format.md). One exception: finalize/reference_solution.py, kept readable on
+its own next to the instruction, still spells the data file stems out.
 """
 
 SOURCE_DIR = "source"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -37,14 +37,14 @@ TargetEvidenceKind = Literal["source_hint", "model_formula", "series_model", "do
                              "llm", "outcome_description", "outcome_name", "ranked_fallback"]
 TARGET_EVIDENCE_KINDS: tuple[str, ...] = TargetEvidenceKind.__args__  # type: ignore[attr-defined]
 
-# DARE-bench's model lists (../shared/docs/dare-format.md).
+# DARE-bench's model lists (docs/dare-format.md).
 CLASSIFICATION_MODELS = ("LogisticRegression", "DecisionTreeClassifier", "GaussianNB", "LinearSVC", "MLPClassifier")
 REGRESSION_MODELS = ("LinearRegression", "DecisionTreeRegressor", "Ridge", "Lasso", "MLPRegressor")
 MODELS_BY_PROBLEM = {"classification": CLASSIFICATION_MODELS, "regression": REGRESSION_MODELS}
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
-Scalar = Union[int, float, str]
+Scalar = int | float | str
 
 
 class _Frozen(BaseModel):
@@ -97,7 +97,7 @@ class DatasetRecord(_Frozen):
     # Relational sources only: how the analysis table was joined (fact table first); empty otherwise.
     join_path: tuple[JoinStep, ...] = ()
     # Which design path the source routes this dataset to: None (tabular) or "time_series"
-    # (a time-indexed series or panel; task_design.timeseries designs it, see README "Time series").
+    # (a time-indexed series or panel; task_design.timeseries designs it, see docs/time-series.md).
     kind_hint: Literal["time_series"] | None = None
 
     @field_validator("ref", "source", "title")
@@ -131,7 +131,7 @@ class ColumnProfile(_Frozen):
     top_share: float = 0.0  # share of the most frequent non-missing value
 
     @model_validator(mode="after")
-    def _check(self) -> "ColumnProfile":
+    def _check(self) -> ColumnProfile:
         if self.n_missing < 0 or self.n_unique < 0:
             raise ValueError(f"{self.name}: negative counts")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -144,7 +144,7 @@ class DatasetProfile(_Frozen):
     columns: tuple[ColumnProfile, ...]
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "DatasetProfile":
+    def _unique_names(self) -> DatasetProfile:
         names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ValueError("duplicate column names in profile")
@@ -207,7 +207,7 @@ class TaskSpec(_Frozen):
         return names.task_dir_name(self.slug, self.problem_type)
 
     @model_validator(mode="after")
-    def _check(self) -> "TaskSpec":
+    def _check(self) -> TaskSpec:
         if not self.target or len(set(self.target)) != len(self.target):
             raise ValueError("target must list one or more distinct columns")
         if len(self.target) > 1 and self.problem_type != "classification":
@@ -242,14 +242,6 @@ class TaskSpec(_Frozen):
         if self.n_split_tables < 1:
             raise ValueError("n_split_tables must be >= 1")
         return self
-
-
-class Rejection(_Frozen):
-    """A dataset that was considered but not built, and why (one line)."""
-
-    ref: str
-    stage: str
-    reason: str
 
 
 class DatasetRejected(Exception):
@@ -338,7 +330,7 @@ class TimeSeriesSpec(_Frozen):
         return (self.time_column, *self.entity_columns)
 
     @model_validator(mode="after")
-    def _check(self) -> "TimeSeriesSpec":
+    def _check(self) -> TimeSeriesSpec:
         if len(self.target) != 1:
             raise ValueError("exactly one target column is supported")
         if self.target[0] in self.identifiers:
@@ -369,7 +361,7 @@ class TimeSeriesSpec(_Frozen):
         return self
 
 
-def is_time_series(what: "TaskSpec | TimeSeriesSpec | DatasetRecord | Mapping[str, Any] | str") -> bool:
+def is_time_series(what: TaskSpec | TimeSeriesSpec | DatasetRecord | Mapping[str, Any] | str) -> bool:
     """The one answer to "is this a time-series task?", from whatever the caller holds.
 
     A spec (TimeSeriesSpec or TaskSpec); a DatasetRecord (its kind_hint, the source's routing);

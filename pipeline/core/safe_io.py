@@ -25,6 +25,7 @@ import io
 import json
 import os
 import re
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.jsonio import write_text
+from pipeline.core.sqlite import column_names, connect_read_only, quote_identifier, table_names
 from pipeline.core.text import printable  # noqa: F401 -- re-exported: readers of untrusted trees import it here
 
 
@@ -221,23 +223,24 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
 
 
 def _check_sqlite(name: str, path: Path, limits: InputLimits) -> None:
-    import sqlite3
-
+    """Each table's rows and columns within `limits`; a generated column is refused (connect_read_only)."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_read_only(path)
     except sqlite3.Error as exc:
         raise UnsafeInput(f"{name} is not a readable sqlite file: {exc}") from None
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for table in tables:
-            quoted = '"' + table.replace('"', '""') + '"'
-            columns = len(con.execute(f"PRAGMA table_info({quoted})").fetchall())
-            rows = con.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
-            _check_shape(f"{name}:{table}", rows, columns, limits)
+        for table in table_names(con):
+            rows = con.execute(f"SELECT count(*) FROM {quote_identifier(table)}").fetchone()[0]
+            _check_shape(f"{name}:{table}", rows, len(column_names(con, table)), limits)
     except sqlite3.Error as exc:
         raise UnsafeInput(f"{name} is not a readable sqlite file: {exc}") from None
     finally:
         con.close()
+
+
+def check_table_shape(name: str, rows: int, columns: int, limits: InputLimits) -> None:
+    """UnsafeInput if a table of `rows` x `columns` is beyond `limits` (a source's joined table, say)."""
+    _check_shape(name, rows, columns, limits)
 
 
 def check_table_file(path: Path, root: Path, file_type: str, limits: InputLimits | None = None) -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from collections.abc import Iterator
 
 _record: ContextVar[dict[str, float] | None] = ContextVar("daregen_step_seconds", default=None)
 

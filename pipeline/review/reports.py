@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
+from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import md_cell, read_json_inside
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_kind
@@ -33,7 +34,7 @@ CORPUS_REPORT_HTML = "corpus_report.html"
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
 TIME_SERIES = names.TIME_SERIES_PROBLEM
-# The two variants of one task folder, by problem type (../shared/docs/dare-format.md).
+# The two variants of one task folder, by problem type (docs/dare-format.md).
 VARIANT_LABELS = {"classification": ("IF", "MM"), "regression": ("IF", "MM"), TIME_SERIES: ("XF", "CF")}
 DATA_SUFFIXES = (".csv", ".parquet", ".sqlite")
 
@@ -55,7 +56,7 @@ class TaskFacts(BaseModel):
     # name -> score, from `baselines` (time series) and `daregen.mm_baselines` (tabular), when recorded.
     baselines: dict[str, float] = Field(default_factory=dict)
     problem: str = ""  # why the task could not be read, if it could not
-    # The design's choice, for curators (issue 12, item 9): the target, its evidence, the candidates
+    # The design's choice, for curators (so a reviewer can judge the target): the target, its evidence, the candidates
     # passed over (column -> reason), the targets tried and refused, and the MM validation rows.
     target: str = ""
     target_evidence: str = ""
@@ -243,7 +244,7 @@ def _clip(text: str, n: int = 80) -> str:
 
 def leak_screen(baselines: dict[str, float]) -> str:
     """`best single feature 0.412 vs reference 0.773 (r2)` from daregen.mm_baselines, or ""."""
-    for metric in ("macro_f1", "r2"):
+    for metric in METRICS:  # the block's keys carry the MM metric's registry name
         best, ref = baselines.get(f"best_single_feature_{metric}"), baselines.get(f"reference_{metric}")
         if best is not None and ref is not None:
             return f"best single feature {best:.3f} vs reference {ref:.3f} ({metric})"

@@ -10,7 +10,7 @@ Predictions folder layout::
 
 Each `prediction.csv` is aligned with the variant's reference in the task's
 `verify/` folder and scored with the metric DARE-bench uses for that variant
-(../shared/docs/dare-format.md, "Scoring"):
+(docs/dare-format.md, "Scoring"):
 
 | kind / variant              | reference                  | aligned on          | metric              |
 |-----------------------------|----------------------------|---------------------|---------------------|
@@ -41,24 +41,17 @@ from __future__ import annotations
 import math
 import os
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from finalize.dsagent.ts_variants import MIN_BAR, best_recorded_baseline
 from pipeline.core.jsonio import write_json
-from pipeline.core.metrics import (
-    UnscorablePrediction,
-    allclose_match,
-    clipped_r2,
-    exact_match,
-    finite_numbers,
-    macro_f1,
-)
+from pipeline.core.metrics import SOLVED_THRESHOLD, Metric, UnscorablePrediction, finite_numbers, metric_for
 from pipeline.core.names import (
     ALL_METADATA,
     GROUND_TRUTH,
@@ -68,6 +61,7 @@ from pipeline.core.names import (
     QUESTION_LIST,
     ROW_ID,
     SIMULATED_PRED,
+    TIME_SERIES_PROBLEM,
     VARIANTS,
     VERIFY_DIR,
 )
@@ -75,21 +69,16 @@ from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_csv_
 
 SCORE_SUMMARY = "score_summary.json"
 
-SOLVED_THRESHOLD = 0.95
-
-MetricFn = Callable[[pd.Series, pd.Series], float]
-
 
 # --------------------------------------------------------------------------- metrics
 #
-# The metrics and their edge-case policy live in pipeline/core/metrics.py (shared with the MM
-# check, the time-series baselines and the DSAgentBench evaluator). Every CSV is read as text, so
-# "1" vs "1.0" and timestamps stay under our control instead of pandas' inference.
+# The metrics, their edge-case policy and the metric of each (task kind, variant) live in
+# pipeline/core/metrics.py's registry (shared with the MM check, the time-series baselines and the
+# DSAgentBench evaluator). Every CSV is read as text, so "1" vs "1.0" and timestamps stay under our
+# control instead of pandas' inference.
 
 
 # --------------------------------------------------------------------------- registry
-
-TaskKind = Literal["classification", "regression", "time_series_analysis"]
 
 
 @dataclass(frozen=True)
@@ -97,32 +86,36 @@ class ScoringRule:
     """How one (task kind, variant) is scored: against which file, aligned how, by which metric."""
 
     reference_file: str
-    metric: MetricFn
+    metric: Metric
     # False: align on row_id and every ground-truth row needs exactly one prediction row.
     # True: align on every non-target reference column (time-series CF) and ignore extras.
     align_on_identifiers: bool = False
 
     @property
     def metric_name(self) -> str:
-        return self.metric.__name__
+        """What score reports and exported reward specs call the metric: its function's name."""
+        return self.metric.function.__name__
 
 
-SCORING_RULES: Mapping[tuple[str, str], ScoringRule] = {
-    ("classification", "v1"): ScoringRule(SIMULATED_PRED, exact_match),
-    ("regression", "v1"): ScoringRule(SIMULATED_PRED, allclose_match),
-    ("classification", "v2"): ScoringRule(GROUND_TRUTH, macro_f1),
-    ("regression", "v2"): ScoringRule(GROUND_TRUTH, clipped_r2),
-    ("time_series_analysis", "v1"): ScoringRule(GROUND_TRUTH_V1, clipped_r2),
-    ("time_series_analysis", "v2"): ScoringRule(GROUND_TRUTH_V2, clipped_r2, align_on_identifiers=True),
+# (task kind, variant) -> (the reference in verify/, align on the identifier columns); the metric is
+# the registry's choice for the pair, looked up when a rule is asked for.
+REFERENCES: Mapping[tuple[str, str], tuple[str, bool]] = {
+    ("classification", "v1"): (SIMULATED_PRED, False),
+    ("regression", "v1"): (SIMULATED_PRED, False),
+    ("classification", "v2"): (GROUND_TRUTH, False),
+    ("regression", "v2"): (GROUND_TRUTH, False),
+    (TIME_SERIES_PROBLEM, "v1"): (GROUND_TRUTH_V1, False),
+    (TIME_SERIES_PROBLEM, "v2"): (GROUND_TRUTH_V2, True),
 }
 
 
 def scoring_rule(kind: str, variant: str) -> ScoringRule:
     try:
-        return SCORING_RULES[(kind, variant)]
+        reference_file, align_on_identifiers = REFERENCES[(kind, variant)]
     except KeyError:
-        known = sorted({k for k, _ in SCORING_RULES})
+        known = sorted({k for k, _ in REFERENCES})
         raise ValueError(f"no scoring rule for kind {kind!r} variant {variant!r}; kinds: {known}") from None
+    return ScoringRule(reference_file, metric_for(kind, variant), align_on_identifiers)
 
 
 # --------------------------------------------------------------------------- results
@@ -136,6 +129,7 @@ class Score:
     score: float
     reason: str | None = None  # None when the prediction was scored normally
     baseline: float | None = None  # a time series' best recorded baseline R² for this variant
+    solved_threshold: float = SOLVED_THRESHOLD  # the metric's (pipeline/core/metrics.py)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -147,14 +141,14 @@ class Score:
 
     @property
     def solved(self) -> bool:
-        return self.score >= SOLVED_THRESHOLD
+        return self.score >= self.solved_threshold
 
     @property
     def beats_baseline(self) -> bool | None:
         """Whether the forecast reaches the best recorded baseline (None: no meaningful bar)."""
         if self.baseline is None or self.baseline < MIN_BAR:
             return None
-        return self.score >= SOLVED_THRESHOLD * self.baseline
+        return self.score >= self.solved_threshold * self.baseline
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -409,19 +403,20 @@ def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_r
         if rule.align_on_identifiers:
             reference, prediction = _parsed_time_keys(task_dir, reference, prediction)
         aligned = align_prediction(reference, prediction, id_columns, targets, rule.align_on_identifiers)
-        per_target = [rule.metric(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
+        per_target = [rule.metric.function(aligned[t].rename(t), aligned[f"{t}__pred"].rename(t)) for t in targets]
     except UnscorablePrediction as exc:
-        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc), baseline=baseline)
+        return Score(task_dir.name, variant, rule.metric_name, 0.0, reason=str(exc), baseline=baseline,
+                     solved_threshold=rule.metric.solved_threshold)
     except MemoryError:  # one oversized prediction scores 0; it must not end the run
         return Score(task_dir.name, variant, rule.metric_name, 0.0, reason="prediction does not fit in memory",
-                     baseline=baseline)
+                     baseline=baseline, solved_threshold=rule.metric.solved_threshold)
     return Score(task_dir.name, variant, rule.metric_name, float(sum(per_target) / len(per_target)),
-                 baseline=baseline)
+                 baseline=baseline, solved_threshold=rule.metric.solved_threshold)
 
 
 def _baseline(task_dir: Path, kind: str, variant: str) -> float | None:
     """A time series' best recorded baseline R² for `variant` (None for tabular tasks or none recorded)."""
-    if kind != "time_series_analysis":
+    if kind != TIME_SERIES_PROBLEM:
         return None
     best = best_recorded_baseline(_question(task_dir), variant)
     return None if best is None else float(best[1])

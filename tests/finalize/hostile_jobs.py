@@ -136,3 +136,119 @@ def look_around(paths: list[str]) -> dict:
             listable[path] = f"refused: {type(exc).__name__}"
     pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
     return {"pids": pids, "env": dict(os.environ), "listable": listable}
+
+
+
+def _holds(data: bytes, head: bytes, tail: bytes) -> bool:
+    """Whether `data` holds head + tail, found without ever building that string in this process."""
+    at = data.find(head)
+    while at >= 0:
+        if data[at + len(head):at + len(head) + len(tail)] == tail:
+            return True
+        at = data.find(head, at + 1)
+    return False
+
+
+def _scan_memory(head: bytes, tail: bytes) -> tuple[list[str], int]:
+    """The mappings of this process whose bytes hold head + tail (read through /proc/self/mem), and how
+    many bytes were read: the stack (where the kernel put the environment at exec), heap and anonymous
+    memory, the places an inherited or copied secret would be."""
+    found, scanned, overlap = [], 0, len(head) + len(tail)
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            fields = line.split()
+            span, perms, name = fields[0], fields[1], (fields[5] if len(fields) > 5 else "")
+            if not perms.startswith("r") or name in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+                continue
+            if name and not name.startswith("[") and "w" not in perms:
+                continue  # a read-only mapping of a file: the file's bytes, not this process's
+            start, end = (int(x, 16) for x in span.split("-"))
+            offset = start
+            while offset < end:
+                size = min(end - offset, 16 << 20)
+                try:
+                    mem.seek(offset)
+                    chunk = mem.read(size + overlap if offset + size < end else size)
+                except (OSError, ValueError, OverflowError):
+                    break
+                scanned += min(len(chunk), size)
+                if _holds(chunk, head, tail):
+                    found.append(line.strip())
+                    break
+                offset += size
+    return found, scanned
+
+
+def hunt_secret(head: str, tail: str, caller_pid: int) -> dict:
+    """What a job that makes itself dumpable (PR_SET_DUMPABLE, so it may read its own /proc files)
+    finds of the secret head + tail: in its environment, its /proc/self/environ, its memory, its
+    parent's, init's and the caller's /proc/PID/environ. The secret comes in two halves so that the
+    job's own arguments never hold it whole."""
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+    h, t = head.encode(), tail.encode()
+    out: dict = {"env": any(_holds(f"{k}={v}".encode(), h, t) for k, v in os.environ.items())}
+    for label, path in (("self_environ", "/proc/self/environ"), ("parent_environ", f"/proc/{os.getppid()}/environ"),
+                        ("init_environ", "/proc/1/environ"), ("caller_environ", f"/proc/{caller_pid}/environ")):
+        try:
+            with open(path, "rb") as fh:
+                out[label] = _holds(fh.read(), h, t)
+        except OSError as exc:
+            out[label] = f"refused: {type(exc).__name__}"
+    try:
+        out["memory"], out["memory_scanned"] = _scan_memory(h, t)
+    except OSError as exc:
+        out["memory"], out["memory_scanned"] = f"refused: {type(exc).__name__}", 0
+    return out
+
+
+def memory_in_children(children: int, megabytes: int) -> dict:
+    """Forks `children` processes one after another, each touching `megabytes` of fresh memory and then
+    holding it: together they want children * megabytes, whatever the limit of one process."""
+    pids = []
+    for _ in range(children):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                block = bytearray(megabytes << 20)
+                for i in range(0, len(block), 4096):  # touch every page, so it is really charged
+                    block[i] = 1
+                os.write(w, b"k")
+                time.sleep(60)
+            finally:
+                os._exit(0)  # never back into the sandbox's code, which would report for the job
+        os.close(w)
+        pids.append(pid)
+        os.read(r, 1)  # b"k" once the child holds its share, empty if it died first
+        os.close(r)
+    # The children still alive now hold their shares at once (an earlier one may have been killed since).
+    held = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    return {"held_mb": held * megabytes, "vm_kb": _vm_size_kb()}
+
+
+def _vm_size_kb() -> int:
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+
+
+def write_bomb(folders: list[str], chunk_mb: int, max_files: int) -> dict:
+    """Writes files of `chunk_mb` in each folder until refused or `max_files`; the bytes that landed."""
+    chunk = b"x" * (chunk_mb << 20)
+    written = {}
+    for folder in folders:
+        total = 0
+        for i in range(max_files):
+            try:
+                with open(os.path.join(folder, f"bomb{i}"), "wb") as fh:
+                    total += fh.write(chunk)
+                    fh.flush()
+            except OSError:
+                break
+        written[folder] = total
+    return written
+
+
+def read_text(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()

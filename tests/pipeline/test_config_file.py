@@ -25,10 +25,11 @@ def test_file_fills_unset_flags_and_flags_win(tmp_path):
     file_llm = _apply_config(args)
     assert (args.limit, args.seed, args.sources, args.designer) == (40, 3, "local:data", "llm")
     assert str(args.out) == "generated"
-    settings = _designer_settings(args, file_llm)
-    # The endpoint came from the file, so it never receives the API key (tests/pipeline/test_hostile_config.py).
-    assert settings == {"model": "openai/from-flag", "api_base": "http://127.0.0.1:1/v1", "timeout": 5,
-                        "key_to_api_base": False}
+    with pytest.raises(ValueError, match="names the LLM endpoint"):  # only a flag or the environment may
+        _designer_settings(args, file_llm)
+    args = _args("--config", str(cfg), "--llm-model", "openai/from-flag", "--llm-api-base", "http://127.0.0.1:2/v1")
+    settings = _designer_settings(args, _apply_config(args))
+    assert settings == {"model": "openai/from-flag", "api_base": "http://127.0.0.1:2/v1", "timeout": 5}
 
 
 def test_defaults_without_a_file():

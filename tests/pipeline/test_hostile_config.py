@@ -41,13 +41,20 @@ def _authorization(settings: LLMSettings, server: FakeOpenAI) -> str:
     return server.authorizations[-1]
 
 
-def test_an_endpoint_from_a_config_file_never_receives_the_key(tmp_path, capsys) -> None:
+def test_an_endpoint_only_a_config_file_names_is_refused_and_receives_nothing(tmp_path, capsys) -> None:
+    """It would receive five sample rows of every dataset (a sources.toml may point at a private
+    database), so the build stops before any call, with one line; a heuristic build ignores it."""
     with FakeOpenAI([Reply.answer({"ok": True})]) as server:
-        cfg = _config(tmp_path, f'[llm]\nmodel = "openai/m"\napi_base = "{server.api_base}"\n')
-        settings = _settings("--config", cfg)
-        assert _authorization(settings, server) == "Bearer no-key"
-    assert capsys.readouterr().err == (f"daregen: LLM: no API key is sent to {server.api_base} (named by the config "
-                                       "file; name it with --llm-api-base or DAREGEN_LLM_API_BASE to send one)\n")
+        cfg = _config(tmp_path, f'[build]\ndesigner = "llm"\nlimit = 1\n[llm]\nmodel = "openai/m"\n'
+                                f'api_base = "{server.api_base}"\n')
+        assert main(["build", "--config", cfg, "--out", str(tmp_path / "out")]) == 2
+        assert server.n_requests == 0
+    assert capsys.readouterr().err == (
+        f"daregen: error: the config file names the LLM endpoint {server.api_base!r}, which would receive sample "
+        "rows; name it with --llm-api-base or DAREGEN_LLM_API_BASE to use it\n")
+    assert not (tmp_path / "out").exists()
+    args = parser().parse_args(["build", "--config", cfg, "--designer", "heuristic"])
+    assert _designer_settings(args, _apply_config(args)) is None
 
 
 def test_an_endpoint_named_by_flag_or_environment_receives_the_key(tmp_path, capsys, monkeypatch) -> None:

@@ -121,20 +121,83 @@ def test_the_manifest_leaves_out_reports_and_diffs(tmp_path):
 
 
 
-def test_a_folder_daregen_did_not_write_is_refused_and_with_force_kept_forever(tmp_path):
+def _notes(folder) -> None:
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+
+
+def _look_alike(folder) -> None:
+    """A user's folder that holds a manifest.json and a question_list.json of its own, as many projects do:
+    only a tree whose manifest matches its files is an older daregen's (adopted, later pruned)."""
+    (folder / "results").mkdir(parents=True)
+    (folder / "results" / "run1.csv").write_text("a,b\n1,2\n")
+    write_json(folder / names.MANIFEST, {"files": {"results/run1.csv": "0" * 64}, "name": "my project"})
+    write_json(folder / names.QUESTION_LIST, [{"file_path": "results", "question": "why?"}])
+
+
+@pytest.mark.parametrize("make_folder", [_notes, _look_alike], ids=["plain", "look-alike"])
+def test_a_folder_daregen_did_not_write_is_refused_and_with_force_kept_forever(tmp_path, make_folder):
     """Never delete what daregen did not create: a user's folder as --out is refused; with --force it is
-    moved beside the generations as user-folder-<id>, which pruning never touches."""
+    moved beside the generations as user-folder-<id>, which pruning never touches (three builds on)."""
     from pipeline.publish import USER_FOLDER_PREFIX, check_out_target
 
     out = tmp_path / "tasks"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine\n")
+    make_folder(out)
+    mine = {p.relative_to(out): p.read_text() for p in out.rglob("*") if p.is_file()}
     with pytest.raises(ValueError, match="non-empty folder daregen did not write"):
         check_out_target(out)
     check_out_target(out, force=True)
     for i in range(3):
         _build(out, {f"t{i}_class": str(i)}, keep=1)
     kept = [p for p in generations_dir(out).iterdir() if p.name.startswith(USER_FOLDER_PREFIX)]
-    assert len(kept) == 1 and (kept[0] / "notes.txt").read_text() == "mine\n"
-    assert not (out / "notes.txt").exists()  # not carried into the tree: it was never part of one
+    assert len(kept) == 1 and {p.relative_to(kept[0]): p.read_text() for p in kept[0].rglob("*") if p.is_file()} == mine
+    assert not [p for p in generations_dir(out).iterdir() if p.name.startswith("legacy-")]
+    ours = {names.MANIFEST, names.QUESTION_LIST}  # the build's own, at the same names
+    assert not any((out / rel).exists() for rel in mine if str(rel) not in ours)  # not carried: never part of it
     check_out_target(out)  # the pointer now: no refusal
+
+
+def test_a_daregen_tree_with_one_file_changed_is_no_longer_recognised(tmp_path):
+    from pipeline.publish import check_out_target
+
+    out = tmp_path / "tasks"
+    out.mkdir()
+    _fill(out, {"old_class": "legacy"})
+    check_out_target(out)  # the manifest matches: an older daregen's tree, adopted without --force
+    write_json(out / "old_class" / names.VERIFY_DIR / names.ALL_METADATA, {"text": "edited by hand"})
+    with pytest.raises(ValueError, match="daregen did not write"):
+        check_out_target(out)
+
+
+def test_force_never_moves_the_working_folder_its_parents_or_home(tmp_path, monkeypatch):
+    from pipeline.publish import check_out_target
+
+    work = tmp_path / "home" / "me" / "project"
+    work.mkdir(parents=True)
+    (work / "sources.toml").write_text("x = 1\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / ".bashrc").write_text("x\n")
+    for folder in (work, work.parent, tmp_path / "home", tmp_path / "elsewhere", "/"):
+        with pytest.raises(ValueError, match="never moves") as err:
+            check_out_target(folder, force=True)
+        assert "--force to" not in str(err.value)
+    assert (work / "sources.toml").is_file()
+
+
+def test_an_out_inside_a_published_tree_is_refused_without_suggesting_force(tmp_path):
+    from pipeline.publish import check_out_target
+
+    out = tmp_path / "tasks"
+    gen = _build(out, {"a_class": "one"})
+    legacy = tmp_path / "old"
+    legacy.mkdir()
+    _fill(legacy, {"b_class": "two"})
+    for inner in (out / "a_class", out / "a_class" / "new", gen / "a_class", legacy / "b_class", generations_dir(out)
+                  / "x"):
+        for force in (False, True):
+            with pytest.raises(ValueError, match="inside the daregen tree") as err:
+                check_out_target(inner, force=force)
+            assert "--force" not in str(err.value)
+    assert json.loads((out / "a_class" / "verify" / names.ALL_METADATA).read_text()) == {"text": "one"}

@@ -1,5 +1,5 @@
 """A dataset with a natural categorical and a natural numeric outcome makes two tasks, `_class` and `_reg`, each
-built on its own (issue 12, item 4); a dataset with one natural outcome still makes one, whose files are the ones a
+built on its own (two tasks per dataset, as DARE-bench sets them); a dataset with one natural outcome still makes one, whose files are the ones a
 one-task build made; the same seed gives the same tasks, through build_one and through the flow and its cache."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pandas as pd
 import pytest

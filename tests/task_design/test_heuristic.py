@@ -296,7 +296,7 @@ def test_rejection_reasons_are_one_line() -> None:
         assert info.value.reason and "\n" not in info.value.reason
 
 
-# ---------------------------------------------------------------- issue 12: targets by evidence
+# ---------------------------------------------------------------- targets chosen by evidence
 
 
 def _two_outcome_table(n: int = 200) -> pd.DataFrame:

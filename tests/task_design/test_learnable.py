@@ -69,3 +69,18 @@ def test_a_fallback_target_is_held_to_its_own_margin_a_documented_one_to_the_low
         assert "nothing to learn" in exc.reason and "is not 1.5 above" in exc.reason
     else:
         raise AssertionError(f"a fallback target passed an unreachable margin: {spec.target}")
+
+
+def test_the_estimate_scores_with_the_registry_metric_of_the_mm_variant(monkeypatch) -> None:
+    """learnable.py has no metric of its own: the MM variant's registry entry is what it scores with."""
+    from pipeline.core import metrics
+
+    table, config = _table(), DesignConfig()
+    features = [c for c in table.columns if c not in ("noise_score", "price")]
+    assert learnability_problem("price", features, table, "regression", config) is None
+    never = metrics.Metric("never", "never-score", lambda reference, prediction: 0.0,
+                           metrics.one_at_a_time(lambda reference, prediction: 0.0), True, 0.95, "always 0.")
+    monkeypatch.setitem(metrics.METRICS, never.name, never)
+    monkeypatch.setitem(metrics.DEFAULT_METRICS, ("regression", "v2"), never.name)
+    why = learnability_problem("price", features, table, "regression", config)
+    assert why is not None and "out-of-fold never-score 0.000" in why

@@ -158,7 +158,7 @@ def test_a_panel_ts_index_beats_the_year_column_beside_it_and_calendar_parts_are
     assert spec.target == ("sales",) and not {"year", "month"} & set(spec.selected_features)
 
 
-# ---------------------------------------------------------------- issue 12: by meaning, with floors
+# ---------------------------------------------------------------- series chosen by meaning, with size floors
 
 
 def test_a_country_panel_keeps_one_series_per_country_even_with_many_countries():

@@ -1,6 +1,7 @@
 """The four DARE-bench metrics have one edge-case policy (pipeline/core/metrics.py): labels compare as numbers
 when the reference is numeric, a prediction that is not a finite number is unscorable, a broken reference or
-an undefined R² is a ValueError, a constant reference scores 1 only when matched exactly."""
+an undefined R² is a ValueError, a constant reference scores 1 only when matched exactly; every registry entry
+is complete and its scorer gives its function's float bit for bit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import pandas as pd
 import pytest
 
 from pipeline.core.metrics import (
+    DEFAULT_METRICS,
+    METRICS,
+    SOLVED_THRESHOLD,
+    Metric,
     UnscorablePrediction,
     allclose_match,
     canonical_labels,
@@ -20,8 +25,12 @@ from pipeline.core.metrics import (
     exact_match,
     macro_f1,
     macro_f1_scorer,
+    metric_for,
+    metric_named,
+    one_at_a_time,
     self_contained_source,
 )
+from pipeline.core.names import TASK_SUFFIX, VARIANTS
 
 
 def _text(*values) -> pd.Series:
@@ -155,3 +164,62 @@ def test_clipped_r2_scorer_gives_clipped_r2() -> None:
     assert constant(np.arange(5.0)) == clipped_r2(np.full(5, 2.0), np.arange(5.0)) == 0.0
     with pytest.raises(ValueError):
         clipped_r2_scorer([1.0])
+
+
+# ------------------------------------------------------------------ the registry
+
+_INPUTS = {  # (reference, predictions) a label metric and a number metric each accept
+    "labels": (_text("a", "b", "a", "c", "b", "a"), [_text("a", "b", "b", "c", "b", "a"), _text("c", "c", "c", "c", "c", "c"),
+                                                    _text("a", "b", "a", "c", "b", "a"), _text("a", "x", " a", "c", "b", "1")]),
+    "numbers": (_text(1.5, 2, 3.25, 4, 5.5, 0), [_text(1.4, 2.2, 3, 4.1, 5.3, 0), _text(1.5, 2, 3.25, 4, 5.5, 0),
+                                                 _text(9, 9, 9, 9, 9, 9), _text(5.5, 4, 3.25, 2, 1.5, 0)]),
+    "integer labels": (_text(0, 1, 1, 2, 0, 1), [_text("0.0", 1, "1.0", 2, 0, 1), _text(2, 2, 1, 0, 0, 1),
+                                                 _text(0, 1, 1, 2, 0, "one")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_every_metric_entry_is_complete_and_its_scorer_is_its_function_bit_for_bit(name) -> None:
+    metric = METRICS[name]
+    assert metric.name == name and metric.label and len(metric.policy) > 40
+    assert metric.higher_is_better and metric.solved_threshold == SOLVED_THRESHOLD
+
+    def outcome(call, *args):
+        try:
+            return call(*args)
+        except (UnscorablePrediction, ValueError) as exc:  # the same refusal, whichever side raises it
+            return type(exc)
+
+    scored = []
+    for reference, predictions in _INPUTS.values():
+        score = outcome(metric.scorer, reference)
+        for prediction in predictions:
+            expected = outcome(metric.function, reference, prediction)
+            got = score if isinstance(score, type) else outcome(score, prediction)
+            assert got == expected  # ==: a recorded baseline must not move
+            if isinstance(expected, float):
+                assert 0.0 <= expected <= 1.0
+                scored.append(expected)
+    assert 1.0 in scored and min(scored) < 1.0  # the inputs reach both a perfect and an imperfect score
+
+
+def test_every_problem_type_and_variant_has_a_registered_metric() -> None:
+    assert set(DEFAULT_METRICS) == {(kind, v) for kind in TASK_SUFFIX for v in VARIANTS}
+    assert {(k, v): metric_for(k, v).name for k, v in DEFAULT_METRICS} == {
+        ("classification", "v1"): "exact_match", ("regression", "v1"): "allclose",
+        ("classification", "v2"): "macro_f1", ("regression", "v2"): "r2",
+        ("time_series_analysis", "v1"): "r2", ("time_series_analysis", "v2"): "r2"}
+    with pytest.raises(ValueError, match="no metric"):
+        metric_for("clustering", "v1")
+    with pytest.raises(ValueError, match="unknown metric"):
+        metric_named("accuracy")
+    with pytest.raises(ValueError, match="threshold"):
+        Metric("bad", "bad", exact_match, one_at_a_time(exact_match), True, 1.5, "never solved")
+
+
+def test_the_self_contained_block_carries_the_registry() -> None:
+    scope: dict = {"__name__": "dsagent_evaluator"}  # as the DSAgentBench validation runs it: no such module
+    exec(compile("from __future__ import annotations\n" + self_contained_source(), "metrics_block", "exec"), scope)  # noqa: S102
+    assert sorted(scope["METRICS"]) == sorted(METRICS) and scope["SOLVED_THRESHOLD"] == SOLVED_THRESHOLD
+    reference, predictions = _INPUTS["labels"]
+    assert scope["METRICS"]["macro_f1"].function(reference, predictions[0]) == macro_f1(reference, predictions[0])

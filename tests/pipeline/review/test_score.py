@@ -15,15 +15,18 @@ from pipeline.review.score import (
     GROUND_TRUTH_V1,
     GROUND_TRUTH_V2,
     SCORE_SUMMARY,
-    SCORING_RULES,
+    REFERENCES,
     Score,
     format_report,
     run_score,
     score_prediction,
+    scoring_rule,
     score_tree,
     write_reference_predictions,
 )
+from pipeline.core import metrics
 from pipeline.core.jsonio import dumps, read_json, write_json
+from pipeline.core.metrics import DEFAULT_METRICS
 from pipeline.core.names import (
     ALL_METADATA,
     GROUND_TRUTH,
@@ -329,7 +332,31 @@ def test_question_list_and_metadata_must_agree(tmp_path: Path) -> None:
 
 
 def test_registry_covers_every_kind_and_variant() -> None:
-    assert set(SCORING_RULES) == {(kind, v) for kind in TASK_SUFFIX for v in VARIANTS}
+    every = {(kind, v) for kind in TASK_SUFFIX for v in VARIANTS}
+    assert set(REFERENCES) == set(DEFAULT_METRICS) == every
+    assert all(scoring_rule(kind, v).metric.name == DEFAULT_METRICS[(kind, v)] for kind, v in every)
+
+
+def test_a_new_registry_entry_and_its_choice_are_all_scoring_needs(tmp_path: Path, monkeypatch) -> None:
+    """Balanced accuracy as a registry entry chosen for MM classification: score uses it by name, with its
+    own solved threshold, and nothing else in the scorer changes."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    def balanced_accuracy(reference, prediction) -> float:
+        ref, pred = metrics.canonical_labels(reference, prediction)
+        return float(balanced_accuracy_score(ref.to_numpy(), pred.to_numpy()))
+
+    entry = metrics.Metric("balanced_accuracy", "balanced accuracy", balanced_accuracy,
+                           metrics.one_at_a_time(balanced_accuracy), True, 0.5, "labels as for macro-F1.")
+    monkeypatch.setitem(metrics.METRICS, entry.name, entry)
+    monkeypatch.setitem(metrics.DEFAULT_METRICS, ("classification", "v2"), entry.name)
+    task = _task(tmp_path, "classification")
+    # ground truth a b a c b; predicted a b b c b: recall a 1/2, b 1, c 1
+    score = _score(task, "v2", tmp_path, _CLASS_REF)
+    assert (score.metric, score.reason) == ("balanced_accuracy", None)
+    assert score.score == pytest.approx((0.5 + 1 + 1) / 3)
+    assert score.solved  # 0.83 clears the entry's own 0.5, not the default 0.95
+    assert _score(task, "v1", tmp_path, _CLASS_REF).metric == "exact_match"  # the other choices stay
 
 
 def test_score_rejects_reason_with_nonzero_score() -> None:

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Handler(BaseHTTPRequestHandler):
-    server: "LoopbackServer"  # type: ignore[assignment]
+    server: LoopbackServer  # type: ignore[assignment]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):  # keep pytest output clean
@@ -106,7 +106,7 @@ class LoopbackServer(ThreadingHTTPServer):
         with self.lock:
             return sum(1 for entry in self.log if entry[2] == key)
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         self._thread.start()
         return self
 

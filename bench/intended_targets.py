@@ -10,6 +10,14 @@ quoting the dataset's help page). A dataset is
 - *large enough* when it has at least LARGE_ROWS rows or is a time series, i.e. when a floor of
   40 validation rows (or 40 training points per series) can be met at all.
 
+A list may also hold datasets with no defensible question (`kind` `none`, `outcomes` empty): the
+right answer is no task. Such a dataset is *abstained* when the build considered it and made no task
+(a hit), *guessed* when it made one (a miss); it never enters the intended-target rate.
+
+`bench/intended_targets_2.csv`, a second list labelled independently from the datasets' help pages
+before the code it measures was tuned, has the same format; INTENDED_LISTS names the lists a bench
+run reports when no list is given.
+
 Everything here reads files and computes figures; nothing builds. bench_designers.py builds the
 listed datasets (`--sources builtin:REF,...`) and prints these figures per designer.
 """
@@ -23,7 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INTENDED_CSV = Path(__file__).resolve().parent / "intended_targets.csv"
+INTENDED_CSV_2 = Path(__file__).resolve().parent / "intended_targets_2.csv"
 KINDS = ("classification", "regression", "time_series")
+NO_QUESTION = "none"  # a dataset with no defensible question: no task is the right answer
+INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2)
 # With a 0.7 split, 200 rows give 60 validation rows: the 40-row floor survives missing targets.
 LARGE_ROWS = 200
 _COLUMNS = ["ref", "outcomes", "kind", "rows", "justification"]
@@ -40,16 +51,29 @@ class Intended:
     justification: str
 
     def __post_init__(self) -> None:
-        if not self.ref or not self.outcomes or not all(self.outcomes):
-            raise ValueError(f"{self.ref or '<no ref>'}: a ref and at least one outcome are required")
-        if self.kind not in KINDS:
-            raise ValueError(f"{self.ref}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if not self.ref:
+            raise ValueError("<no ref>: a ref is required")
+        if self.kind not in KINDS + (NO_QUESTION,):
+            raise ValueError(f"{self.ref}: kind {self.kind!r} is not one of {', '.join(KINDS + (NO_QUESTION,))}")
+        if self.kind == NO_QUESTION and self.outcomes:
+            raise ValueError(f"{self.ref}: kind {NO_QUESTION!r} lists no outcome (got {'|'.join(self.outcomes)})")
+        if self.kind != NO_QUESTION and (not self.outcomes or not all(self.outcomes)):
+            raise ValueError(f"{self.ref}: a ref and at least one outcome are required")
         if not self.justification:
             raise ValueError(f"{self.ref}: the justification (a quote from the documentation) is missing")
 
     @property
     def large(self) -> bool:
         return self.kind == "time_series" or self.rows >= LARGE_ROWS
+
+    @property
+    def has_question(self) -> bool:
+        return self.kind != NO_QUESTION
+
+
+def available_lists() -> list[Path]:
+    """The lists a bench run reports when none is named: the first, and the second once it exists."""
+    return [p for p in INTENDED_LISTS if p.is_file()]
 
 
 def load_intended(path: Path = INTENDED_CSV) -> list[Intended]:
@@ -58,8 +82,8 @@ def load_intended(path: Path = INTENDED_CSV) -> list[Intended]:
         reader = csv.DictReader(handle)
         if reader.fieldnames != _COLUMNS:
             raise ValueError(f"{path}: columns must be {_COLUMNS}, got {reader.fieldnames}")
-        out = [Intended(row["ref"].strip(), tuple(o.strip() for o in row["outcomes"].split("|")), row["kind"],
-                        int(row["rows"]), row["justification"].strip()) for row in reader]
+        out = [Intended(row["ref"].strip(), tuple(o.strip() for o in row["outcomes"].split("|") if o.strip()),
+                        row["kind"].strip(), int(row["rows"]), row["justification"].strip()) for row in reader]
     seen: set[str] = set()
     for item in out:
         if item.ref in seen:
@@ -121,7 +145,9 @@ def read_tree(tree: Path) -> TreeContents:
 @dataclass(frozen=True)
 class Verdict:
     item: Intended
-    status: str  # "hit", "miss", "no task", "not in tree"
+    # "hit", "miss", "no task", "not in tree"; for a dataset with no question: "abstained" (no task,
+    # right), "guessed" (a task, wrong), "not in tree"
+    status: str
     targets: tuple[str, ...] = ()  # every target its tasks chose (miss, hit)
     task_dirs: tuple[str, ...] = ()
     reason: str = ""  # why no task (no task)
@@ -139,11 +165,26 @@ class HeldoutScore:
 
     @property
     def listed(self) -> int:
-        return len(self.verdicts)
+        """Listed datasets with a question (the intended-target rate's population)."""
+        return sum(v.item.has_question for v in self.verdicts)
 
     @property
     def large_listed(self) -> int:
-        return sum(v.item.large for v in self.verdicts)
+        return sum(v.item.large and v.item.has_question for v in self.verdicts)
+
+    @property
+    def no_question_listed(self) -> int:
+        return sum(not v.item.has_question for v in self.verdicts)
+
+    @property
+    def abstained(self) -> int:
+        """Datasets with no defensible question that the build considered and made no task for."""
+        return self._count("abstained")
+
+    @property
+    def guessed(self) -> int:
+        """Datasets with no defensible question that got a task anyway."""
+        return self._count("guessed")
 
     @property
     def in_tree(self) -> int:
@@ -179,6 +220,11 @@ def score_tree(items: list[Intended], contents: TreeContents) -> HeldoutScore:
     verdicts = []
     for item in items:
         tasks = tasks_of.get(item.ref, [])
+        if not item.has_question:
+            status = "guessed" if tasks else "abstained" if item.ref in considered else "not in tree"
+            verdicts.append(Verdict(item, status, tuple(dict.fromkeys(t for task in tasks for t in task.target)),
+                                    tuple(t.task_dir for t in tasks), contents.rejections.get(item.ref, "")))
+            continue
         if not tasks:
             status = "no task" if item.ref in considered else "not in tree"
             verdicts.append(Verdict(item, status, reason=contents.rejections.get(item.ref, "")))
@@ -201,10 +247,11 @@ def _share(k: int, n: int) -> str:
 def summary_table(scores: dict[str, HeldoutScore]) -> str:
     """One line per designer (or tree): listed, in tree, yielding (all and large enough), intended-target rate."""
     lines = [f"{'designer':<14}{'listed':>8}{'in tree':>9}{'with task':>11}{'large w/ task':>15}"
-             f"{'documented outcome / with task':>33}"]
+             f"{'documented outcome / with task':>33}{'no question: no task':>22}"]
     for name, s in scores.items():
+        skipped = _share(s.abstained, s.no_question_listed) if s.no_question_listed else "-"
         lines.append(f"{name:<14}{s.listed:>8}{s.in_tree:>9}{s.yielding:>11}"
-                     f"{f'{s.large_yielding}/{s.large_listed}':>15}{_share(s.hits, s.yielding):>33}")
+                     f"{f'{s.large_yielding}/{s.large_listed}':>15}{_share(s.hits, s.yielding):>33}{skipped:>22}")
     return "\n".join(lines)
 
 
@@ -227,6 +274,12 @@ def details(name: str, score: HeldoutScore, reason_chars: int = 200) -> str:
     for v in empty:
         size = "large" if v.item.large else f"{v.item.rows} rows"
         lines.append(f"  {v.item.ref:<40} {size:<9} {v.reason[:reason_chars]}")
+    if score.no_question_listed:
+        guessed = score.by_status("guessed")
+        lines.append(f"\n{name}: {score.abstained}/{score.no_question_listed} dataset(s) with no defensible question "
+                     f"skipped; {len(guessed)} got a task anyway")
+        for v in guessed:
+            lines.append(f"  {v.item.ref:<40} chose {'|'.join(v.targets)}")
     absent = score.by_status("not in tree")
     if absent:
         lines.append(f"\n{name}: {len(absent)} listed dataset(s) the build did not consider: "

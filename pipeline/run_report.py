@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pipeline.core import names
 from pipeline.core.jsonio import write_text
@@ -22,6 +23,22 @@ from task_design.llm_schema import usage_line
 # Reasons that only say which gate spoke; the bucket keeps the next part too (`check failed: MM infeasible`),
 # or every finalize rejection would read "check failed".
 _WRAPPER_REASONS = ("check failed", "determinism")
+
+
+EVIDENCE_KIND_COLUMN = "evidence kind"
+UNRECORDED_KIND = "unrecorded"
+# The evidence kinds that do not document the target: a reviewer reads these tasks first.
+FALLBACK_KINDS = frozenset({"outcome_description", "outcome_name", "ranked_fallback", UNRECORDED_KIND})
+
+
+def evidence_kind_rows(designs: list[dict[str, str]]) -> list[list[Any]]:
+    """[kind, tasks, share, "documented" | "fallback"] per evidence kind of design rows, commonest first."""
+    counts: dict[str, int] = {}
+    for row in designs:
+        kind = row.get(EVIDENCE_KIND_COLUMN) or UNRECORDED_KIND
+        counts[kind] = counts.get(kind, 0) + 1
+    return [[kind, n, f"{100 * n / len(designs):.0f}%", "fallback" if kind in FALLBACK_KINDS else "documented"]
+            for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def reason_kind(reason: str) -> str:
@@ -108,6 +125,11 @@ def write_report_md(root: Path, report: dict) -> None:
         lines.append(f"- {usage_line(report['llm'])}")
     designs = report.get("designs") or []
     if designs:  # pipeline.review.reports.design_rows: each task's target and why
+        lines += ["", "## Tasks per evidence kind", "",
+                  "A fallback kind rests on the target column's own description only; every other kind is "
+                  "documented by the source (docs/evidence-policy.md).", "",
+                  "| evidence kind | tasks | share | rests on |", "|---|---:|---:|---|"]
+        lines += [f"| {kind} | {n} | {share} | {rests} |" for kind, n, share, rests in evidence_kind_rows(designs)]
         lines += ["", "## Targets and their evidence", "", "| " + " | ".join(designs[0]) + " |",
                   "|" + "---|" * len(designs[0])]
         lines += ["| " + " | ".join(md_cell(str(v)) for v in row.values()) + " |"

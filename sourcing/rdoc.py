@@ -290,6 +290,9 @@ _CALL = re.compile(r"([A-Za-z.][A-Za-z0-9._]*)\s*\($")
 _RESPONSE_WORDS = re.compile(r"\b(response( variable)?|outcome( variable)?|dependent variable|"
                              r"variable of interest|target variable|endogenous variable)\b", re.I)
 _BACKTICKED = re.compile(r"`([^`\s]{1,60})`")
+# Wording before a response word that makes the entry about another column's outcome ("used to predict
+# the outcome", "a covariate of the response").
+_ABOUT_ANOTHER = re.compile(r"\b(of|on|with|for|to|affect\w*|predict\w*|explain\w*|influenc\w*)\s+(the\s+)?$", re.I)
 
 
 def formula_responses(code: str) -> list[tuple[str, str]]:
@@ -376,13 +379,17 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
         for name, evidence in series_responses(sections.get(section, "")):
             add(name, 3, f"{evidence} in {section.capitalize()}")
     for name, desc in columns.items():
-        if (w := _RESPONSE_WORDS.search(desc)):
+        # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
+        if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):
             add(name, 1, f"documented as {w.group(0)!r} in Format")
-    for section in ("format", "details", "description"):
+    for section in ("details", "description"):
+        # A sentence of prose names the response only when one documented column is in it: "the
+        # response is `y`". A sentence listing several (Whickham's "`outcome`, `smoker` and `age`")
+        # does not say which, and Format's entries speak for their own columns above.
         for sentence in re.split(r"(?<=[.;])\s+", sections.get(section, "")):
-            if (w := _RESPONSE_WORDS.search(sentence)):
-                for name in _BACKTICKED.findall(sentence):
-                    add(name, 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+            named = [n for n in dict.fromkeys(_BACKTICKED.findall(sentence)) if n in columns]
+            if (w := _RESPONSE_WORDS.search(sentence)) and len(named) == 1:
+                add(named[0], 1, f"named with {w.group(0)!r} in {section.capitalize()}")
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))
     return {name: evidence for name, (_, _, evidence) in ranked}
 

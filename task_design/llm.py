@@ -387,6 +387,7 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
                     "designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})",
                     "target_evidence": f"the LLM designer ({settings.model}): {checked.target!r} as "
                                        f"{checked.problem_type}, validated against the column roles",
+                    "target_evidence_kind": "llm",
                     "excluded_targets": checked.excluded_targets,
                     "feature_descriptions": _descriptions(answer, spec, record)})
         if attempt == 1:

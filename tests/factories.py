@@ -79,9 +79,18 @@ def build_table(n: int = 200, seed: int = 0, **overrides) -> pd.DataFrame:
 UNIT_CONFIG = DesignConfig(learnable_margin=None)
 
 
+# What a sidecar would say of the factories' outcome columns: a target needs evidence (a hint, the
+# documentation, or its own description reading as an outcome), so the designed datasets document theirs.
+OUTCOME_DESCRIPTIONS = {"label": "The outcome: whether the customer bought.", "price": "Sale price of the item.",
+                        "wage": "Hourly wage, in dollars.", "grade": "Final grade of the course."}
+
+
 def build_spec(table: pd.DataFrame, ref: str = REF, seed: int = 0, config: DesignConfig | None = None,
           **record_overrides) -> TaskSpec:
-    """The heuristic designer's spec for `table`, seeded like the pipeline does it."""
+    """The heuristic designer's spec for `table`, seeded like the pipeline does it; the table's columns
+    named in OUTCOME_DESCRIPTIONS are so described unless `column_descriptions` is given."""
+    record_overrides.setdefault("column_descriptions", {c: d for c, d in OUTCOME_DESCRIPTIONS.items()
+                                                        if c in table.columns})
     return design(build_record(ref, **record_overrides), profile_table(table), table,
                   rng_for(seed, ref, "design"), config or UNIT_CONFIG)
 

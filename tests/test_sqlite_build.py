@@ -5,6 +5,7 @@ is an ordinary tabular task, and a file that is not a database is rejected with 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -35,6 +36,8 @@ def built(tmp_path_factory) -> dict:
     build_shop_db(dbs / "shop_b.sqlite", n_orders=180, seed=5, sidecar=doc)
     (dbs / "broken.db").write_bytes(b"PK\x03\x04 not a database")
     build_patients_db(dbs / "patients.db")  # one table, no relations: a plain tabular candidate
+    # Its schema documents no outcome: its owner's sidecar names it, or no target would be guessed.
+    (dbs / "patients.json").write_text(json.dumps({"target_hint": "patients.readmitted"}), encoding="utf-8")
     hashes = {p.name: file_sha256(p) for p in dbs.iterdir()}
     out = root / "tasks"
     report = build_tasks(out=str(out), limit=10, seed=SEED, sources=f"sqlite:{dbs}")

@@ -26,6 +26,16 @@ ColumnKind = Literal["numerical", "categorical", "datetime", "id", "text", "cons
 ProblemType = Literal["classification", "regression"]
 FileType = Literal["csv", "sqlite", "parquet"]
 ImputerType = Literal["mean", "median", "most_frequent"]
+# The kind of evidence a target rests on (task_design.targets), strongest first. Every kind but the
+# last two documents the target: the source's own hint, a model the documentation fits to it, a
+# series model of it, its own Format entry calling it the response or outcome, the series of an R ts
+# object, the LLM designer's validated choice. The fallback's kinds: `outcome_description`, the
+# column's own description reads as a measured outcome; `outcome_name`, a column with no description
+# of its own (or "a numeric vector") whose name is a conventional outcome's or the dataset's title;
+# `ranked_fallback`, a time series' best-ranked numeric column with no such reading (never a tabular target).
+TargetEvidenceKind = Literal["source_hint", "model_formula", "series_model", "documented_response", "r_series",
+                             "llm", "outcome_description", "outcome_name", "ranked_fallback"]
+TARGET_EVIDENCE_KINDS: tuple[str, ...] = TargetEvidenceKind.__args__  # type: ignore[attr-defined]
 
 # DARE-bench's model lists (docs/dare-format.md).
 CLASSIFICATION_MODELS = ("LogisticRegression", "DecisionTreeClassifier", "GaussianNB", "LinearSVC", "MLPClassifier")
@@ -200,6 +210,7 @@ class TaskSpec(_Frozen):
     # the ranked fallback), why each other column is not the target, and every target tried before
     # this one with the reason it failed (task_design.roles / task_design.targets).
     target_evidence: str = ""
+    target_evidence_kind: TargetEvidenceKind | None = None
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     design_attempts: tuple[str, ...] = ()
     size_floors: dict[str, int] = Field(default_factory=dict)  # the design config's floors, recorded in the tree
@@ -319,6 +330,7 @@ class TimeSeriesSpec(_Frozen):
     # Left out of every task file: exogenous columns that alone give the target away (bounds, transforms).
     dropped_columns: tuple[str, ...] = ()
     target_evidence: str = ""
+    target_evidence_kind: TargetEvidenceKind | None = None
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     size_floors: dict[str, int] = Field(default_factory=dict)
 

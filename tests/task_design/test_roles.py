@@ -1,6 +1,6 @@
 """Every column gets the role a domain expert would give it, with its evidence, and only outcome
 columns may become targets: ids, calendar fields, coordinates, design factors, table counts,
-censored survival, block members, composition parts and derived copies never do."""
+censored survival, block members, composition parts, derived copies and covariates never do."""
 
 from __future__ import annotations
 
@@ -205,3 +205,61 @@ def test_a_running_number_of_events_is_a_row_index() -> None:
     # Not a numbering: the same values under another name, or a count named so whose values repeat unevenly.
     assert _role({"children": numbers, "age": list(range(40))}, "children") != "row_index"
     assert _role({"visit_no": [1] * 20 + list(range(1, 21)), "age": list(range(40))}, "visit_no") != "row_index"
+
+
+# ---------------------------------------------------------------- covariates, by their own words and siblings
+
+
+@pytest.mark.parametrize("doc", ["A subject's serum bilirubin level at week 0.", "smoking status at baseline",
+                                 "1 if self-rated health is poor", "=1 if male child",
+                                 "Verbal Reasoning (VR) score band at intake", "Half baths above grade",
+                                 "estimated performance (by Ein-Dor & Feldmesser)", "treatment group assigned",
+                                 "mother's weight in pounds", "number of prior arrests"])
+def test_a_column_whose_own_words_fix_it_before_the_outcome_is_a_covariate(doc: str) -> None:
+    rng = np.random.default_rng(1)
+    role = _roles({"v": rng.normal(size=40).round(3), "y": rng.normal(size=40)},
+                  column_descriptions={"v": doc, "y": "the response"})["v"]
+    assert role.role == "covariate" and not role.may_be_target and role.may_be_feature
+
+
+def test_an_outcome_word_in_another_columns_description_does_not_demote_it() -> None:
+    # Only the column's own entry counts: `y`'s words say nothing about `v`.
+    rng = np.random.default_rng(2)
+    roles = _roles({"v": rng.normal(size=40), "y": rng.normal(size=40)},
+                   column_descriptions={"y": "outcome at week 0 of v, baseline"})
+    assert roles["v"].role == "outcome"
+
+
+def test_each_dummy_of_a_one_hot_group_is_a_covariate() -> None:
+    # randhie: hlthg, hlthf, hlthp against the omitted "excellent"; at most one is 1 in a row.
+    level = np.random.default_rng(3).integers(0, 4, 60)
+    cols = {f"hlth{c}": (level == i).astype(int) for i, c in enumerate("gfp")}
+    cols["mdvis"] = np.random.default_rng(4).poisson(3, 60)
+    roles = _roles(cols)
+    assert {roles[c].role for c in ("hlthg", "hlthf", "hlthp")} == {"covariate"}
+    assert "one-hot group hlth" in roles["hlthp"].evidence and roles["mdvis"].role == "outcome"
+    # Two independent flags sharing a stem are no one-hot group.
+    rng = np.random.default_rng(5)
+    roles = _roles({"hasA": rng.integers(0, 2, 60), "hasB": rng.integers(0, 2, 60), "y": rng.normal(size=60)})
+    assert roles["hasA"].role == roles["hasB"].role == "outcome"
+
+
+def test_the_price_of_an_alternative_in_a_choice_table_is_a_covariate() -> None:
+    rng = np.random.default_rng(6)
+    brands = ["heinz41", "heinz32", "hunts32"]
+    cols = {"choice": rng.choice(brands, 60), **{f"price.{b}": rng.uniform(1, 3, 60).round(2) for b in brands},
+            **{f"disp.{b}": rng.integers(0, 2, 60) for b in brands}}
+    roles = _roles(cols)
+    assert roles["choice"].role == "outcome"
+    for b in brands:
+        assert roles[f"price.{b}"].role == "covariate" and roles[f"price.{b}"].related == "choice"
+
+
+def test_only_the_latest_year_of_a_measure_is_an_outcome() -> None:
+    rng = np.random.default_rng(7)
+    cols = {"re74": rng.gamma(2, 2000, 60), "re75": rng.gamma(2, 2000, 60), "re78": rng.gamma(2, 2000, 60),
+            "earn96": rng.gamma(2, 9, 60), "earn98": rng.gamma(2, 9, 60), "age": rng.integers(18, 60, 60)}
+    roles = _roles(cols)
+    assert roles["re78"].role == roles["earn98"].role == roles["age"].role == "outcome"
+    assert roles["re74"].role == roles["re75"].role == roles["earn96"].role == "covariate"
+    assert roles["re74"].related == "re78" and "1974" in roles["re74"].evidence

@@ -1,6 +1,7 @@
-"""The ranked fallback reads a table as a domain expert would when nothing documents the outcome:
-R puts the response first, the title names what is studied, a column computed from others or a
-demographic attribute of the unit is rarely the outcome, and a count is a regression target."""
+"""The fallback reads a table as a domain expert would when nothing documents the outcome: the title
+names what is studied, a column computed from others or a demographic attribute of the unit is rarely
+the outcome, a count is a regression target; and a column is evidence only by its own words (its
+description reading as a measured outcome, above the score floor), never by its place in the table."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
 from task_design.heuristic import design_frame
 from task_design.profile import profile_table
-from task_design.targets import is_natural, rank_targets
+from task_design.targets import FALLBACK_FLOOR, has_evidence, rank_targets
 from tests.factories import build_record
 
 
@@ -28,22 +29,41 @@ def _frame(n: int = 40, seed: int = 0) -> dict:
     return {"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.normal(size=n)}
 
 
-def test_the_first_measured_column_after_the_keys_leads_the_fallback() -> None:
+def test_a_place_is_no_evidence_and_a_description_reading_as_an_outcome_is() -> None:
+    # The old first/last-column bonus broke ties toward covariates (cpus' `estperf` over `perf`):
+    # `z`, last, and `first`, first, rank by their words alone and carry no evidence of their own.
     rng = np.random.default_rng(0)
-    cols = {"rownames": np.arange(1, 41), "mpg": rng.normal(25, 5, 40), **_frame(), "last_but": rng.normal(size=40),
+    cols = {"rownames": np.arange(1, 41), "first": rng.normal(size=40), "mpg": rng.normal(25, 5, 40), **_frame(),
             "z": rng.normal(size=40)}
-    ranked, _ = _ranked(cols, column_descriptions={"mpg": "miles per gallon"})
-    assert ranked[0].column == "mpg"
-    # Its place alone (first or last) is no evidence for a second task on the dataset.
-    placed_only = next(r for r in ranked if r.column == "z")
-    assert placed_only.placed == 1.0 and not is_natural(placed_only)
+    ranked, _ = _ranked(cols, column_descriptions={"mpg": "miles per gallon", "first": "engine displacement"})
+    assert ranked[0].column == "mpg" and ranked[0].kind == "outcome_description" and has_evidence(ranked[0])
+    for name in ("z", "first"):
+        r = next(r for r in ranked if r.column == name)
+        assert r.kind == "ranked_fallback" and not has_evidence(r) and r.score < FALLBACK_FLOOR
+
+
+def test_a_generic_or_design_description_is_no_outcome_reading() -> None:
+    # DavisThin's seven items, each "a numeric vector"; nsw's `treat`, read in the title's words.
+    rng = np.random.default_rng(3)
+    cols = {"DT1": rng.normal(size=40), "DT7": rng.normal(size=40), "treat": rng.choice([0, 1], 40)}
+    docs = {"DT1": "a numeric vector", "DT7": "a numeric vector", "treat": "In the Job Training Program"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Job Training Program")
+    assert ranked and not any(has_evidence(r) for r in ranked)
 
 
 def test_the_title_names_the_studied_outcome() -> None:
     rng = np.random.default_rng(1)
     cols = {**_frame(seed=1), "choice": rng.choice(["hunts", "heinz", "del monte"], 40), "amount": rng.normal(size=40)}
-    ranked, _ = _ranked(cols, title="Choice of Brand for Ketchup")
-    assert ranked[0].column == "choice"
+    ranked, _ = _ranked(cols, title="Choice of Brand for Ketchup", column_descriptions={"amount": "ounces bought"})
+    assert ranked[0].column == "choice" and ranked[0].kind == "outcome_name"
+    # A described column is read by its description: a name that merely appears in the title is a topic
+    # of the study, often a covariate (Stat2Data/Pulse's `Exercise`, "Typical hours of exercise").
+    ranked, _ = _ranked({**_frame(seed=1), "Exercise": rng.normal(size=40), "Active": rng.normal(size=40)},
+                        title="Pulse Rates and Exercise",
+                        column_descriptions={"Exercise": "Typical hours of exercise (per week)",
+                                             "Active": "Pulse rate (beats per minute) after exercise"})
+    assert ranked[0].column == "Active" and ranked[0].kind == "outcome_description"
+    assert next(r for r in ranked if r.column == "Exercise").kind == "ranked_fallback"
 
 
 def test_a_column_computed_from_others_and_a_demographic_rank_low() -> None:
@@ -67,3 +87,17 @@ def test_a_count_with_a_rare_tail_is_a_regression_target() -> None:
     # A 0/1 flag is no count: it stays a class target.
     _, frame = _ranked({"flag": np.tile([0, 1], 21), **_frame(n=42)})
     assert frame.problem_types["flag"] == "classification"
+
+
+def test_the_title_reads_a_column_only_when_it_names_that_one_alone() -> None:
+    # Cowles' "Data on Volunteering" and `volunteer`: the title names one column, which is the outcome.
+    rng = np.random.default_rng(4)
+    cols = {**_frame(seed=2), "volunteer": rng.choice(["no", "yes"], 40), "extraversion": rng.normal(size=40)}
+    docs = {"volunteer": "volunteering, a factor", "extraversion": "extraversion scale"}
+    ranked, _ = _ranked(cols, title="Data on Volunteering", column_descriptions=docs)
+    volunteer = next(r for r in ranked if r.column == "volunteer")
+    assert volunteer.kind == "outcome_description" and "title names it and no other" in volunteer.evidence
+    # A word that several names share (Ketchup's `Ketchup.` prefix) names none of them.
+    ranked, _ = _ranked({"Ketchup.price": rng.normal(size=40), "Ketchup.disp": rng.normal(size=40), **_frame()},
+                        title="Ketchup Purchases")
+    assert not any(has_evidence(r) for r in ranked)

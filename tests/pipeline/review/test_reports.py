@@ -221,10 +221,14 @@ def test_curators_see_each_target_its_evidence_rejected_candidates_sizes_and_lea
         write_task_folder(root, "shop_class", mm_baselines={"best_single_feature_macro_f1": 0.41,
                                                             "reference_macro_f1": 0.8, "trivial_macro_f1": 0.3},
                           daregen={"target_evidence": "documentation: <b>the outcome</b> | of the study",
+                                   "target_evidence_kind": "outcome_description",
                                    "excluded_targets": excluded, "design_attempts": ["price (regression): flat"],
                                    "val_rows": 47}),
         write_task_folder(root, "cars_reg", problem_type="regression", target="mpg",
-                          daregen={"target_evidence": "source hint", "val_rows": 1200}),
+                          daregen={"target_evidence": "source hint", "target_evidence_kind": "source_hint",
+                                   "val_rows": 1200}),
+        write_task_folder(root, "old_reg", problem_type="regression", target="mpg",
+                          daregen={"target_evidence": "a tree built before evidence kinds", "val_rows": 60}),
     ]
     write_question_list_by_hand(root, entries)
     rows = {r["task"]: r for r in design_rows(root)}
@@ -235,16 +239,24 @@ def test_curators_see_each_target_its_evidence_rejected_candidates_sizes_and_lea
     assert shop["attempts refused"] == "1: price (regression): flat"
     assert shop["leak screen"] == "best single feature 0.410 vs reference 0.800 (macro_f1)"
     assert rows["cars_reg"]["rejected candidates"] == "0" and rows["cars_reg"]["leak screen"] == ""
+    # Every target's evidence kind, "unrecorded" where the tree does not say (a tree built before kinds).
+    assert [rows[t]["evidence kind"] for t in ("shop_class", "cars_reg", "old_reg")] == [
+        "outcome_description", "source_hint", "unrecorded"]
 
     write_tree_reports(root)
     page = (root / CORPUS_REPORT_HTML).read_text()
     assert "Targets and their evidence" in page and "MM validation sizes" in page
     assert "&lt;b&gt;the outcome&lt;/b&gt;" in page and "<b>the outcome" not in page
     assert '<td class="n">47</td>' in page  # the minimum
+    # Tasks per evidence kind, each marked as resting on the documentation or on a fallback.
+    assert "<td>source_hint</td><td class=\"n\">1</td><td class=\"n\">33%</td><td>documented</td>" in page
+    assert "<td>outcome_description</td><td class=\"n\">1</td><td class=\"n\">33%</td><td>fallback</td>" in page
     write_report_md(root, {"built": 2, "by_type": {}, "considered": 2, "rejections": [], "seconds": 1.0,
                            "designs": list(rows.values())})
     md = (root / names.RUN_REPORT_MD).read_text()
     assert "## Targets and their evidence" in md
+    assert "## Tasks per evidence kind" in md and "| source_hint | 1 | 33% | documented |" in md
+    assert "| outcome_description | 1 | 33% | fallback |" in md and "| unrecorded | 1 | 33% | fallback |" in md
     assert "&lt;b>the outcome&lt;/b> \\| of the study" in md
 
 

@@ -323,8 +323,9 @@ def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | No
     `prior`) is a guess, so the designer says so instead."""
     durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
     # Nothing ranked at all is still a survival study: only a documented outcome beside the duration
-    # (a formula response, the column's own Format entry) makes it something else.
-    if durations and not any(r.documented for r in ranked):
+    # (a formula response, the column's own Format entry) makes it something else; a column merely
+    # named in a sentence that says "outcome" (hoel's `trt`) does not.
+    if durations and not any(r.documented and "named with" not in r.evidence for r in ranked):
         d = durations[0]
         return (f"a survival study: its outcome is the censored duration {d!r} (status "
                 f"{frame.roles[d].related!r}), and no other column is documented as an outcome")

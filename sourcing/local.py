@@ -21,6 +21,20 @@ _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descrip
                "version", "tags", "usability_rating", "last_updated", "target_hint", "outcome_columns"}
 
 
+def read_sidecar(data_path: Path, root: Path, limits: InputLimits, fields: set[str]) -> dict:
+    """The `<name>.json` beside a data file, read inside `root` under the limits: a JSON object of
+    known fields, or {} when there is none. A link, a special file, another shape or an unknown field
+    is a ValueError (the dataset's rejection), whichever source reads it."""
+    doc_path = data_path.with_suffix(".json")
+    doc = read_json_inside(doc_path, root, limits) if os.path.lexists(doc_path) else {}
+    if not isinstance(doc, dict):
+        raise ValueError(f"{doc_path.name}: not a JSON object")
+    unknown = set(doc) - fields
+    if unknown:
+        raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
+    return doc
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-") or "dataset"
 
@@ -56,13 +70,7 @@ class LocalFilesSource:
 
     def record(self, ref: str) -> DatasetRecord:
         path = self._file(ref)
-        doc_path = path.with_suffix(".json")
-        doc = read_json_inside(doc_path, self._root, self.limits) if os.path.lexists(doc_path) else {}
-        if not isinstance(doc, dict):
-            raise ValueError(f"{doc_path.name}: not a JSON object")
-        unknown = set(doc) - _DOC_FIELDS
-        if unknown:
-            raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
+        doc = read_sidecar(path, self._root, self.limits, _DOC_FIELDS)
         fields = {"title": path.stem, **doc}
         for listed in ("tags", "outcome_columns"):
             if listed in fields:

@@ -36,10 +36,10 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.core.records import DatasetRecord, DatasetRejected, JoinStep
-from pipeline.core.safe_io import (InputLimits, check_table_file, check_table_shape, read_json_inside,
-                                   regular_file_inside)
+from pipeline.core.safe_io import (InputLimits, check_table_file, check_table_shape, regular_file_inside)
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 from pipeline.core.text import printable
+from sourcing.local import read_sidecar
 from sourcing.normalize import control_free_name, unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -341,13 +341,7 @@ class SQLiteSource:
     def record(self, ref: str) -> DatasetRecord:
         db, fact, plan, layout = self._layout(ref)
         schema = self._schema(db)
-        doc_path = db.with_suffix(".json")
-        doc = read_json_inside(doc_path, self._root, self.limits) if os.path.lexists(doc_path) else {}
-        if not isinstance(doc, dict):
-            raise ValueError(f"{doc_path.name}: not a JSON object")
-        unknown = set(doc) - _DOC_FIELDS
-        if unknown:
-            raise ValueError(f"{doc_path.name}: unknown fields {sorted(unknown)}")
+        doc = read_sidecar(db, self._root, self.limits, _DOC_FIELDS)
         types = {t: dict(cols) for t, cols in schema.columns.items()}
         by_source = dict(zip(layout.sources, layout.names))
         # The schema documents each column: where it lives and its declared type.

@@ -30,7 +30,9 @@ def test_built_tree_has_validated_desktop_configs(built_tree: Path) -> None:
     # Two categories are drawn per DARE task; a series has no SQLite tables to acquire from, so fewer
     # of its draws succeed. Issue 8's "at least 50" holds at scale (255 in the 300-candidate build);
     # this 70-candidate tree has about 26 tasks, a quarter of them series since candidates are tiered (series first).
-    assert len(category_tasks) >= 1.5 * len(every) and len(category_tasks) >= 40
+    # Per DARE task, not a flat count: under the evidence policy the 70-candidate tree holds about 17 DARE
+    # tasks (two categories each, less the generators with nothing to ask), where it held 27 before.
+    assert len(category_tasks) >= 1.5 * len(every) and len(category_tasks) >= 20
     assert {c["category"] for c in configs} == set(CATEGORIES)
     assert {c["difficulty"] for c in category_tasks} == {"easy", "medium", "hard"}
     assert {"single-stage", "multi-stage"} <= {t for c in configs for t in c["tags"]}

@@ -130,6 +130,26 @@ _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttim
                             r"time$", re.I)
 _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
                            r"duration|censor)", re.I)
+# The survival and repeated-measures vocabulary of task_design.time_tables, kept beside the roles' own:
+# names that hold a status or a duration among other words (`linkstatus`, `dayslink`), and the
+# columns that order a subject's visits and name the subject.
+# A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
+STATUS_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
+                          r"[._]?(?P<b>.*)$", re.I)
+CENSOR_WORDS = re.compile(r"\bcensor(ed|ing)?\b", re.I)
+# A duration: `days`, `futime`, `dayslink`, `daysanysub`, `time_to_event`, "days until death".
+DURATION_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
+                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I)
+DURATION_UNTIL_DOC = re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
+                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
+                           r"last|end|discharge|follow)", re.I)
+# The column that orders a subject's rows: a visit's day, number or interval.
+VISIT_NAME = re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
+                         r"period|age|year|date|t)$", re.I)
+# The unit a repeated-measures table follows (nlme's `Subject`, survival's `id`, ChickWeight's `Chick`),
+# not a group code such as a state or a district.
+SUBJECT_NAME = re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
+                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I)
 # Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
 _COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
 _COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")

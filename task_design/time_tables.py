@@ -27,7 +27,8 @@ import pandas as pd
 
 from pipeline.core.records import DatasetProfile, DatasetRecord
 from pipeline.core.ts_reference import parse_times
-from task_design.roles import ColumnRole
+from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
+                               VISIT_NAME, ColumnRole)
 from task_design.timeseries import NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text
 
 # The object a help page documents is a series: "Time series of frequency 365", "Multiple time
@@ -40,23 +41,6 @@ _CROSS_SECTION_UNIT = re.compile(r"\bobservations?\s*:\s*(individuals|households
                                  r"families|respondents|patients|children|women|men)\b", re.I)
 _FREQUENCY_WORDS = {"YS": "yearly", "QS": "quarterly", "MS": "monthly", "W": "weekly", "D": "daily", "h": "hourly"}
 
-# A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
-_STATUS_NAME = re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
-                          r"[._]?(?P<b>.*)$", re.I)
-_CENSOR_WORDS = re.compile(r"\bcensor(ed|ing)?\b", re.I)
-# A duration: `days`, `futime`, `dayslink`, `daysanysub`, `time_to_event`, "days until death".
-_DURATION_NAME = re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
-                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I)
-_DURATION_DOC = re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
-                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
-                           r"last|end|discharge|follow)", re.I)
-# The column that orders a subject's rows: a visit's day, number or interval.
-_VISIT_NAME = re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
-                         r"period|age|year|date|t)$", re.I)
-# The unit a repeated-measures table follows (nlme's `Subject`, survival's `id`, ChickWeight's `Chick`),
-# not a group code such as a state or a district.
-_SUBJECT_NAME = re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
-                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I)
 MAX_STATUS_LEVELS = 5
 MIN_ROWS_PER_SUBJECT = 1.5  # on average, for the table to be repeated measures
 
@@ -105,11 +89,11 @@ def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> str | Non
     if not 2 <= len(levels) <= MAX_STATUS_LEVELS:
         return None
     doc = record.column_descriptions.get(col, "")
-    if _CENSOR_WORDS.search(doc):
-        return f"documented as censoring ({_CENSOR_WORDS.search(doc).group(0)!r})"
-    if any(_CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
+    if CENSOR_WORDS.search(doc):
+        return f"documented as censoring ({CENSOR_WORDS.search(doc).group(0)!r})"
+    if any(CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
         return "a status with a censored level"
-    if _STATUS_NAME.match(col) and len(levels) == 2:
+    if STATUS_IN_NAME.match(col) and len(levels) == 2:
         return f"a two-level status {col!r}"
     return None
 
@@ -125,13 +109,13 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     status = {c: why for c in open_cols if (why := _status_evidence(c, table[c], record))}
     durations = [c for c in open_cols if c not in status and profile.column(c).kind == "numerical"
                  and profile.column(c).n_unique > 5 and bool((table[c].dropna() >= 0).all())
-                 and (_DURATION_NAME.match(c) or _DURATION_DOC.search(record.column_descriptions.get(c, "")))]
+                 and (DURATION_IN_NAME.match(c) or DURATION_UNTIL_DOC.search(record.column_descriptions.get(c, "")))]
     out: dict[str, ColumnRole] = {}
     for s_name, why in status.items():
-        stem = _stem(_STATUS_NAME, s_name)
+        stem = _stem(STATUS_IN_NAME, s_name)
         # `status` pairs with `futime` (both stems empty) before a visit's `day`.
-        match = sorted((d for d in durations if d not in out and stem is not None and _stem(_DURATION_NAME, d) == stem),
-                       key=lambda d: bool(_VISIT_NAME.match(d)))
+        match = sorted((d for d in durations if d not in out and stem is not None and _stem(DURATION_IN_NAME, d) == stem),
+                       key=lambda d: bool(VISIT_NAME.match(d)))
         if not match and len(status) == 1 and len(durations) == 1 and not why.startswith("a two-level"):
             match = durations
         if match:
@@ -150,9 +134,9 @@ def repeated_measures(profile: DatasetProfile, table: pd.DataFrame, roles: dict[
                       ) -> tuple[str, str] | None:
     """(subject column, visit column) when several rows per subject follow it over visits."""
     n = len(table)
-    visits = [c.name for c in profile.columns if _VISIT_NAME.match(c.name) and c.kind == "numerical"]
+    visits = [c.name for c in profile.columns if VISIT_NAME.match(c.name) and c.kind == "numerical"]
     for col in profile.columns:
-        if roles[col.name].role != "identifier" or col.n_missing or not _SUBJECT_NAME.search(col.name):
+        if roles[col.name].role != "identifier" or col.n_missing or not SUBJECT_NAME.search(col.name):
             continue
         if not 2 <= col.n_unique <= n / MIN_ROWS_PER_SUBJECT:
             continue
@@ -176,11 +160,11 @@ def repeated_measures_exclusions(profile: DatasetProfile, table: pd.DataFrame, r
         c = col.name
         if c == subject or roles[c].role != "outcome":
             continue
-        if _VISIT_NAME.match(c) and col.kind == "numerical":
+        if VISIT_NAME.match(c) and col.kind == "numerical":
             out[c] = f"places a visit of repeated measures ({subject!r} over {visit!r}) in time, not an outcome"
         elif bool((groups[c].nunique(dropna=True) <= 1).all()):
             out[c] = (f"an attribute of the subject {subject!r}, the same on each of its visits ({rows:.1f} rows "
                       f"per subject, ordered by {visit!r}): rows split at random would share it")
-        elif _STATUS_NAME.match(c) and col.n_unique <= MAX_STATUS_LEVELS:
+        elif STATUS_IN_NAME.match(c) and col.n_unique <= MAX_STATUS_LEVELS:
             out[c] = f"a visit-level status of repeated measures ({subject!r} over {visit!r}), not an iid outcome"
     return out

@@ -345,7 +345,24 @@ def _caller_paths(hide: tuple[Path, ...]) -> list[str]:
     paths = [os.getcwd(), *(str(Path(p).resolve().parent) for p in hide)]
     if _CODE_ROOT.name not in ("site-packages", "dist-packages"):
         paths.append(str(_CODE_ROOT))
+    script_dir = _main_script_dir()
+    if script_dir is not None:
+        paths.append(script_dir)
     return paths
+
+
+def _main_script_dir() -> str | None:
+    """The folder of the caller's main script, which Python puts first on sys.path (the fork server's
+    too), so it would be grafted like an import folder: a harness run as `python ~/rl/train.py` showed
+    every job ~/rl, its `.env` included, though the homes are hidden. None without a script, or when the
+    script lies in the interpreter's folders or the system's (a console script in the venv's bin/ or
+    /usr/bin), which the job needs anyway."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not main_file:
+        return None
+    folder = os.path.dirname(os.path.realpath(main_file))
+    needed = [*_SYSTEM_PATHS, *(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix))]
+    return None if any(_under(folder, n) for n in needed) else folder
 
 
 _isolation_checked: bool | None = None

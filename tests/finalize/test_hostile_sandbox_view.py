@@ -59,3 +59,34 @@ def test_the_job_sees_no_path_but_its_folder_the_system_and_the_interpreter(tmp_
                               *(Path(p).parts[1] for p in (sys.base_prefix, sys.prefix, str(checkout)))}
     if (checkout / "pyproject.toml").exists():  # a checkout (not site-packages): only the packages show
         assert set(seen[str(checkout)]) <= set(CODE_PACKAGES) | {".venv"}, seen[str(checkout)]
+
+
+_HARNESS = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from finalize.sandbox import run_in_sandbox
+from tests.finalize import hostile_jobs
+res = run_in_sandbox(hostile_jobs.read_files, ([sys.argv[2]],))
+print(json.dumps({"ok": res.ok, "reason": res.reason, "value": res.value}))
+'''
+
+
+def test_the_callers_script_folder_is_not_shown_to_the_job(tmp_path: Path) -> None:
+    """Python puts the main script's folder first on sys.path, the fork server's included: a harness run
+    as `python ~/rl/train.py` must not show the job ~/rl and the `.env` beside the script."""
+    import json
+    import subprocess
+
+    harness = tmp_path / "rl"
+    harness.mkdir()
+    (harness / "train.py").write_text(_HARNESS, encoding="utf-8")
+    secret = harness / ".env"
+    secret.write_text("OPENAI_API_KEY=sk-planted-secret\n", encoding="utf-8")
+    secret.chmod(0o644)
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(harness / "train.py"), str(checkout), str(secret)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    assert res["ok"], res["reason"]
+    assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]

@@ -19,6 +19,7 @@ Process tree of one job:
   JOB_DIR. The task tree, the other generations beside it, the caller's working directory
   (build cache, `generated/`), the homes and everything else do not exist there.
 - No network: a new network namespace has only a loopback that is down.
+- Its own IPC namespace: System V shared memory and message queues die with the job, never reach the host's.
 - The programs, libraries, interpreter and daregen's packages are mounted read-only (the venv's files
   stay unwritable whatever their mode).
 - All the job may write is capped: each file by RLIMIT_FSIZE, all of them together by the size of the
@@ -101,6 +102,7 @@ DETERMINISTIC_ENV = {
 _ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBRARY_PATH)$")
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+_CLONE_NEWIPC = 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 # The job's working directory, as the job sees it when isolated: a fixed path, because some libraries
@@ -539,10 +541,12 @@ def _pivot_root(libc, root: str) -> None:
 
 
 def _isolate(job: _Job, libc) -> None:
-    """In the supervisor: new mount, network and PID namespaces, and a new root holding only the
+    """In the supervisor: new mount, network, PID and IPC namespaces, and a new root holding only the
     system's programs and libraries, the interpreter, daregen's packages, a few devices, an empty
-    /tmp and the job's working directory at JOB_DIR."""
-    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID
+    /tmp and the job's working directory at JOB_DIR. The IPC namespace because System V shared memory
+    and message queues outlive their creator: in the host's, a job left a segment of its memory limit's
+    size behind after every run, readable by the next job."""
+    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID | _CLONE_NEWIPC
     if os.geteuid() != 0:
         flags |= _CLONE_NEWUSER
     _check(libc.unshare(flags), "unshare")

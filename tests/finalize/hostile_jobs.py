@@ -252,3 +252,19 @@ def write_bomb(folders: list[str], chunk_mb: int, max_files: int) -> dict:
 def read_text(path: str) -> str:
     with open(path) as fh:
         return fh.read()
+
+
+SHM_KEY = 0x7E57AB1E  # the System V key the job below leaves a segment under
+
+
+def leave_shared_memory(mebibytes: int) -> int:
+    """Creates a System V shared memory segment, touches it and returns without removing it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget(SHM_KEY, mebibytes << 20, 0o1000 | 0o600)  # IPC_CREAT
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    addr = libc.shmat(shmid, None, 0)
+    ctypes.memset(addr, 0x41, mebibytes << 20)
+    libc.shmdt(ctypes.c_void_p(addr))
+    return shmid

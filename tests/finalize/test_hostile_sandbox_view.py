@@ -90,3 +90,17 @@ def test_the_callers_script_folder_is_not_shown_to_the_job(tmp_path: Path) -> No
     res = json.loads(run.stdout.strip().splitlines()[-1])
     assert res["ok"], res["reason"]
     assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]
+
+
+def test_shared_memory_a_job_leaves_dies_with_it() -> None:
+    """System V segments outlive their creator: in the host's IPC namespace a job left its memory behind
+    after every run (and a message for the next job). In its own, the segment goes with the job."""
+    import ctypes
+
+    res = run_in_sandbox(jobs.leave_shared_memory, (16,))
+    assert res.ok, res.reason
+    libc = ctypes.CDLL(None, use_errno=True)
+    left = libc.shmget(jobs.SHM_KEY, 0, 0)
+    if left >= 0:  # clean up before failing, so no later run trips over it
+        libc.shmctl(left, 0, None)  # IPC_RMID
+    assert left < 0, "the job's shared memory segment survived it on the host"

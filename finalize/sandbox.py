@@ -30,6 +30,8 @@ Process tree of one job:
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
+- The job starts with a new, empty session keyring, never the caller's (keys there are readable by
+  whoever holds the keyring).
 - The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential;
   the fork server itself is started with that environment, so no job's memory ever held one.
 - The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import gc
 import json
 import multiprocessing
@@ -123,6 +126,8 @@ _ST_KEPT = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nod
 _MS_REMOUNT = 0x20
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _MNT_DETACH = 2
 _HOMES = ("/root", "/home")
 # The folder holding daregen's packages (a checkout, or site-packages).
@@ -691,10 +696,25 @@ def _supervise(job: _Job) -> None:
     finish()
 
 
+def _leave_session_keyring(libc) -> None:
+    """Give the job a new, empty session keyring. It inherits the caller's across fork and setuid, and a
+    possessor may read every key in it: a token the caller kept there (`keyctl add user ... @s`, a Kerberos
+    KEYRING cache) was the job's to read. Where keyctl is refused (a container's seccomp profile), the job
+    cannot read keys either."""
+    number = _SYS_KEYCTL.get(platform.machine())
+    if number is None:
+        raise OSError(0, f"keyctl: unknown syscall number on {platform.machine()}")
+    if libc.syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(err, f"keyctl join session keyring: {os.strerror(err)}")
+
+
 def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[int], cgroup_fds: list[int]) -> None:
     """The job process. Never returns."""
     try:
         job_cgroup.join(cgroup_fds)  # before anything else, so every process the job starts counts there
+        _leave_session_keyring(libc)
         for fd in readers:
             os.close(fd)
         out_w, err_w, res_w = writers

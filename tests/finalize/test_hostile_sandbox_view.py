@@ -5,6 +5,7 @@ other path but the system's programs and libraries and the interpreter."""
 
 from __future__ import annotations
 
+import platform
 import sys
 from pathlib import Path
 
@@ -104,3 +105,38 @@ def test_shared_memory_a_job_leaves_dies_with_it() -> None:
     if left >= 0:  # clean up before failing, so no later run trips over it
         libc.shmctl(left, 0, None)  # IPC_RMID
     assert left < 0, "the job's shared memory segment survived it on the host"
+
+
+_KEYRING_HARNESS = '''
+import ctypes, json, platform, sys
+sys.path.insert(0, sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl, add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[platform.machine()]
+if libc.syscall(keyctl, 1, b"daregen-test-session") < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a fresh one
+    print(json.dumps({"skip": "no keyctl here"})); sys.exit(0)
+libc.syscall(add_key, b"user", b"hf_token", b"hf-planted-in-keyring", 21, -3)  # into it
+from finalize.sandbox import run_in_sandbox
+from tests.finalize import hostile_jobs
+res = run_in_sandbox(hostile_jobs.read_session_keyring)
+print(json.dumps({"ok": res.ok, "reason": res.reason, "value": res.value}))
+'''
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="keyctl syscall number unknown")
+def test_the_job_cannot_read_the_callers_session_keyring(tmp_path: Path) -> None:
+    """A caller holding a token in its session keyring (`keyctl add user ... @s`, a Kerberos KEYRING cache):
+    the fork server and every job inherited that keyring, and a possessor reads its keys."""
+    import json
+    import subprocess
+
+    script = tmp_path / "harness.py"
+    script.write_text(_KEYRING_HARNESS, encoding="utf-8")
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(script), str(checkout)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert res["ok"], res["reason"]
+    assert res["value"] == [], res["value"]

@@ -477,14 +477,19 @@ def _under(path: str, root: str) -> bool:
 def _code_dirs(hidden: list[str]) -> list[str]:
     """The interpreter, its import path and daregen's packages: what the job's file system must hold
     besides its working directory. An entry that holds a hidden folder (the checkout, the caller's
-    working directory) is left out; daregen's packages inside it are listed on their own."""
-    packages = [str(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
-    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *packages)
-                   if p and os.path.isdir(p)}, key=len)
+    working directory) is left out; daregen's packages inside it are listed on their own. An entry inside
+    a hidden folder (a home) is kept only when it is the interpreter's, daregen's or a site-packages
+    folder: a project of the caller's installed in development mode (`pip install -e ~/rl`) puts ~/rl
+    on sys.path, which showed every job that project, its `.env` included."""
+    packages = [os.path.realpath(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
+    prefixes = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)]
+    dirs = sorted({os.path.realpath(p) for p in (*prefixes, *sys.path, *packages) if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []
     for d in dirs:
+        private = (any(_under(d, h) for h in hidden) and not any(_under(d, n) for n in (*prefixes, *packages))
+                   and os.path.basename(d) not in ("site-packages", "dist-packages"))
         # A folder that is or holds /tmp or /dev/shm would bring the host's over the job's empty ones.
-        if (d != "/" and not any(_under(h, d) for h in (*hidden, *_EMPTY_MOUNTS))
+        if (d != "/" and not private and not any(_under(h, d) for h in (*hidden, *_EMPTY_MOUNTS))
                 and not any(_under(d, k) for k in kept)):
             kept.append(d)
     return kept

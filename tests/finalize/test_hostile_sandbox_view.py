@@ -140,3 +140,30 @@ def test_the_job_cannot_read_the_callers_session_keyring(tmp_path: Path) -> None
         pytest.skip(res["skip"])
     assert res["ok"], res["reason"]
     assert res["value"] == [], res["value"]
+
+
+def test_a_project_of_the_callers_on_sys_path_is_not_shown_to_the_job(tmp_path: Path) -> None:
+    """`pip install -e ~/rl` puts ~/rl on sys.path, the fork server's included: the job must not see it
+    (the homes are hidden), though the interpreter and daregen's packages stay importable."""
+    import json
+    import os
+    import subprocess
+
+    home = tmp_path / "home"
+    project = home / "rl"
+    project.mkdir(parents=True)
+    secret = project / ".env"
+    secret.write_text("OPENAI_API_KEY=sk-planted-secret\n", encoding="utf-8")
+    secret.chmod(0o644)
+    harness = tmp_path / "harness.py"
+    harness.write_text(_HARNESS.replace("sys.path.insert(0, sys.argv[1])",
+                                        "sys.path.insert(0, sys.argv[1]); sys.path.append(sys.argv[3])"),
+                       encoding="utf-8")
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(harness), str(checkout), str(secret), str(project)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "HOME": str(home)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    assert res["ok"], res["reason"]
+    assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]

@@ -19,6 +19,7 @@ Process tree of one job:
   JOB_DIR. The task tree, the other generations beside it, the caller's working directory
   (build cache, `generated/`), the homes and everything else do not exist there.
 - No network: a new network namespace has only a loopback that is down.
+- Its own IPC namespace: System V shared memory and message queues die with the job, never reach the host's.
 - The programs, libraries, interpreter and daregen's packages are mounted read-only (the venv's files
   stay unwritable whatever their mode).
 - All the job may write is capped: each file by RLIMIT_FSIZE, all of them together by the size of the
@@ -29,6 +30,8 @@ Process tree of one job:
 - Root ignores RLIMIT_NPROC, so when we are root the job drops to `nobody`.
 - The job is PID 1 of its PID namespace: when it exits or is killed, the kernel
   kills every process it left behind, daemons included.
+- The job starts with a new, empty session keyring, never the caller's (keys there are readable by
+  whoever holds the keyring).
 - The environment is an allow-list of the caller's (PATH, locale, time zone, ...), never a credential;
   the fork server itself is started with that environment, so no job's memory ever held one.
 - The job mounts its own /proc: it sees the processes of its PID namespace only, not the host's
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import gc
 import json
 import multiprocessing
@@ -101,6 +105,7 @@ DETERMINISTIC_ENV = {
 _ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBRARY_PATH)$")
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+_CLONE_NEWIPC = 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 # The job's working directory, as the job sees it when isolated: a fixed path, because some libraries
@@ -121,6 +126,8 @@ _ST_KEPT = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nod
 _MS_REMOUNT = 0x20
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _MNT_DETACH = 2
 _HOMES = ("/root", "/home")
 # The folder holding daregen's packages (a checkout, or site-packages).
@@ -345,7 +352,24 @@ def _caller_paths(hide: tuple[Path, ...]) -> list[str]:
     paths = [os.getcwd(), *(str(Path(p).resolve().parent) for p in hide)]
     if _CODE_ROOT.name not in ("site-packages", "dist-packages"):
         paths.append(str(_CODE_ROOT))
+    script_dir = _main_script_dir()
+    if script_dir is not None:
+        paths.append(script_dir)
     return paths
+
+
+def _main_script_dir() -> str | None:
+    """The folder of the caller's main script, which Python puts first on sys.path (the fork server's
+    too), so it would be grafted like an import folder: a harness run as `python ~/rl/train.py` showed
+    every job ~/rl, its `.env` included, though the homes are hidden. None without a script, or when the
+    script lies in the interpreter's folders or the system's (a console script in the venv's bin/ or
+    /usr/bin), which the job needs anyway."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not main_file:
+        return None
+    folder = os.path.dirname(os.path.realpath(main_file))
+    needed = [*_SYSTEM_PATHS, *(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix))]
+    return None if any(_under(folder, n) for n in needed) else folder
 
 
 _isolation_checked: bool | None = None
@@ -453,14 +477,19 @@ def _under(path: str, root: str) -> bool:
 def _code_dirs(hidden: list[str]) -> list[str]:
     """The interpreter, its import path and daregen's packages: what the job's file system must hold
     besides its working directory. An entry that holds a hidden folder (the checkout, the caller's
-    working directory) is left out; daregen's packages inside it are listed on their own."""
-    packages = [str(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
-    dirs = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *packages)
-                   if p and os.path.isdir(p)}, key=len)
+    working directory) is left out; daregen's packages inside it are listed on their own. An entry inside
+    a hidden folder (a home) is kept only when it is the interpreter's, daregen's or a site-packages
+    folder: a project of the caller's installed in development mode (`pip install -e ~/rl`) puts ~/rl
+    on sys.path, which showed every job that project, its `.env` included."""
+    packages = [os.path.realpath(_CODE_ROOT / name) for name in CODE_PACKAGES]  # not the rest of the checkout
+    prefixes = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)]
+    dirs = sorted({os.path.realpath(p) for p in (*prefixes, *sys.path, *packages) if p and os.path.isdir(p)}, key=len)
     kept: list[str] = []
     for d in dirs:
+        private = (any(_under(d, h) for h in hidden) and not any(_under(d, n) for n in (*prefixes, *packages))
+                   and os.path.basename(d) not in ("site-packages", "dist-packages"))
         # A folder that is or holds /tmp or /dev/shm would bring the host's over the job's empty ones.
-        if (d != "/" and not any(_under(h, d) for h in (*hidden, *_EMPTY_MOUNTS))
+        if (d != "/" and not private and not any(_under(h, d) for h in (*hidden, *_EMPTY_MOUNTS))
                 and not any(_under(d, k) for k in kept)):
             kept.append(d)
     return kept
@@ -522,10 +551,12 @@ def _pivot_root(libc, root: str) -> None:
 
 
 def _isolate(job: _Job, libc) -> None:
-    """In the supervisor: new mount, network and PID namespaces, and a new root holding only the
+    """In the supervisor: new mount, network, PID and IPC namespaces, and a new root holding only the
     system's programs and libraries, the interpreter, daregen's packages, a few devices, an empty
-    /tmp and the job's working directory at JOB_DIR."""
-    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID
+    /tmp and the job's working directory at JOB_DIR. The IPC namespace because System V shared memory
+    and message queues outlive their creator: in the host's, a job left a segment of its memory limit's
+    size behind after every run, readable by the next job."""
+    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID | _CLONE_NEWIPC
     if os.geteuid() != 0:
         flags |= _CLONE_NEWUSER
     _check(libc.unshare(flags), "unshare")
@@ -670,10 +701,25 @@ def _supervise(job: _Job) -> None:
     finish()
 
 
+def _leave_session_keyring(libc) -> None:
+    """Give the job a new, empty session keyring. It inherits the caller's across fork and setuid, and a
+    possessor may read every key in it: a token the caller kept there (`keyctl add user ... @s`, a Kerberos
+    KEYRING cache) was the job's to read. Where keyctl is refused (a container's seccomp profile), the job
+    cannot read keys either."""
+    number = _SYS_KEYCTL.get(platform.machine())
+    if number is None:
+        raise OSError(0, f"keyctl: unknown syscall number on {platform.machine()}")
+    if libc.syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(err, f"keyctl join session keyring: {os.strerror(err)}")
+
+
 def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[int], cgroup_fds: list[int]) -> None:
     """The job process. Never returns."""
     try:
         job_cgroup.join(cgroup_fds)  # before anything else, so every process the job starts counts there
+        _leave_session_keyring(libc)
         for fd in readers:
             os.close(fd)
         out_w, err_w, res_w = writers

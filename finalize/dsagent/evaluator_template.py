@@ -19,9 +19,12 @@ threshold, so partial credit never counts as solved.
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import os
 import re
+import stat
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +36,28 @@ from pipeline.core.metrics import METRICS, SOLVED_THRESHOLD, UnscorablePredictio
 # ---- daregen metrics: end ----
 
 _PARTIAL_CAP = 0.9  # a partly right answer scores at most this, below the solved threshold
+# The largest result file read, as daregen's own limit on a prediction file (safe_io's max_file_bytes).
+MAX_RESULT_BYTES = 512 << 20
+
+
+def _result_bytes(path: Path) -> bytes:
+    """A collected file's bytes, read only if it is itself a regular file with one name and of bounded
+    size (OSError otherwise): a result that is a link, symbolic or hard, to the expected side
+    (`../reference.csv` from a result folder beside this file) scored 1.0 as if it were the agent's
+    answer; a FIFO would hang the harness, a huge file exhaust its memory."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size > MAX_RESULT_BYTES:
+            raise OSError(f"{path.name} is not a regular file of at most {MAX_RESULT_BYTES} bytes")
+        data = fh.read(MAX_RESULT_BYTES + 1)
+    if len(data) > MAX_RESULT_BYTES:
+        raise OSError(f"{path.name} grew over {MAX_RESULT_BYTES} bytes")
+    return data
+
+
+def _result_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(_result_bytes(path)), dtype=str, keep_default_na=False)
 
 
 def _partial(correct: int, total: int) -> float:
@@ -66,7 +91,7 @@ def check_answers(result_dir: Path, spec: dict) -> float:
     """A JSON object of named answers, each compared with its own tolerance."""
     path = result_dir / spec["file"]
     try:
-        answers = json.loads(path.read_text(encoding="utf-8"))
+        answers = json.loads(_result_bytes(path).decode("utf-8"))
     except (OSError, ValueError):
         return 0.0
     if not isinstance(answers, dict):
@@ -86,7 +111,7 @@ def _text(value) -> str:
 def check_table(result_dir: Path, spec: dict) -> float:
     """A CSV compared column by column with the expected one, rows aligned on the key column."""
     try:
-        got = pd.read_csv(result_dir / spec["file"], dtype=str, keep_default_na=False)
+        got = _result_csv(result_dir / spec["file"])
     except (OSError, ValueError, pd.errors.EmptyDataError):
         return 0.0
     key, columns = spec["key"], spec["columns"]
@@ -123,7 +148,7 @@ def _axis_title(channel: dict):
 def check_vega_lite(result_dir: Path, spec: dict) -> float:
     """A Vega-Lite spec: schema, title, mark type, field mapping, axis titles and inline data."""
     try:
-        chart = json.loads((result_dir / spec["file"]).read_text(encoding="utf-8"))
+        chart = json.loads(_result_bytes(result_dir / spec["file"]).decode("utf-8"))
     except (OSError, ValueError):
         return 0.0
     if not isinstance(chart, dict):
@@ -189,7 +214,7 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
     a prediction whose times do not parse with the task's own format scores 0, as DARE's CF does not
     guess other spellings here (the instruction names the format)."""
     try:
-        pred = pd.read_csv(result_dir / spec["file"], dtype=str, keep_default_na=False)
+        pred = _result_csv(result_dir / spec["file"])
         ref = pd.read_csv(Path(spec["reference_path"]), dtype=str, keep_default_na=False)
     except (OSError, ValueError, pd.errors.EmptyDataError):
         return 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import socket
 import time
 
@@ -252,3 +253,33 @@ def write_bomb(folders: list[str], chunk_mb: int, max_files: int) -> dict:
 def read_text(path: str) -> str:
     with open(path) as fh:
         return fh.read()
+
+
+SHM_KEY = 0x7E57AB1E  # the System V key the job below leaves a segment under
+
+
+def leave_shared_memory(mebibytes: int) -> int:
+    """Creates a System V shared memory segment, touches it and returns without removing it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget(SHM_KEY, mebibytes << 20, 0o1000 | 0o600)  # IPC_CREAT
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    addr = libc.shmat(shmid, None, 0)
+    ctypes.memset(addr, 0x41, mebibytes << 20)
+    libc.shmdt(ctypes.c_void_p(addr))
+    return shmid
+
+
+def read_session_keyring() -> list[str]:
+    """The payloads of the keys in the job's session keyring (empty when it holds none)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl, read = {"x86_64": 250, "aarch64": 219}[platform.machine()], 11  # KEYCTL_READ
+    buf = ctypes.create_string_buffer(4096)
+    n = libc.syscall(keyctl, read, -3, buf, len(buf))  # KEY_SPEC_SESSION_KEYRING
+    ids = [int.from_bytes(buf.raw[i:i + 4], "little") for i in range(0, max(n, 0), 4)]
+    found = []
+    for key in ids:
+        m = libc.syscall(keyctl, read, key, buf, len(buf))
+        found.append(buf.raw[:max(m, 0)].decode("utf-8", "replace"))
+    return found

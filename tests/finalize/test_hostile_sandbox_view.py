@@ -5,6 +5,7 @@ other path but the system's programs and libraries and the interpreter."""
 
 from __future__ import annotations
 
+import platform
 import sys
 from pathlib import Path
 
@@ -59,3 +60,110 @@ def test_the_job_sees_no_path_but_its_folder_the_system_and_the_interpreter(tmp_
                               *(Path(p).parts[1] for p in (sys.base_prefix, sys.prefix, str(checkout)))}
     if (checkout / "pyproject.toml").exists():  # a checkout (not site-packages): only the packages show
         assert set(seen[str(checkout)]) <= set(CODE_PACKAGES) | {".venv"}, seen[str(checkout)]
+
+
+_HARNESS = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from finalize.sandbox import run_in_sandbox
+from tests.finalize import hostile_jobs
+res = run_in_sandbox(hostile_jobs.read_files, ([sys.argv[2]],))
+print(json.dumps({"ok": res.ok, "reason": res.reason, "value": res.value}))
+'''
+
+
+def test_the_callers_script_folder_is_not_shown_to_the_job(tmp_path: Path) -> None:
+    """Python puts the main script's folder first on sys.path, the fork server's included: a harness run
+    as `python ~/rl/train.py` must not show the job ~/rl and the `.env` beside the script."""
+    import json
+    import subprocess
+
+    harness = tmp_path / "rl"
+    harness.mkdir()
+    (harness / "train.py").write_text(_HARNESS, encoding="utf-8")
+    secret = harness / ".env"
+    secret.write_text("OPENAI_API_KEY=sk-planted-secret\n", encoding="utf-8")
+    secret.chmod(0o644)
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(harness / "train.py"), str(checkout), str(secret)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    assert res["ok"], res["reason"]
+    assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]
+
+
+def test_shared_memory_a_job_leaves_dies_with_it() -> None:
+    """System V segments outlive their creator: in the host's IPC namespace a job left its memory behind
+    after every run (and a message for the next job). In its own, the segment goes with the job."""
+    import ctypes
+
+    res = run_in_sandbox(jobs.leave_shared_memory, (16,))
+    assert res.ok, res.reason
+    libc = ctypes.CDLL(None, use_errno=True)
+    left = libc.shmget(jobs.SHM_KEY, 0, 0)
+    if left >= 0:  # clean up before failing, so no later run trips over it
+        libc.shmctl(left, 0, None)  # IPC_RMID
+    assert left < 0, "the job's shared memory segment survived it on the host"
+
+
+_KEYRING_HARNESS = '''
+import ctypes, json, platform, sys
+sys.path.insert(0, sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl, add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[platform.machine()]
+if libc.syscall(keyctl, 1, b"daregen-test-session") < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a fresh one
+    print(json.dumps({"skip": "no keyctl here"})); sys.exit(0)
+libc.syscall(add_key, b"user", b"hf_token", b"hf-planted-in-keyring", 21, -3)  # into it
+from finalize.sandbox import run_in_sandbox
+from tests.finalize import hostile_jobs
+res = run_in_sandbox(hostile_jobs.read_session_keyring)
+print(json.dumps({"ok": res.ok, "reason": res.reason, "value": res.value}))
+'''
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="keyctl syscall number unknown")
+def test_the_job_cannot_read_the_callers_session_keyring(tmp_path: Path) -> None:
+    """A caller holding a token in its session keyring (`keyctl add user ... @s`, a Kerberos KEYRING cache):
+    the fork server and every job inherited that keyring, and a possessor reads its keys."""
+    import json
+    import subprocess
+
+    script = tmp_path / "harness.py"
+    script.write_text(_KEYRING_HARNESS, encoding="utf-8")
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(script), str(checkout)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    assert res["ok"], res["reason"]
+    assert res["value"] == [], res["value"]
+
+
+def test_a_project_of_the_callers_on_sys_path_is_not_shown_to_the_job(tmp_path: Path) -> None:
+    """`pip install -e ~/rl` puts ~/rl on sys.path, the fork server's included: the job must not see it
+    (the homes are hidden), though the interpreter and daregen's packages stay importable."""
+    import json
+    import os
+    import subprocess
+
+    home = tmp_path / "home"
+    project = home / "rl"
+    project.mkdir(parents=True)
+    secret = project / ".env"
+    secret.write_text("OPENAI_API_KEY=sk-planted-secret\n", encoding="utf-8")
+    secret.chmod(0o644)
+    harness = tmp_path / "harness.py"
+    harness.write_text(_HARNESS.replace("sys.path.insert(0, sys.argv[1])",
+                                        "sys.path.insert(0, sys.argv[1]); sys.path.append(sys.argv[3])"),
+                       encoding="utf-8")
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(harness), str(checkout), str(secret), str(project)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "HOME": str(home)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    res = json.loads(run.stdout.strip().splitlines()[-1])
+    assert res["ok"], res["reason"]
+    assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]

@@ -363,12 +363,14 @@ def _main_script_dir() -> str | None:
     too), so it would be grafted like an import folder: a harness run as `python ~/rl/train.py` showed
     every job ~/rl, its `.env` included, though the homes are hidden. None without a script, or when the
     script lies in the interpreter's folders or the system's (a console script in the venv's bin/ or
-    /usr/bin), which the job needs anyway."""
+    /usr/bin), or in daregen's own code (`python -m pipeline.cli` from a checkout: the checkout is hidden
+    already, and its packages are grafted back for the job, which must import them)."""
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if not main_file:
         return None
     folder = os.path.dirname(os.path.realpath(main_file))
-    needed = [*_SYSTEM_PATHS, *(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix))]
+    needed = [*_SYSTEM_PATHS, *(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)),
+              os.path.realpath(_CODE_ROOT)]
     return None if any(_under(folder, n) for n in needed) else folder
 
 

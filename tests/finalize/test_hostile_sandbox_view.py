@@ -93,6 +93,23 @@ def test_the_callers_script_folder_is_not_shown_to_the_job(tmp_path: Path) -> No
     assert res["value"][str(secret)] == "refused: FileNotFoundError", res["value"]
 
 
+def test_a_job_of_python_m_pipeline_cli_still_imports_daregen(tmp_path: Path) -> None:
+    """`python -m pipeline.cli build` from a checkout makes daregen's own package folder the main script's
+    folder: hiding it as the caller's left every job unable to import pipeline.core (all CF desktop
+    variants of such a build were dropped, so it differed from a `daregen build`)."""
+    import subprocess
+
+    checkout = Path(sandbox.__file__).resolve().parents[1]
+    probe = ("import sys; sys.argv[0] = ''; import __main__; __main__.__file__ = sys.argv[1]\n"
+             "from finalize.sandbox import run_in_sandbox\n"
+             "res = run_in_sandbox(eval, (\"__import__('pipeline.core.metrics').core.metrics.__name__\",))\n"
+             "print(res.ok, res.reason)")
+    run = subprocess.run([sys.executable, "-c", probe, str(checkout / "pipeline" / "cli.py")], cwd=checkout,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1].startswith("True"), run.stdout
+
+
 def test_shared_memory_a_job_leaves_dies_with_it() -> None:
     """System V segments outlive their creator: in the host's IPC namespace a job left its memory behind
     after every run (and a message for the next job). In its own, the segment goes with the job."""

@@ -15,11 +15,16 @@ def printable(text: str, keep: str = "") -> str:
     return "".join(ch if ch.isprintable() or ch in keep else ascii(ch)[1:-1] for ch in str(text))
 
 
+def _one_line(text: str) -> str:
+    """`text` on one line (a line break forges a table row or a list item), control characters shown."""
+    return printable(str(text).replace("\r", " ").replace("\n", " "))
+
+
 def md_cell(text: str) -> str:
     """Source text (a licence, a reason, a name) as inline Markdown: a table cell stays one cell on one
     line, control characters are shown escaped, and neither HTML (`<img onerror=...>`, which Markdown
     renderers pass through) nor a link or image (`[x](javascript:...)`) nor a code span can be formed."""
-    one_line = printable(str(text).replace("\r", " ").replace("\n", " "))
+    one_line = _one_line(text)
     # Brackets and backticks become entities, which no backslash before them can turn back into syntax;
     # a backslash before a `|` is doubled so the pipe's own escape holds. Backslashes elsewhere stay, so
     # a licence such as `$\foo$` reads as written.
@@ -32,7 +37,7 @@ def md_cell(text: str) -> str:
 def md_code_cell(text: str) -> str:
     """Text for inside a Markdown code span in a table cell, where HTML and links are already inert:
     one line, no raw `|` (a table splits on it even inside a span), control characters escaped."""
-    return printable(str(text).replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+    return _one_line(text).replace("|", "\\|")
 
 
 def block_text(text: str) -> str:

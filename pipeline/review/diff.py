@@ -24,7 +24,7 @@ from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
-from pipeline.core.text import block_text, html_text, md_cell, md_code_cell
+from pipeline.core.text import block_text, html_text, md_cell
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                                      read_json_or_none, task_dirs)
 
@@ -539,11 +539,6 @@ def _word_counts(w: WordDiff) -> str:
         f"+{w.added_words} / −{w.removed_words} words"
 
 
-def _md(text: str) -> str:
-    """Untrusted text inside a code span of the report (md_code(_md(x))): one line, control characters shown."""
-    return md_code_cell(text)
-
-
 def _fenced(text: str) -> list[str]:
     """`text` as a fenced block whose fence is longer than any run of tildes inside it, so a `~~~~`
     line in an instruction cannot end the block and turn the rest into Markdown."""
@@ -552,9 +547,9 @@ def _fenced(text: str) -> list[str]:
 
 
 def render_markdown(d: TreeDiff) -> str:
-    lines = ["# daregen diff", "", f"- old: {md_code(_md(d.old))}", f"- new: {md_code(_md(d.new))}",
+    lines = ["# daregen diff", "", f"- old: {md_code(d.old)}", f"- new: {md_code(d.new)}",
              f"- {d.summary()}"]
-    lines += [f"- build setting {md_code(_md(c.path))}: {md_cell(_short(c.old))} → {md_cell(_short(c.new))}"
+    lines += [f"- build setting {md_code(c.path)}: {md_cell(_short(c.old))} → {md_cell(_short(c.new))}"
               for c in d.build_settings]
     lines.append("")
     if d.identical:
@@ -562,33 +557,33 @@ def render_markdown(d: TreeDiff) -> str:
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
         if items:
             lines += [f"## {title} ({len(items)})", ""]
-            lines += [f"- {md_code(_md(t))}" + (f": {md_cell(d.removed_why[t])}" if t in d.removed_why else "")
+            lines += [f"- {md_code(t)}" + (f": {md_cell(d.removed_why[t])}" if t in d.removed_why else "")
                       for t in items] + [""]
     if d.changed:
         lines += [f"## Changed tasks ({len(d.changed)})", "", "| task | what changed |", "|---|---|"]
-        lines += [f"| {md_code(_md(t.task_dir))} | {md_cell(_headline(t))} |" for t in d.changed] + [""]
+        lines += [f"| {md_code(t.task_dir)} | {md_cell(_headline(t))} |" for t in d.changed] + [""]
     for t in d.changed:
-        lines += [f"### {md_code(_md(t.task_dir))}"
-                  + (f" (was {md_code(_md(t.old_task_dir))})" if t.old_task_dir else ""), ""]
+        lines += [f"### {md_code(t.task_dir)}"
+                  + (f" (was {md_code(t.old_task_dir)})" if t.old_task_dir else ""), ""]
         plain = [c for c in t.fields if not _is_long_text(c)]
         if plain:
             lines += ["| field | old | new | |", "|---|---|---|---|"]
             for c in plain:
-                old = "" if c.kind == "added" else md_code(_md(_short(c.old)))
-                new = "" if c.kind == "removed" else md_code(_md(_short(c.new)))
+                old = "" if c.kind == "added" else md_code(_short(c.old))
+                new = "" if c.kind == "removed" else md_code(_short(c.new))
                 note = c.kind if c.kind != "changed" else md_cell(_list_delta(c))
-                lines.append(f"| {md_code(_md(c.path))} | {old} | {new} | {note} |")
+                lines.append(f"| {md_code(c.path)} | {old} | {new} | {note} |")
             lines.append("")
         for c in t.fields:
             if _is_long_text(c):
-                lines += [f"{md_code(_md(c.path))} (word diff):", "",
+                lines += [f"{md_code(c.path)} (word diff):", "",
                           *_fenced(word_diff_markdown(word_diff(c.old, c.new, c.path))), ""]
         if t.row_counts:
             lines += ["| file | old rows | new rows |", "|---|---:|---:|"]
-            lines += [f"| {md_code(_md(r.file))} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
+            lines += [f"| {md_code(r.file)} | {_rows(r.old)} | {_rows(r.new)} |" for r in t.row_counts] + [""]
         if t.ground_truth:
             lines += ["Ground truth changed:", ""]
-            lines += [f"- {md_code(_md(h.file))}: {md_code(_short_hash(h.old))} → {md_code(_short_hash(h.new))}" for h in t.ground_truth]
+            lines += [f"- {md_code(h.file)}: {md_code(_short_hash(h.old))} → {md_code(_short_hash(h.new))}" for h in t.ground_truth]
             lines.append("")
         for w in t.instructions:
             lines += [f"{md_code(w.key)} ({_word_counts(w)}):", "", *_fenced(word_diff_markdown(w)), ""]
@@ -596,9 +591,9 @@ def render_markdown(d: TreeDiff) -> str:
         for label, files in (("Files with new content", other), ("Files added", t.files_added),
                              ("Files removed", t.files_removed)):
             if files:
-                lines += [f"{label}: " + ", ".join(md_code(_md(f)) for f in files), ""]
+                lines += [f"{label}: " + ", ".join(md_code(f) for f in files), ""]
     if d.root_files_changed:
-        lines += ["## Tree files that differ", "", ", ".join(md_code(_md(f)) for f in d.root_files_changed), ""]
+        lines += ["## Tree files that differ", "", ", ".join(md_code(f) for f in d.root_files_changed), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

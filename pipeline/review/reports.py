@@ -296,8 +296,9 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
 
 def md_code(text: str) -> str:
     """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
-    padded when it starts or ends with one, so a backtick in a column name cannot close it early."""
-    text = str(text)
+    padded when it starts or ends with one, so a backtick in a column name cannot close it early; on one
+    line, its control characters shown and its `|` escaped (md_code_cell), so a table row holds."""
+    text = md_code_cell(text)
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
@@ -320,7 +321,7 @@ def render_licence_distribution(facts: list[TaskFacts]) -> str:
         lines.append("**Flagged:** their sources state no licence daregen recognises; "
                      "check the terms before redistributing these tasks.")
         lines.append("")
-        lines += [f"- {md_code(md_code_cell(f.task_dir))} (recorded: {md_cell(f.licence)})" for f in unknown]
+        lines += [f"- {md_code(f.task_dir)} (recorded: {md_cell(f.licence)})" for f in unknown]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"

@@ -97,6 +97,18 @@ def regular_file_inside(path: Path, root: Path, max_bytes: int | None = None) ->
     return Path(os.path.abspath(path))
 
 
+def _entry_problem(st: os.stat_result, single_link: bool) -> str | None:
+    """Why a (not followed) file entry is refused: a symbolic link, not a regular file or, with
+    `single_link`, a file with another hard link (the same file as one elsewhere); None if it is fine."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link, which is refused"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if single_link and st.st_nlink > 1:
+        return f"has {st.st_nlink} hard links (the same file as one elsewhere), which is refused"
+    return None
+
+
 def links_or_specials(folder: Path, root: Path) -> list[str]:
     """One reason per entry of `folder` (not recursive) that is a symbolic link or not a regular file
     or folder, and one if `folder` itself is reached through a link: what a tree must not contain."""
@@ -108,11 +120,9 @@ def links_or_specials(folder: Path, root: Path) -> list[str]:
         return []
     reasons = []
     for entry in sorted(folder.iterdir()):
-        mode = os.lstat(entry).st_mode
-        if stat.S_ISLNK(mode):
-            reasons.append(f"{_display(entry, root)} is a symbolic link, which is refused")
-        elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            reasons.append(f"{_display(entry, root)} is not a regular file")
+        st = os.lstat(entry)
+        if not stat.S_ISDIR(st.st_mode) and (problem := _entry_problem(st, single_link=False)):
+            reasons.append(f"{_display(entry, root)} {problem}")
     return reasons
 
 
@@ -128,11 +138,8 @@ def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = Fa
         raise UnsafeInput(f"cannot open {name}: {exc.strerror}") from None
     fh = os.fdopen(fd, "rb")
     st = os.fstat(fh.fileno())
-    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode)
-               else f"has {st.st_nlink} hard links (the same file as one elsewhere), which is refused"
-               if single_link and st.st_nlink > 1
-               else f"is {st.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)"
-               if st.st_size > max_bytes else None)
+    problem = _entry_problem(st, single_link) or (
+        f"is {st.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)" if st.st_size > max_bytes else None)
     if problem:
         fh.close()
         raise UnsafeInput(f"{name} {problem}")
@@ -163,13 +170,8 @@ def regular_files_below(folder: Path, root: Path) -> list[Path]:
             where = _display(Path(entry.path), root)
             if stat.S_ISDIR(st.st_mode):
                 stack.append(Path(entry.path))
-            elif stat.S_ISLNK(st.st_mode):
-                raise UnsafeInput(f"{where} is a symbolic link, which is refused")
-            elif not stat.S_ISREG(st.st_mode):
-                raise UnsafeInput(f"{where} is not a regular file")
-            elif st.st_nlink > 1:
-                raise UnsafeInput(f"{where} has {st.st_nlink} hard links (the same file as one elsewhere), "
-                                  f"which is refused")
+            elif problem := _entry_problem(st, single_link=True):
+                raise UnsafeInput(f"{where} {problem}")
             else:
                 out.append(Path(entry.path))
     return sorted(out)

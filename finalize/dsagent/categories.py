@@ -554,9 +554,10 @@ def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.Da
     # gives other fold scores. So the instruction names both lists, and their order in the
     # ColumnTransformer, which a decision tree's tie-breaking depends on.
     steps = [f"load `{fname}` and drop the rows with a missing `{ctx.target}`",
-             f"numeric features: {_names(numeric)}: mean imputation then standard scaling",
-             f"categorical features: {_names(categorical)}: most-frequent imputation then one-hot encoding "
-             f"(`OneHotEncoder(handle_unknown='ignore')`)",
+             f"numeric features: {_names(numeric)}" + (": mean imputation then standard scaling" if numeric else ""),
+             f"categorical features: {_names(categorical)}" + (
+                 ": most-frequent imputation then one-hot encoding (`OneHotEncoder(handle_unknown='ignore')`)"
+                 if categorical else ""),
              "combine them with a `ColumnTransformer` holding the numeric block first, then the categorical one, "
              "each over its features in the order listed",
              f"model: scikit-learn `{model}(random_state={seed})`, in one `Pipeline` after the ColumnTransformer, "

@@ -96,7 +96,7 @@ def _blind_cv(task, source: Path) -> dict:
     steps = task.instruction.split("\n")
     numeric_line = next(s for s in steps if "numeric features:" in s)
     categorical_line = next(s for s in steps if "categorical features:" in s)
-    numeric = _backquoted(numeric_line.split(": mean imputation")[0])
+    numeric = _backquoted(numeric_line.split(": mean imputation")[0])  # "numeric features: none" names none
     categorical = _backquoted(categorical_line.split(": most-frequent")[0])
     model_line = next(s for s in steps if "model: scikit-learn" in s)
     model_call = _backquoted(model_line)[0]

@@ -223,8 +223,10 @@ with open("answers.json", "w") as fh:
     json.dump(out, fh, indent=2)
 '''
     text = (f"Load `{fname}` (the full training table) and answer these questions in a JSON object saved as "
-            f"`answers.json`, one key per answer:\n{_listing(questions)}\n\nCounts must be exact; any other number "
-            f"is compared with the expected value {_tolerance_text(_RTOL, _ATOL)} unless its question gives a "
+            f"`answers.json`, one key per answer:\n{_listing(questions)}\n\n"
+            + ("Counts must be exact; any other number" if any(a["atol"] == 0 and a["rtol"] == 0
+                                                                for a in answers.values()) else "A number")
+            + f" is compared with the expected value {_tolerance_text(_RTOL, _ATOL)} unless its question gives a "
             f"tolerance: write it at full floating-point precision, not rounded.")
     return _task(ctx, "eda", "eda", ("eda",), questions, text, {fname: tree_path},
                  "answers.json", {"kind": "answers", "answers": answers},

@@ -49,15 +49,39 @@ def _ids_text(spec: TimeSeriesSpec) -> str:
     return ", ".join(f"`{c}`" for c in spec.identifiers)
 
 
-def question_v1(spec: TimeSeriesSpec) -> str:
+def _validation_v1_text(spec: TimeSeriesSpec, train_columns: list[str], val_columns: list[str]) -> list[str]:
+    """What val_v1 holds, from its real columns. DARE-bench's sentence ("all non-target features are
+    provided") is kept where it is true; a univariate series' val_v1 holds only its time points, and
+    saying otherwise sends an agent looking for features that are not there."""
+    t = spec.target[0]
+    ids = [c for c in spec.identifiers if c in val_columns]
+    features = [c for c in val_columns if c not in ids and c != names.ROW_ID]
+    others = [c for c in train_columns if c not in spec.identifiers and c != t]
+    where = f"The validation file `{VAL_V1_CSV}` contains future time points"
+    if features and features == others:
+        return [f"{where} where all non-target features are provided, but the target column `{t}` is unknown.",
+                f"Your task is to predict the target column `{t}` at those validation time points using the "
+                "provided features."]
+    listed = ", ".join(f"`{c}`" for c in [names.ROW_ID, *ids])
+    if not features:
+        return [f"{where}: it holds only {listed}; no other feature is known at those points, and the target "
+                f"column `{t}` is unknown.",
+                f"Your task is to predict the target column `{t}` at those validation time points from the "
+                "history in the training data."]
+    return [f"{where}: it holds {listed} and the features {', '.join(f'`{c}`' for c in features)}; the target "
+            f"column `{t}` is unknown.",
+            f"Your task is to predict the target column `{t}` at those validation time points using the "
+            "provided features."]
+
+
+def question_v1(spec: TimeSeriesSpec, train_columns: list[str], val_columns: list[str]) -> str:
+    """XF's instruction; `train_columns` and `val_columns` are the columns train.csv and val_v1.csv hold."""
     t = spec.target[0]
     return " ".join([
         _PREAMBLE, "Proceed under the assumption that all required information is provided.", _METADATA,
         f"Load data in `{names.TS_TRAIN_CSV}` as your full training set.",
-        f"The validation file `{VAL_V1_CSV}` contains future time points where all non-target features are "
-        f"provided, but the target column `{t}` is unknown.",
-        f"Your task is to predict the target column `{t}` at those validation time points using the provided "
-        "features. Train your model(s) on the training data using only CPU resources.",
+        *_validation_v1_text(spec, train_columns, val_columns),
+        "Train your model(s) on the training data using only CPU resources.",
         f"Then generate predictions for `{t}` in `{VAL_V1_CSV}` for each `{names.ROW_ID}`.",
         f"The model should output a file named `{names.PREDICTION}`. The file must contain the column "
         f"{names.ROW_ID} (as provided in the original `{VAL_V1_CSV}`) and the corresponding predictions. Each "
@@ -124,7 +148,8 @@ def question_list_entry(pkg: TimeSeriesPackage) -> dict:
     return {
         "file_path": pkg.spec.task_dir,
         "task": TASK_KIND,
-        "question_v1": question_v1(pkg.spec),
+        "question_v1": question_v1(pkg.spec, [str(c) for c in pkg.frames[names.TS_TRAIN].columns],
+                                   [str(c) for c in pkg.frames[names.VAL_V1].columns]),
         "question_v2": question_v2(pkg.spec),
         "needed_files_v1": list(NEEDED_V1),
         "needed_files_v2": list(NEEDED_V2),

@@ -93,28 +93,36 @@ def tasks_for(tree: Path, task_dir: Path, entry: dict | None, seed: int) -> tupl
     question = meta["question"]
     if entry is None:
         raise DatasetRejected("no question_list.json entry")
-    src = task_dir / names.SOURCE_DIR
     if "prediction_starting_time" in question:  # time series: XF/CF, category tasks from train.csv and val_v1.csv
         try:
             tasks, rejected = ts_variants.ts_variants(task_dir, question, entry)
         except DatasetRejected as exc:
             tasks, rejected = [], {f"{task_dir.name}/{v}": str(exc) for v in ("xf", "cf")}
-        files = {names.TRAIN_V2: names.TS_TRAIN_CSV, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}
-        v1_tables = None
     else:
         tasks, rejected = dare_variants.dare_variants(task_dir, question, entry)
-        ftype = question["save_file_type"]
-        files = {stem: names.data_file(stem, ftype) for stem in (names.TRAIN_V1, names.TRAIN_V2, names.VAL_V2)}
-        v1_tables = _train_v1_tables(src, question)
-    ctx = categories.DataContext(
-        task_dir=task_dir.name, files=files, question=question, train=read_table(src / files[names.TRAIN_V2]),
-        val=read_table(src / files[names.VAL_V2]), train_v1_tables=v1_tables)
+    ctx = data_context(task_dir, question)
     for category in chosen_categories(seed, task_dir.name, categories.GENERATORS):
         try:
             tasks.append(categories.GENERATORS[category](ctx, rng_for(seed, task_dir.name, f"{_STAGE}/{category}")))
         except DatasetRejected as exc:
             rejected[f"{task_dir.name}/{category}"] = str(exc)
     return tasks, rejected
+
+
+def data_context(task_dir: Path, question: dict) -> categories.DataContext:
+    """What the category generators may read of one DARE task folder: the clean training and validation
+    files (a time-series task's train.csv and val_v1.csv) and DARE's multi-table train_v1.sqlite."""
+    src = task_dir / names.SOURCE_DIR
+    if "prediction_starting_time" in question:
+        files = {names.TRAIN_V2: names.TS_TRAIN_CSV, names.VAL_V2: names.data_file(names.VAL_V1, "csv")}
+        v1_tables = None
+    else:
+        ftype = question["save_file_type"]
+        files = {stem: names.data_file(stem, ftype) for stem in (names.TRAIN_V1, names.TRAIN_V2, names.VAL_V2)}
+        v1_tables = _train_v1_tables(src, question)
+    return categories.DataContext(
+        task_dir=task_dir.name, files=files, question=question, train=read_table(src / files[names.TRAIN_V2]),
+        val=read_table(src / files[names.VAL_V2]), train_v1_tables=v1_tables)
 
 
 def chosen_categories(seed: int, task: str, generators: Mapping[str, object],

@@ -35,6 +35,7 @@ TABLE_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_
 ANSWER_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column")
 CHART_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "unlabeled_axis", "wrong_mark")
 _RTOL, _ATOL = 1e-6, 1e-9
+_TABLE_ATOL = 1e-8  # a derived table's cells (feature engineering, acquisition)
 
 
 @dataclass(frozen=True)
@@ -86,14 +87,44 @@ def _text(value) -> str:
     return str(value.item() if isinstance(value, np.generic) else value).strip()
 
 
+def _names(columns: list[str]) -> str:
+    return ", ".join(f"`{c}`" for c in columns) if columns else "none"
+
+
 def _listing(items: list[str]) -> str:
     return "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
 
 
+def _level_text(value) -> str:
+    """A category level as the data holds it: a number or a boolean bare (`1`, `2.5`, `True`), text quoted
+    (`'a'`). Quoting every level told an agent to compare a 0/1 column with the text '1', which never matches."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, (bool, int, float)):
+        return repr(value)
+    return repr(_text(value))
+
+
+def _tolerance_text(rtol: float, atol: float) -> str:
+    """How a number is compared, from the very tolerances expected.json holds: a solver that rounds
+    (fold scores to 3 decimals, say) fails, and the instruction must say so."""
+    if rtol == 0 and atol == 0:
+        return "exactly"
+    return f"within {atol:g} + {rtol:g} × |expected value|"
+
+
+def _precision_note(rtol: float, atol: float, subject: str = "Numbers") -> str:
+    return (f"\n\n{subject} are compared with the expected values {_tolerance_text(rtol, atol)}: write them at full "
+            f"floating-point precision, not rounded.")
+
+
 def _intro(files: list[str], output: str) -> str:
     listed = ", ".join(f"`{f}`" for f in files)
+    # pandas' default also reads "NA", "None", "nan" ... as missing; the expected answers were computed
+    # with DARE-bench's CSV convention, where only an empty cell is missing.
+    csv_rule = (" In the CSV files only an empty cell is a missing value (pandas: `keep_default_na=False, "
+                "na_values=[\"\"]`)." if any(f.endswith(".csv") for f in files) else "")
     return (f"You are working in a desktop with VS Code, Jupyter and a terminal. The task folder `{TASK_FOLDER}` "
-            f"is open and holds {listed}. Save your result as `{TASK_FOLDER}/{output}`.\n\n")
+            f"is open and holds {listed}. Save your result as `{TASK_FOLDER}/{output}`.{csv_rule}\n\n")
 
 
 def _task(ctx: DataContext, kind: str, category: str, stages: tuple[str, ...], steps: list[str], text: str,
@@ -163,7 +194,7 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             g, col = _pick(rng, cat)[0], _pick(rng, num)[0]
             level = _pick(rng, sorted(df[g].dropna().unique().tolist(), key=_text))[0]
             value, tol = _num(df.loc[df[g] == level, col].mean()), (_RTOL, _ATOL)
-            questions.append(f"`{key}`: the mean of `{col}` over the rows where `{g}` is {_text(level)!r}")
+            questions.append(f"`{key}`: the mean of `{col}` over the rows where `{g}` is {_level_text(level)}")
             ops.append(("group_mean", key, g, col, to_jsonable(level)))
             answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
             continue
@@ -192,7 +223,11 @@ with open("answers.json", "w") as fh:
     json.dump(out, fh, indent=2)
 '''
     text = (f"Load `{fname}` (the full training table) and answer these questions in a JSON object saved as "
-            f"`answers.json`, one key per answer:\n{_listing(questions)}")
+            f"`answers.json`, one key per answer:\n{_listing(questions)}\n\n"
+            + ("Counts must be exact; any other number" if any(a["atol"] == 0 and a["rtol"] == 0
+                                                                for a in answers.values()) else "A number")
+            + f" is compared with the expected value {_tolerance_text(_RTOL, _ATOL)} unless its question gives a "
+            f"tolerance: write it at full floating-point precision, not rounded.")
     return _task(ctx, "eda", "eda", ("eda",), questions, text, {fname: tree_path},
                  "answers.json", {"kind": "answers", "answers": answers},
                  program({"file": fname, "ops": [list(o) for o in ops]}, body), ANSWER_PERTURBATIONS)
@@ -213,43 +248,55 @@ def feature_engineering_task(ctx: DataContext, rng: np.random.Generator) -> Desk
     kinds += ["log1p"] if any(df[c].min() >= 0 for c in num) else []
     n_features = int(rng.integers(1, 7))
     specs, steps, out = [], [], pd.DataFrame({names.ROW_ID: df[names.ROW_ID]})
-    for i in range(1, n_features + 1):
-        col = f"feat_{i}"
+    for _ in range(n_features):
         kind = kinds[int(rng.integers(len(kinds)))]
         if kind == "ratio":
-            a, b = _pick(rng, num, 2)
+            definition = ["ratio", *_pick(rng, num, 2)]
+        elif kind == "indicator":
+            g = _pick(rng, cat)[0]
+            definition = ["indicator", g, to_jsonable(_pick(rng, sorted(df[g].dropna().unique().tolist(),
+                                                                          key=_text))[0])]
+        elif kind == "group_mean":
+            definition = ["group_mean", _pick(rng, cat)[0], _pick(rng, num)[0]]
+        elif kind == "log1p":
+            definition = ["log1p", _pick(rng, [c for c in num if df[c].min() >= 0])[0]]
+        else:
+            definition = [kind, _pick(rng, num)[0]]
+        # Two draws can define the same column (the same ratio, the same indicator): asking for it twice
+        # under two names says nothing new and reads as a mistake, so a repeat is left out and the
+        # features keep consecutive names.
+        if definition in [[s[0], *s[2:]] for s in specs]:
+            continue
+        col = f"feat_{len(specs) + 1}"
+        what, args = definition[0], definition[1:]
+        if what == "ratio":
+            a, b = args
             den = df[b].astype(float)
             out[col] = df[a].astype(float) / den.where(den != 0)
             steps.append(f"`{col}` = `{a}` / `{b}` (missing where `{b}` is 0 or missing)")
-            specs.append(["ratio", col, a, b])
-        elif kind == "indicator":
-            g = _pick(rng, cat)[0]
-            level = _pick(rng, sorted(df[g].dropna().unique().tolist(), key=_text))[0]
+        elif what == "indicator":
+            g, level = args
             out[col] = (df[g] == level).astype(int)
-            steps.append(f"`{col}` = 1 where `{g}` is {_text(level)!r}, else 0 (a one-hot column)")
-            specs.append(["indicator", col, g, to_jsonable(level)])
-        elif kind == "group_mean":
-            g, a = _pick(rng, cat)[0], _pick(rng, num)[0]
+            steps.append(f"`{col}` = 1 where `{g}` is {_level_text(level)}, else 0 (a one-hot column)")
+        elif what == "group_mean":
+            g, a = args
             out[col] = df.groupby(g)[a].transform("mean")
             steps.append(f"`{col}` = the mean of `{a}` over the rows sharing the row's `{g}` value (missing "
                          f"values ignored; missing where `{g}` is missing)")
-            specs.append(["group_mean", col, g, a])
-        elif kind == "zscore":
-            a = _pick(rng, num)[0]
+        elif what == "zscore":
+            a = args[0]
             out[col] = (df[a] - df[a].mean()) / df[a].std()
             steps.append(f"`{col}` = (`{a}` - its mean) / its sample standard deviation (ddof=1), computed over "
                          f"this file")
-            specs.append(["zscore", col, a])
-        elif kind == "above_median":
-            a = _pick(rng, num)[0]
+        elif what == "above_median":
+            a = args[0]
             out[col] = (df[a] > df[a].median()).astype(int)
             steps.append(f"`{col}` = 1 where `{a}` is above its median over this file, else 0")
-            specs.append(["above_median", col, a])
         else:
-            a = _pick(rng, [c for c in num if df[c].min() >= 0])[0]
+            a = args[0]
             out[col] = np.log1p(df[a].astype(float))
             steps.append(f"`{col}` = the natural logarithm of 1 + `{a}`")
-            specs.append(["log1p", col, a])
+        specs.append([what, col, *args])
     columns = [c for c in out.columns if c != names.ROW_ID]
     rows = [[_text(r[0])] + [_num(v) for v in r[1:]] for r in out.itertuples(index=False, name=None)]
     body = '''
@@ -273,11 +320,12 @@ for s in P["specs"]:
 out.to_csv("features.csv", index=False)
 '''
     text = (f"Load `{fname}` and build a CSV `features.csv` with the column `row_id` plus these derived columns, "
-            f"one row per row of the file:\n{_listing(steps)}")
+            f"one row per row of the file:\n{_listing(steps)}"
+            + _precision_note(_RTOL, _TABLE_ATOL, "Values") + " Leave a missing value as an empty cell.")
     stages = ("eda", "feature_engineering") if any(s[0] == "group_mean" for s in specs) else ("feature_engineering",)
     return _task(ctx, "features", "feature_engineering", stages, steps, text, {fname: tree_path}, "features.csv",
                  {"kind": "table", "key": names.ROW_ID, "columns": columns, "rows": rows,
-                  "numeric": {c: True for c in columns}, "rtol": _RTOL, "atol": 1e-8},
+                  "numeric": {c: True for c in columns}, "rtol": _RTOL, "atol": _TABLE_ATOL},
                  program({"file": fname, "specs": specs}, body), TABLE_PERTURBATIONS)
 
 
@@ -351,9 +399,11 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             grouped = joined.groupby(g, dropna=True)[a].agg(["count", "mean"]).reset_index()
             result = grouped.rename(columns={"count": "n_rows", "mean": f"mean_{a}"})
             key = g
-            steps = [f"list the tables of `{fname}`", "join them all on `row_id`", f"group the rows by `{g}`",
+            # pandas drops a missing group and SQL's GROUP BY keeps it as a group: the text must choose
+            steps = [f"list the tables of `{fname}`", "join them all on `row_id`",
+                     f"group the rows by `{g}`, leaving out the rows where `{g}` is missing",
                      f"count the rows with a non-missing `{a}` per group (`n_rows`) and the mean of `{a}` "
-                     f"(`mean_{a}`)", "save one row per group"]
+                     f"(`mean_{a}`), one row per group with the columns `{g}`, `n_rows`, `mean_{a}`"]
             params.update(group=g, agg=a)
         steps.append("save the result as `joined.csv`")
     result = result.reset_index(drop=True)
@@ -383,12 +433,13 @@ else:
 out.to_csv("joined.csv", index=False)
 '''
     text = (f"`{fname}` is a SQLite database whose tables share the key column `row_id`. "
-            f"Produce `joined.csv` as follows:\n{_listing(steps)}")
+            f"Produce `joined.csv` as follows:\n{_listing(steps)}"
+            + _precision_note(_RTOL, _TABLE_ATOL, "Numeric values") + " Text values must match exactly.")
     stages = ("data_acquisition", "eda") if mode == "join_aggregate" else ("data_acquisition",)
     inputs = {fname: db_path if db_path else f"{GENERATED_DIR}/{fname}"}
     return _task(ctx, "acquisition", "data_acquisition", stages, steps, text, inputs, "joined.csv",
                  {"kind": "table", "key": key, "columns": columns, "rows": rows, "numeric": numeric,
-                  "rtol": _RTOL, "atol": 1e-8},
+                  "rtol": _RTOL, "atol": _TABLE_ATOL},
                  program(params, body), TABLE_PERTURBATIONS, generated)
 
 
@@ -445,8 +496,8 @@ def evaluation_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
     values = _metric_values(frame, metrics, table)
     if any(not math.isfinite(v) for v in values.values()):
         raise DatasetRejected("evaluation: a metric is undefined on these predictions")
-    answers = {m: {"value": v, "rtol": _RTOL, "atol": 1e-9} for m, v in values.items()}
-    steps = ["load `predictions.csv` (columns `row_id`, `y_true`, `y_pred`; only empty cells are missing)"] + [
+    answers = {m: {"value": v, "rtol": _RTOL, "atol": _ATOL} for m, v in values.items()}
+    steps = ["load `predictions.csv` (columns `row_id`, `y_true`, `y_pred`)"] + [
         f"compute `{m}` ({table[m].split('(')[0]} from scikit-learn{', square root' if m == 'rmse' else ''}"
         f"{', macro average' if 'macro' in m else ''})" for m in metrics]
     body = _METRIC_IMPORTS + '''
@@ -457,7 +508,7 @@ with open("metrics.json", "w") as fh:
 '''
     text = (f"`predictions.csv` holds the true values and a model's predictions of `{ctx.target}`. "
             f"Compute these metrics and save them in `metrics.json` as an object keyed by metric name:\n"
-            f"{_listing(steps[1:])}")
+            f"{_listing(steps[1:])}" + _precision_note(_RTOL, _ATOL, "The metrics"))
     return _task(ctx, "metrics", "evaluation", ("evaluation",), steps, text,
                  {"predictions.csv": f"{GENERATED_DIR}/predictions.csv"}, "metrics.json",
                  {"kind": "answers", "answers": answers},
@@ -500,18 +551,26 @@ def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.Da
                                  cv=KFold(n_splits=k, shuffle=True, random_state=seed), scoring=scoring)
     if not np.isfinite(scores).all():
         raise DatasetRejected("evaluation: a cross-validation fold has no score")
-    features = ", ".join(f"`{c}`" for c in numeric + categorical)
+    # Which columns are numeric and which categorical is the task's own choice (question_v1 records it),
+    # not something the data settles: a 0/1 column such as `married` fits either, and each reading
+    # gives other fold scores. So the instruction names both lists, and their order in the
+    # ColumnTransformer, which a decision tree's tie-breaking depends on.
     steps = [f"load `{fname}` and drop the rows with a missing `{ctx.target}`",
-             f"use the features {features}",
-             "numeric features: mean imputation then standard scaling; categorical features: most-frequent "
-             "imputation then one-hot encoding (unknown categories ignored)",
-             f"model: scikit-learn `{model}(random_state={seed})`",
+             f"numeric features: {_names(numeric)}" + (": mean imputation then standard scaling" if numeric else ""),
+             f"categorical features: {_names(categorical)}" + (
+                 ": most-frequent imputation then one-hot encoding (`OneHotEncoder(handle_unknown='ignore')`)"
+                 if categorical else ""),
+             "combine them with a `ColumnTransformer` holding the numeric block first, then the categorical one, "
+             "each over its features in the order listed",
+             f"model: scikit-learn `{model}(random_state={seed})`, in one `Pipeline` after the ColumnTransformer, "
+             f"so the preprocessing is fitted within each training fold",
              f"{k}-fold cross-validation with `KFold(n_splits={k}, shuffle=True, random_state={seed})`, "
              f"scoring `{scoring}`",
              "save the per-fold scores (`fold_scores`, in fold order) and their mean (`mean_score`)"]
-    answers = {"fold_scores": {"value": [float(s) for s in scores], "rtol": _RTOL, "atol": 1e-9},
-               "mean_score": {"value": float(scores.mean()), "rtol": _RTOL, "atol": 1e-9}}
-    text = f"Cross-validate a model predicting `{ctx.target}` and save `cv.json`:\n{_listing(steps)}"
+    answers = {"fold_scores": {"value": [float(s) for s in scores], "rtol": _RTOL, "atol": _ATOL},
+               "mean_score": {"value": float(scores.mean()), "rtol": _RTOL, "atol": _ATOL}}
+    text = (f"Cross-validate a model predicting `{ctx.target}` and save `cv.json`:\n{_listing(steps)}"
+            + _precision_note(_RTOL, _ATOL, "The fold scores and their mean"))
     params = {"file": fname, "target": ctx.target, "numeric": numeric, "categorical": categorical,
               "model": model, "seed": seed, "k": k, "scoring": scoring}
     return _task(ctx, "crossval", "evaluation", ("feature_engineering", "modelling", "evaluation"), steps, text,
@@ -587,14 +646,15 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
     if data.empty:
         raise DatasetRejected("visualization: nothing to plot")
     values = [[_text(a), float(b)] for a, b in zip(data[x], data[y])]
-    spec = {"kind": "vega_lite", "mark": mark, "title": title, "rtol": _RTOL, "atol": 1e-9, "values": values,
+    spec = {"kind": "vega_lite", "mark": mark, "title": title, "rtol": _RTOL, "atol": _ATOL, "values": values,
             "encoding": {"x": {"field": x, "type": x_type, "title": x_title},
                          "y": {"field": y, "type": "quantitative", "title": y_title}}}
     params = {"file": fname, "mode": mode, "x": x, "y": y, "limit": limit, "mark": mark, "x_type": x_type,
               "title": title, "x_title": x_title, "y_title": y_title}
     text = (f"Make a chart of `{fname}` as a Vega-Lite v5 JSON specification with the data inline "
             f"(`data.values`, one object per mark with the fields named below) and save it as `chart.vl.json`; "
-            f"axis titles go in each encoding channel's `title`:\n{_listing(steps)}")
+            f"axis titles go in each encoding channel's `title`:\n{_listing(steps)}"
+            + _precision_note(_RTOL, _ATOL, "Quantitative data values"))
     return _task(ctx, "chart", "visualization", stages, steps, text, {fname: tree_path}, "chart.vl.json", spec,
                  program(params, _CHART_BODY), CHART_PERTURBATIONS)
 

@@ -39,6 +39,22 @@ prediction.to_csv("prediction.csv", index=False, lineterminator="\\n")
 '''
 
 
+# What each metric asks of prediction.csv, said after the task's own text: an IF regression's numbers
+# must survive numpy.allclose, so a solver that rounds them fails, and only this sentence tells it.
+# Keyed by the registry's metric names (pipeline/core/metrics.py), which expected.json names.
+SCORING_NOTES = {
+    "exact_match": "Scoring: every predicted label must equal the one the described workflow gives (exact match).",
+    "allclose": ("Scoring: the predictions must equal the described workflow's within numpy.allclose's default "
+                 "tolerance (rtol 1e-05, atol 1e-08): write them at full floating-point precision, not rounded."),
+    "macro_f1": "Scoring: macro-F1 of the predicted labels against the true labels of the validation rows.",
+    "r2": "Scoring: R² of the predictions against the true values of the validation rows, clipped to [0, 1].",
+}
+
+
+def scoring_note(metric: str) -> str:
+    return "\n\n" + SCORING_NOTES[metric]
+
+
 def preamble(files: list[str]) -> str:
     listed = ", ".join(f"`{f}`" for f in files)
     return (f"You are working in a desktop with VS Code, Jupyter and a terminal. The task folder "
@@ -96,7 +112,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             check["reference_metric"] = bar
         out.append(DesktopTask(
             key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
-            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey],
+            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey] + scoring_note(metric.name),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": origin},
             reference_csv=reference_csv,

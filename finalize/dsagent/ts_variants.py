@@ -30,7 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.core import ts_reference
-from finalize.dsagent.dare_variants import preamble
+from finalize.dsagent.dare_variants import preamble, scoring_note
 from finalize.dsagent.oracles import program
 from finalize.dsagent.records import DesktopTask
 from pipeline.core import names
@@ -141,7 +141,7 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             perturbations = CF_PERTURBATIONS
         out.append(DesktopTask(
             key=key, name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind, steps=steps,
-            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey],
+            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey] + scoring_note(metric.name),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": reference.removesuffix(".csv")},
             reference_csv=reference_csv, oracle=oracle, perturbations=perturbations, oracle_inputs=oracle_inputs))

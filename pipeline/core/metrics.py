@@ -277,3 +277,25 @@ def metric_for(problem_type: str, variant: str) -> Metric:
         known = sorted({k for k, _ in DEFAULT_METRICS})
         raise ValueError(f"no metric for problem type {problem_type!r} variant {variant!r}; types: {known}") from None
     return metric_named(name)
+
+
+class BaselineVerdict(NamedTuple):
+    """A score against a recorded baseline, in two separate answers, so no label says more than it means:
+    `beats` is strictly better than the baseline; `within_margin` is the DSAgentBench evaluators' bar
+    (at least the metric's solved threshold times the baseline: within 5% of it, or better), which a
+    forecast 1% below the baseline meets without beating it."""
+
+    beats: bool
+    within_margin: bool
+
+
+def against_baseline(metric: Metric, score: float, baseline: float) -> BaselineVerdict:
+    """How `score` compares with `baseline` under `metric`'s direction and solved threshold."""
+    if metric.higher_is_better:
+        return BaselineVerdict(score > baseline, score >= metric.solved_threshold * baseline)
+    return BaselineVerdict(score < baseline, score * metric.solved_threshold <= baseline)
+
+
+def margin_label(metric: Metric) -> str:
+    """The margin `against_baseline` allows, as a reader sees it: "5%" for a threshold of 0.95."""
+    return f"{1 - metric.solved_threshold:.0%}"

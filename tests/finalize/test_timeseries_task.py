@@ -138,3 +138,17 @@ def test_published_dare_bench_series_pass_the_same_checks(tmp_path):
         problems = verify_ts_task(task_dir, q)
         assert errors(problems) == [], problems  # only warnings: no daregen baselines, no resample_rule key
         assert any("baselines" in p.message for p in problems)
+
+
+def test_the_xf_text_says_what_val_v1_really_holds(panel_task, tmp_path):
+    # a panel with an exogenous column: val_v1 holds it, and DARE-bench's own sentence is true
+    task_dir, entry = panel_task
+    val_columns = pd.read_csv(task_dir / "source" / "val_v1.csv", nrows=0).columns.tolist()
+    assert "capital" in val_columns
+    assert "where all non-target features are provided, but the target column `inv` is unknown" in entry["question_v1"]
+    # a univariate series: val_v1 holds its time points only, and the text says so
+    task_dir, entry = _write(tmp_path, _events())
+    assert pd.read_csv(task_dir / "source" / "val_v1.csv", nrows=0).columns.tolist() == ["row_id", "date"]
+    text = entry["question_v1"]
+    assert "all non-target features are provided" not in text and "using the provided features" not in text
+    assert "it holds only `row_id`, `date`; no other feature is known at those points" in text

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from finalize.dsagent import categories, validate_job
-from finalize.dsagent.build import _tree_paths, _validate, _write_task_files, evaluator_source, tasks_for, verdict
+from finalize.dsagent.build import (_tree_paths, _validate, _write_task_files, data_context, evaluator_source, tasks_for,
+                                   verdict)
 from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
 from pipeline.core.jsonio import read_json
@@ -29,7 +30,7 @@ def validated(small_tree: Path, tmp_path_factory) -> tuple[list, dict]:
     all_tasks, results = [], {}
     for task_dir in sorted(p.parent.parent for p in small_tree.glob("*/verify/all_metadata.json")):
         tasks, _ = tasks_for(small_tree, task_dir, entries[task_dir.name], SEED)
-        ctx = _context(small_tree, task_dir)
+        ctx = data_context(task_dir, read_json(task_dir / "verify" / "all_metadata.json")["question"])
         for category, gen in categories.GENERATORS.items():
             for s in range(SEEDS_PER_CATEGORY):
                 t = gen(ctx, rng_for(s, task_dir.name, f"test/{category}"))
@@ -42,19 +43,6 @@ def validated(small_tree: Path, tmp_path_factory) -> tuple[list, dict]:
         results.update(_validate(small_tree, tasks, source, DesktopSettings()))
         all_tasks += tasks
     return all_tasks, results
-
-
-def _context(tree: Path, task_dir: Path) -> categories.DataContext:
-    from finalize.dsagent.build import _train_v1_tables
-    from finalize.reference_solution import read_table
-    from pipeline.core import names
-
-    q = read_json(task_dir / "verify" / "all_metadata.json")["question"]
-    src, ftype = task_dir / "source", q["save_file_type"]
-    files = {stem: names.data_file(stem, ftype) for stem in (names.TRAIN_V1, names.TRAIN_V2, names.VAL_V2)}
-    return categories.DataContext(task_dir=task_dir.name, files=files, question=q,
-                                  train=read_table(src / files[names.TRAIN_V2]),
-                                  val=read_table(src / files[names.VAL_V2]), train_v1_tables=_train_v1_tables(src, q))
 
 
 pytestmark = needs_sandbox

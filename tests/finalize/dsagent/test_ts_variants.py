@@ -18,6 +18,7 @@ import pytest
 
 from finalize.dsagent import evaluator_template, ts_variants, validate_job
 from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR, write_dsagent
+from finalize.dsagent.dare_variants import scoring_note
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetRejected
 from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
@@ -80,7 +81,8 @@ def test_ts_configs_validate_and_never_place_hidden_files_in_the_vm(ts_tree) -> 
         jsonschema.validate(cfg, schema, cls=jsonschema.Draft202012Validator)
         assert cfg["category"] == "modelling" and cfg["daregen"]["variant"] == kind
         vm = f"/home/user/dsagent/{COVID}__{kind}"
-        assert cfg["instruction"].endswith(entry[question_key])
+        # the task's own text, then how prediction.csv is scored
+        assert cfg["instruction"].endswith(entry[question_key] + scoring_note("r2"))
         assert f"`{vm}/prediction.csv`" in cfg["instruction"]
         placed = next(s for s in cfg["config"] if s["type"] == "download")["parameters"]["files"]
         assert sorted(f["path"].rsplit("/", 1)[1] for f in placed) == sorted(["metadata.txt", "train.csv", val_file])

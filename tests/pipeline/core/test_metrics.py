@@ -18,6 +18,7 @@ from pipeline.core.metrics import (
     SOLVED_THRESHOLD,
     Metric,
     UnscorablePrediction,
+    against_baseline,
     allclose_match,
     canonical_labels,
     clipped_r2,
@@ -25,6 +26,7 @@ from pipeline.core.metrics import (
     exact_match,
     macro_f1,
     macro_f1_scorer,
+    margin_label,
     metric_for,
     metric_named,
     one_at_a_time,
@@ -223,3 +225,17 @@ def test_the_self_contained_block_carries_the_registry() -> None:
     assert sorted(scope["METRICS"]) == sorted(METRICS) and scope["SOLVED_THRESHOLD"] == SOLVED_THRESHOLD
     reference, predictions = _INPUTS["labels"]
     assert scope["METRICS"]["macro_f1"].function(reference, predictions[0]) == macro_f1(reference, predictions[0])
+
+
+def test_beating_a_baseline_is_strict_and_the_5pct_margin_is_a_separate_answer() -> None:
+    r2 = METRICS["r2"]
+    assert margin_label(r2) == "5%"
+    assert against_baseline(r2, 0.99 * 0.8, 0.8) == (False, True)  # 1% below: within 5%, not better
+    assert against_baseline(r2, 0.8, 0.8) == (False, True)  # a tie is not better either
+    assert against_baseline(r2, 0.81, 0.8) == (True, True)
+    assert against_baseline(r2, 0.7, 0.8) == (False, False)
+    # a lower-is-better metric (an error) beats the baseline below it and keeps the same 5% margin
+    error = r2._replace(name="error", higher_is_better=False)
+    assert against_baseline(error, 0.9, 1.0) == (True, True)
+    assert against_baseline(error, 1.04, 1.0) == (False, True)
+    assert against_baseline(error, 1.1, 1.0) == (False, False)

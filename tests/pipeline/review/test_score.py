@@ -286,7 +286,32 @@ def test_ts_scores_keep_dare_and_add_a_verdict_against_the_best_recorded_baselin
     write_reference_predictions(tmp_path / "tasks", tmp_path / "preds")
     text = format_report(score_tree(tmp_path / "preds", tmp_path / "tasks"))
     assert "best baseline 0.8000: beats it" in text and "best baseline 0.0000: no bar" in text
-    assert "beats the best baseline 1/1" in text
+    assert "beats the best baseline 1/1, within 5% of it 1/1" in text
+
+
+def test_a_forecast_just_below_the_baseline_is_within_5pct_and_never_said_to_beat_it(tmp_path: Path) -> None:
+    task = _task(tmp_path, "time_series_analysis")
+    meta = read_json(task / VERIFY_DIR / ALL_METADATA)
+    forecast = _TS_V1.assign(y=_TS_V1["y"] + np.array([0.5, -0.5, 0.5, -0.5]))
+    r2 = _score(task, "v1", tmp_path, forecast).score
+    for baseline, beats, within, label in ((r2 / 0.99, False, True, "within 5% of it"),  # 1% below
+                                           (r2 / 0.9, False, False, "more than 5% below it"),
+                                           (r2, False, True, "within 5% of it"),  # equal is not better
+                                           (r2 * 0.99, True, True, "beats it")):
+        meta["question"]["baselines"] = {"v1/ets": baseline}
+        write_json(task / VERIFY_DIR / ALL_METADATA, meta)
+        score = _score(task, "v1", tmp_path, forecast)
+        assert (score.beats_baseline, score.within_5pct_of_baseline, score.baseline_label) == (beats, within, label)
+        assert score.to_json()["beats_baseline"] is beats
+        assert score.to_json()["within_5pct_of_baseline"] is within
+    meta["question"]["baselines"] = {"v1/ets": r2 / 0.99}
+    write_json(task / VERIFY_DIR / ALL_METADATA, meta)
+    preds = tmp_path / "preds"
+    write_reference_predictions(tmp_path / "tasks", preds)
+    forecast.to_csv(preds / task.name / "v1" / PREDICTION, index=False)
+    text = format_report(score_tree(preds, tmp_path / "tasks"))
+    assert "beats it" not in text and f"best baseline {r2 / 0.99:.4f}: within 5% of it" in text
+    assert "beats the best baseline 0/1, within 5% of it 1/1" in text
 
 
 # ------------------------------------------------------------------ tree, report, registry
@@ -311,6 +336,7 @@ def test_summary_json_is_written_and_canonical(tmp_path: Path, capsys: pytest.Ca
         "solved_rate": 0.5,
         "n_with_baseline": 0,
         "n_beat_baseline": 0,
+        "n_within_5pct_of_baseline": 0,
     }
     printed = capsys.readouterr().out
     assert "missing prediction file" in printed and "2 task(s)" in printed

@@ -18,7 +18,10 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+STARTED = time.monotonic()  # as daregen starts (the interpreter's own start-up is before it): the summary's clock
 
 # Only light modules at import: arguments and paths are checked before pandas, scikit-learn, the
 # stages or Prefect load (12-37 s on a busy machine), so a typo costs a one-line error, not a wait.
@@ -171,11 +174,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     list_offline_candidates(args.sources)
     if api is not None:
         api.wait_ready(startup_timeout_s())
+    flow_started = time.monotonic()
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
                          input_limits=limits.model_dump() if limits else None, force=args.force)
-    print(summary_table(report, Path(args.out)))
+    print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
         return 1

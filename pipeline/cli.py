@@ -2,7 +2,7 @@
 
     daregen build [--config FILE] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
-                  [--llm-api-key-env VAR] [--llm-allow-key-env] [--force]
+                  [--llm-api-key-env VAR] [--llm-allow-key-env] [--llm-fallback] [--force]
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
     daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
@@ -10,6 +10,9 @@
     daregen diff OLD NEW [--out DIR] [--config FILE]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
+    daregen --version
+
+Every argument, ref, path and setting is checked (here and in pipeline.cli_checks) before any work.
 """
 
 from __future__ import annotations

@@ -26,14 +26,14 @@ from prefect.states import Completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
-from pipeline.build import BuildJob, WaveRunner, build_generation
+from pipeline.build import PER_TASK_STAGES, BuildJob, WaveRunner, build_generation
 from pipeline.core.safe_io import InputLimits
 from pipeline.progress import WaveProgress
 from pipeline.core import names
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
-from pipeline.run_report import rejection_line, summary_markdown
+from pipeline.run_report import outcome_line, rejection_line, summary_markdown
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
 from sourcing.sources_file import resolve_spec
@@ -133,13 +133,13 @@ def _worker_prefect_env() -> dict:
 def _wave(label: str, outcomes: list[Outcome], submit, progress: WaveProgress) -> list[Outcome]:
     futures = {i: submit(o) for i, o in enumerate(outcomes) if o.ok}
     done = list(outcomes)
-    progress.start(label, len(futures))
+    progress.start(label, len(futures), "task" if label in PER_TASK_STAGES else "dataset")
     for n, (i, fut) in enumerate(futures.items()):
         done[i] = fut.result()
         progress.advance(done[i].ok)
         if n == len(futures) // 2:  # half the wave is done, the rest is still running
             crash_point(label)
-    progress.finish(sum(o.ok for o in done), len(done))
+    progress.finish()
     return done
 
 
@@ -198,9 +198,9 @@ def _log_summary(report: dict, out: Path) -> None:
     artifact of the run: where a served run is read (the Prefect UI, `prefect deployment run --watch`)."""
     logger = get_run_logger()
     tree = generations_dir(out) / report["generation"] if report.get("generation") else None
-    logger.info("daregen: built %d of %d candidate datasets, %d rejected; %s", report["built"],
-                report["considered"], len(report["rejections"]),
-                f"published at {out} -> {tree}" if tree else f"nothing published, {out} unchanged")
+    logger.info("daregen: %s %d tasks from %d candidate datasets, %d rejected; %s",
+                "kept" if report.get("unchanged") else "built", report["built"], report["considered"],
+                len(report["rejections"]), outcome_line(report, out, tree))
     for r in report["rejections"]:
         logger.info("daregen: %s", rejection_line(r))
     files = {"run report": names.RUN_REPORT_MD, "corpus report": CORPUS_REPORT_HTML, "diff": DIFF_HTML}

@@ -26,6 +26,7 @@ from pipeline import build_cache, steps
 from pipeline.core import cache as core_cache, names
 from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.text import shorten_cause
 from pipeline.guard import guard_staging_tree
 from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
@@ -40,6 +41,8 @@ from task_design.llm_schema import LLMUsage
 from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
 STAGES = ("source", "profile", "design", "postprocess", "finalize")
+# The stages after the design run once per task (steps.split_units): a dataset may make two.
+PER_TASK_STAGES = STAGES[STAGES.index("design") + 1:]
 STEPS = {"source": steps.source_step, "profile": steps.profile_step, "design": steps.design_step,
          "postprocess": steps.postprocess_step, "finalize": steps.finalize_step}
 # (stage, outcomes, the step arguments of one dataset) -> outcomes in the same order. A wave runs the
@@ -183,6 +186,9 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         return hit.with_seconds({"source": time.perf_counter() - started}) if hit is not None else o
 
     outcomes = [cached_source(o) for o in outcomes]
+    from_cache = sum(o.stage != "start" for o in outcomes)
+    if from_cache:  # the source wave then counts only the datasets it reads
+        note(f"source: {from_cache} of {plural(len(outcomes), 'dataset')} read from the source cache")
     outcomes = _on(lambda o: o.stage == "start", outcomes, wave("source"))
     for o in outcomes:
         if o.ref in source_keys:
@@ -194,6 +200,9 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     sourced = {o.ref for o in outcomes if o.ok}
     outcomes, hits = apply_cache(outcomes, cache, keys)
     restored = set(hits) | {o.uid for o in outcomes if not o.ok and o.ref in sourced}  # a cached rejection
+    if restored:  # the waves that follow count only what they run
+        note(f"build cache: {plural(len(hits), 'task')} and {plural(len(restored) - len(hits), 'rejection')} "
+             "restored, not rebuilt")
     lap("cache lookup")
 
     def fresh(o: Outcome) -> bool:
@@ -385,7 +394,7 @@ def _report_or_warn(what: str, write: Callable, *args) -> None:
     try:
         write(*args)
     except Exception as exc:  # noqa: BLE001 -- see the docstring
-        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        reason = shorten_cause(exc, 200)
         note(f"warning: {what} not written ({type(exc).__name__}: {reason})")
 
 

@@ -18,7 +18,6 @@ tasks' problem types; each task's result sits under `unit_key(key, problem type)
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import shutil
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 
 from pipeline.core import cache
-from pipeline.core.environment import CODE_PACKAGES, code_version, fingerprint_digest
+from pipeline.core.environment import code_digest, fingerprint_digest, source_code_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.steps import ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, Outcome, finalize_step
@@ -46,36 +45,6 @@ def cacheable_rejection(stage: str, reason: str) -> bool:
 
 def cache_root(cache_dir: str | None = None) -> Path:
     return cache.cache_root(cache_dir).resolve() / cache.TASKS
-
-
-_REPO = Path(__file__).resolve().parent.parent
-
-
-def _files_digest(parts: tuple[str, ...]) -> str:
-    """The package version plus a hash of the source files under `parts` (folders or files of the
-    repository): the version alone would serve stale results after an edit in a development checkout."""
-    h = hashlib.sha256(code_version().encode())
-    for part in parts:
-        root = _REPO / part
-        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
-            if path.suffix in (".py", ".md", ".json") and "__pycache__" not in path.parts:
-                h.update(path.relative_to(_REPO).as_posix().encode())
-                h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-@functools.lru_cache(maxsize=1)
-def code_digest() -> str:
-    """The code that decides a task's bytes (flows.py only orchestrates), and the DSAgentBench schema
-    the root files validate against."""
-    return _files_digest((*CODE_PACKAGES, "schemas"))
-
-
-@functools.lru_cache(maxsize=1)
-def source_code_digest() -> str:
-    """The code the source step runs: the adapters, the kernel and the step itself. Narrower than
-    code_digest, so an edit to a designer does not make a rerun re-read every built-in table."""
-    return _files_digest(("sourcing", "pipeline/core", "pipeline/steps.py"))
 
 
 def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str) -> str:

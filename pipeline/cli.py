@@ -2,7 +2,7 @@
 
     daregen build [--config FILE] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer NAME]
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
-                  [--llm-api-key-env VAR] [--llm-allow-key-env] [--force]
+                  [--llm-api-key-env VAR] [--llm-allow-key-env] [--llm-fallback] [--force]
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
     daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
@@ -10,6 +10,9 @@
     daregen diff OLD NEW [--out DIR] [--config FILE]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
+    daregen --version
+
+Every argument, ref, path and setting is checked (here and in pipeline.cli_checks) before any work.
 """
 
 from __future__ import annotations
@@ -18,12 +21,17 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+STARTED = time.monotonic()  # as daregen starts (the interpreter's own start-up is before it): the summary's clock
 
 # Only light modules at import: arguments and paths are checked before pandas, scikit-learn, the
 # stages or Prefect load (12-37 s on a busy machine), so a typo costs a one-line error, not a wait.
+from pipeline import cli_checks
 from pipeline.core import names
 from pipeline.prefect_env import configure_prefect
+from task_design.designers import DESIGNER_MODULES
 
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
@@ -86,17 +94,20 @@ def writable_target(path: str | Path, what: str, parent: bool = False) -> Path:
 
 
 def check_sources_spec(spec: str) -> None:
-    """A --sources value names a sources file that exists, or is a spec of known source keys."""
-    from sourcing.registry import SOURCES, parse_sources  # light: adapters load only when opened
-    from sourcing.sources_file import names_a_file
+    """A --sources value names a sources file that exists, or is a spec of known source keys; either
+    way every argument a source kind can check cheaply is checked (a built-in ref and its did-you-mean)."""
+    from sourcing.registry import SOURCES, check_source_args, names_a_file  # light: adapters load only when opened
 
     if names_a_file(spec):
+        from sourcing.sources_file import spec_from_file
+
+        check_source_args(spec_from_file(spec))
         return
     first = spec.split(",")[0].strip()
     key = first.partition(":")[0]
     if key not in SOURCES and (first.endswith(".toml") or os.sep in key or "." in key):
         raise ValueError(f"--sources {spec}: no such sources file")
-    parse_sources(spec)
+    check_source_args(spec)
 
 
 def open_sources(spec: str) -> None:
@@ -136,19 +147,16 @@ def check_schedule(cron: str, timezone: str) -> None:
         raise ValueError(f"--cron {cron!r}: {exc}") from None
 
 
-def _non_negative(value: int | None, flag: str) -> None:
-    if value is not None and value < 0:
-        raise ValueError(f"{flag} must be >= 0")
-
-
 def cmd_build(args: argparse.Namespace) -> int:
     file_llm = _apply_config(args)
-    _non_negative(args.limit, "--limit")
+    cli_checks.at_least(args.limit, "--limit", 1)
     if args.dask_workers < 1:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
     check_sources_spec(args.sources)
     settings = _designer_settings(args, file_llm)
+    if settings is not None:  # the model named, its key set, its endpoint answering: before any work
+        cli_checks.llm_ready(settings, args.llm_fallback)
     limits = _limits(args)
     from pipeline.publish import check_out_target
 
@@ -169,11 +177,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     list_offline_candidates(args.sources)
     if api is not None:
         api.wait_ready(startup_timeout_s())
+    flow_started = time.monotonic()
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
                          input_limits=limits.model_dump() if limits else None, force=args.force)
-    print(summary_table(report, Path(args.out)))
+    print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
         return 1
@@ -182,12 +191,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -> dict | None:
     """The config file's [llm] table overlaid with the --llm-* flags, as designer settings
-    (checked here, so a typo costs one line, not a flow run)."""
+    (checked here, so a typo costs one line, not a flow run; cli_checks.llm_ready then tries them)."""
     from pydantic import ValidationError
 
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 
-    if args.designer not in DESIGNERS:
+    if args.designer not in DESIGNERS:  # a config file's designer (the flag's choices are argparse's)
         raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
     # The model is sent sample rows of every dataset (and the API key): only to an endpoint the user
     # named on the command line or in the environment. A shared config file or sources.toml could
@@ -199,28 +208,25 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
                                "allow_key_env": args.llm_allow_key_env or None}.items() if v is not None}
     given = {**(file_llm or {}), **flags}
     if args.designer not in DESIGNER_SETTINGS:
-        if flags:  # a config file may keep [llm] settings for a later --designer llm
+        if flags or args.llm_fallback:  # a config file may keep [llm] settings for a later --designer llm
             raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
         return None
     if "api_base" in given and "api_base" not in flags:
         raise ValueError(f"the config file names the LLM endpoint {given['api_base']!r}, which would receive sample "
                          f"rows; name it with --llm-api-base or {LLM_API_BASE_ENV} to use it")
     try:
-        checked = DESIGNER_SETTINGS[args.designer].model_validate(given)
+        DESIGNER_SETTINGS[args.designer].model_validate(given)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "api_key_env"
         raise ValueError(f"bad --llm-* setting {where!r}: {err['msg'].removeprefix('Value error, ')}") from None
-    from task_design.llm import key_destination
-
-    print(f"daregen: {key_destination(checked)}", file=sys.stderr)
     return given
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Blocks, running scheduled and triggered runs of build-tasks/nightly (PREFECT_API_URL: the server)."""
     check_schedule(args.cron, args.timezone)
-    _non_negative(args.limit, "--limit")
+    cli_checks.at_least(args.limit, "--limit", 1)
     params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
               if getattr(args, k) is not None}
     # Runs start in the serving process's folder; say which tree and which sources file are meant.
@@ -270,8 +276,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     tree = existing_dir(args.tree, "TREE")
     if not (tree / names.VERIFY_DIR / names.ALL_METADATA).is_file():  # a whole tree, not one task folder
         dare_tree(tree, "TREE")
-    if args.jobs < 1:
-        raise ValueError("--jobs must be >= 1")
+    cli_checks.at_least(args.jobs, "--jobs", 1)
+    if not args.timeout > 0:
+        raise ValueError(f"--timeout must be > 0 seconds, got {args.timeout}")
     from pipeline.review.verify import verify_tree
 
     report = verify_tree(Path(args.tree), regenerate=args.regenerate, jobs=args.jobs, timeout_s=args.timeout,
@@ -300,6 +307,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
+    cli_checks.at_least(args.limit, "--limit", 1)
+    if args.sources_file is not None:
+        if not Path(args.sources_file).is_file():
+            raise ValueError(f"--sources-file {args.sources_file}: no such file")
+        check_sources_spec(args.sources_file)
+    if args.sources is not None:
+        check_sources_spec(args.sources)
     from sourcing.sources_file import preview_lines
 
     for line in preview_lines(args.sources, args.sources_file, args.limit):
@@ -308,6 +322,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    cli_checks.export_args(args.tree, args.out, args.holdout, args.eval_fraction, args.jobs, args.check)
+    if args.out is not None:
+        writable_target(args.out, "--out", parent=True)
     from pipeline.core.text import printable
     from pipeline.export.export import export_tree
 
@@ -327,19 +344,43 @@ class _OneLineParser(argparse.ArgumentParser):
     """argparse's errors as one line (`daregen: error: ...`), like every other CLI failure."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"daregen: error: {message} (see {self.prog} --help)\n")
+
+
+class _VersionAction(argparse.Action):
+    """`daregen --version`, computed only when asked (the code digest reads the package sources)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(cli_checks.version_line())
+        parser.exit(0)
+
+
+def _add_build_parameters(p: argparse.ArgumentParser, out_type: type, what: str = "") -> None:
+    """--out, --limit, --seed, --sources, --designer: a build's flags, and the parameters `serve` gives
+    every run of its deployment (unset, both fall back to the config file, then BUILD_DEFAULTS)."""
+    d = BUILD_DEFAULTS
+    p.add_argument("--out", type=out_type, default=None, metavar="DIR",
+                   help=f"{what}output tree (default {d['out']}/)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help=f"{what}number of candidate datasets considered, >= 1 (default: every candidate)")
+    p.add_argument("--seed", type=int, default=None, metavar="S", help=f"{what}global seed (default {d['seed']})")
+    p.add_argument("--sources", default=None, metavar="SPEC",
+                   help=f"{what}sources: a spec (builtin, builtin:REF, local:PATH, sqlite:PATH, kaggle:..., "
+                        f"openml:...) or a sources.toml path (default {d['sources']})")
+    p.add_argument("--designer", default=None, choices=sorted(DESIGNER_MODULES),
+                   help=f"{what}task designer (default {d['designer']})")
 
 
 def parser() -> argparse.ArgumentParser:
     p = _OneLineParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
+    p.add_argument("--version", action=_VersionAction, help="print the version and the code digest, and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     b = sub.add_parser("build", help="build a task tree")
     b.add_argument("--config", default=None, help="TOML file with [build] and [llm] settings (flags win)")
-    b.add_argument("--out", type=Path, default=None, help="output tree (default: generated/)")
-    b.add_argument("--limit", type=int, default=None, help="number of candidate datasets to consider")
-    b.add_argument("--seed", type=int, default=None, help="global seed (default 0)")
-    b.add_argument("--sources", default=None, help="sources spec (builtin, local:PATH, sqlite:PATH, kaggle:..., openml:...) or a sources.toml path (default builtin)")
-    b.add_argument("--designer", default=None, help="task designer: heuristic (default) or llm")
+    _add_build_parameters(b, out_type=Path)
     b.add_argument("--llm-model", default=None, help="litellm model for --designer llm, e.g. openai/gpt-4o-mini")
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,
@@ -351,6 +392,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--llm-cache-dir", default=None,
                    help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
+    b.add_argument("--llm-fallback", action="store_true",
+                   help="design with the heuristic what the model cannot answer, even when its key is missing or "
+                        "its endpoint unreachable at the start (without it, the build stops with one line)")
     b.add_argument("--runner", choices=("local", "dask"), default="local",
                    help="local threads (default) or dask (a LocalCluster, or --dask-address)")
     b.add_argument("--dask-address", default=None, help="scheduler of an existing Dask cluster, e.g. tcp://h:8786")
@@ -359,8 +403,7 @@ def parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="serve the Prefect deployment build-tasks/nightly (cron schedule)")
     sv.add_argument("--cron", default="0 2 * * *", help="schedule (default '0 2 * * *': 02:00 every day)")
     sv.add_argument("--timezone", default="UTC", help="timezone of the schedule (default UTC)")
-    for flag, kind in (("--out", str), ("--limit", int), ("--seed", int), ("--sources", str), ("--designer", str)):
-        sv.add_argument(flag, type=kind, default=None, help="default flow parameter of the deployment")
+    _add_build_parameters(sv, out_type=str, what="each run's ")
     sv.set_defaults(func=cmd_serve)
     s = sub.add_parser("score", help="score predictions against a task tree")
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")

@@ -25,17 +25,19 @@ def plural(n: int, word: str) -> str:
 
 
 class WaveProgress:
-    """One wave at a time: `start(label, total)`, `advance(ok)` per finished dataset, `finish()`. A dataset
-    a stage turns down is "rejected": that is the pipeline working, not failing."""
+    """One wave at a time: `start(label, total, noun)`, `advance(ok)` per finished unit, `finish()`. A unit
+    a stage turns down is "rejected": that is the pipeline working, not failing. A wave counts what entered
+    it (`noun`: a dataset before the design, a task after it), never what the cache or an earlier stage
+    already settled."""
 
     def __init__(self, live: bool | None = None) -> None:
         self.live = sys.stderr.isatty() if live is None else live
         self._progress = None
         self._task = None
-        self.label, self.total, self.done, self.failed = "", 0, 0, 0
+        self.label, self.noun, self.total, self.done, self.failed = "", "dataset", 0, 0, 0
 
-    def start(self, label: str, total: int) -> None:
-        self.label, self.total, self.done, self.failed = label, total, 0, 0
+    def start(self, label: str, total: int, noun: str = "dataset") -> None:
+        self.label, self.noun, self.total, self.done, self.failed = label, noun, total, 0, 0
         if self.live and total:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -54,8 +56,12 @@ class WaveProgress:
         if self._progress is not None:
             self._progress.update(self._task, advance=1, failed=self.failed)
 
-    def finish(self, still_in: int, of: int) -> None:
+    def finish(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
-        print(f"  {self.label:<12} {still_in:>5} of {plural(of, 'dataset')} still in", file=sys.stderr, flush=True)
+        if self.total:
+            line = f"{self.total - self.failed:>5} of {plural(self.total, self.noun)} still in"
+        else:
+            line = f"    0 to run: every {self.noun} was restored from the cache or rejected before"
+        print(f"  {self.label:<12} {line}", file=sys.stderr, flush=True)

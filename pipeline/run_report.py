@@ -16,6 +16,7 @@ from pipeline.core import names
 from pipeline.core.jsonio import write_text
 from pipeline.progress import plural
 from pipeline.core.safe_io import md_cell, printable
+from pipeline.core.text import ELLIPSIS
 from pipeline.steps import Outcome
 from task_design.llm_schema import usage_line
 
@@ -25,6 +26,10 @@ from task_design.llm_schema import usage_line
 _WRAPPER_REASONS = ("check failed", "determinism")
 
 
+# Said under every table of design rows (pipeline.review.reports.design_row): a shortened cell ends in "…", and its whole text is one file away.
+DESIGN_ROWS_NOTE = (f"A cell ending in {ELLIPSIS} is shortened at a word boundary; the whole text is in the task's "
+                    f"{names.VERIFY_DIR}/{names.ALL_METADATA} (daregen: target_evidence, excluded_targets, "
+                    "design_attempts).")
 EVIDENCE_KIND_COLUMN = "evidence kind"
 UNRECORDED_KIND = "unrecorded"
 # The evidence kinds that do not document the target: a reviewer reads these tasks first.
@@ -43,12 +48,14 @@ def evidence_kind_rows(designs: list[dict[str, str]]) -> list[list[Any]]:
 
 def reason_kind(reason: str) -> str:
     """`too few rows (24 < 30)` -> `too few rows`: quoted names, parentheses and numbers dropped, so
-    the same reason for different datasets falls into one bucket."""
+    the same reason for different datasets falls into one bucket; the reason's last number stays."""
     parts = str(reason).split(":")
     kept = parts[:1]
     while kept[-1].strip() in _WRAPPER_REASONS and len(kept) < len(parts):
         kept.append(parts[len(kept)])
-    text = re.sub(r"'[^']*'|\([^)]*\)|\d+(\.\d+)?", "", ":".join(kept))
+    text = re.sub(r"'[^']*'|\([^)]*\)", "", ":".join(kept))
+    # A number that ends the reason is what it claims ("every reference baseline scores R² 0"), not a count.
+    text = re.sub(r"(?<![\d.])\d+(\.\d+)?(?![\d.])(?!\s*$)", "", text)
     return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
 
 
@@ -63,6 +70,11 @@ def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
 
 def rejection_line(r: dict) -> str:
     return f"rejected {r['ref']} at {r['stage']}: {r['reason']}"
+
+
+def by_type_text(report: dict) -> str:
+    """`6 classification, 9 regression, 6 time_series_analysis`: every problem type the build made."""
+    return ", ".join(f"{n} {kind}" for kind, n in report["by_type"].items()) or "none"
 
 
 def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, seconds: float, seed: int,
@@ -115,12 +127,11 @@ def step_timings(outcomes: list[Outcome], entries: list[dict], dsagent_seconds: 
 
 
 def write_report_md(root: Path, report: dict) -> None:
-    lines = ["# daregen run report", "", f"- built: {report['built']} tasks "
-             f"({report['by_type'].get('classification', 0)} classification, "
-             f"{report['by_type'].get('regression', 0)} regression)",
+    lines = ["# daregen run report", "", f"- built: {plural(report['built'], 'task')} ({by_type_text(report)})",
              f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
              f"- reused from the build cache: {report.get('cached', 0)}",
-             f"- wall time: {report['seconds']:.1f} s"]
+             f"- build time: {report['seconds']:.1f} s (from listing the candidates to this report; the start-up, "
+             "the tree reports and publishing come on top)"]
     if "llm" in report:
         lines.append(f"- {usage_line(report['llm'])}")
     designs = report.get("designs") or []
@@ -130,8 +141,8 @@ def write_report_md(root: Path, report: dict) -> None:
                   "documented by the source (docs/evidence-policy.md).", "",
                   "| evidence kind | tasks | share | rests on |", "|---|---:|---:|---|"]
         lines += [f"| {kind} | {n} | {share} | {rests} |" for kind, n, share, rests in evidence_kind_rows(designs)]
-        lines += ["", "## Targets and their evidence", "", "| " + " | ".join(designs[0]) + " |",
-                  "|" + "---|" * len(designs[0])]
+        lines += ["", "## Targets and their evidence", "", DESIGN_ROWS_NOTE, "",
+                  "| " + " | ".join(designs[0]) + " |", "|" + "---|" * len(designs[0])]
         lines += ["| " + " | ".join(md_cell(str(v)) for v in row.values()) + " |"
                   for row in designs]
     lines += ["", "## Rejections", "",
@@ -141,33 +152,61 @@ def write_report_md(root: Path, report: dict) -> None:
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
 
 
-def summary_table(report: dict, out: Path) -> str:
-    """What `daregen build` prints at the end: counts by type and format, the commonest rejection reasons."""
-    lines = [
-        f"built {report['built']} tasks from {report['considered']} candidate datasets "
-        f"in {report['seconds']:.0f} s -> {out}",
-        *([f"  unchanged: the published generation {report.get('generation')} was built from the same inputs; "
-           "nothing published, no file rewritten"] if report.get("unchanged") else []),
-        "",
-        f"  {'problem type':<16}{'tasks':>6}",
-    ]
-    for kind, n in report["by_type"].items():
-        lines.append(f"  {kind:<16}{n:>6}")
-    lines.append("")
-    lines.append(f"  {'file type':<16}{'tasks':>6}")
-    for ftype, n in report["by_format"].items():
-        lines.append(f"  {ftype:<16}{n:>6}")
+def outcome_line(report: dict, out: Path, tree: Path | None) -> str:
+    """What became of `out`, in the words every summary uses (the CLI, the Prefect log, the artifact):
+    `tree` is the published generation, None when nothing was published."""
+    if report.get("unchanged"):
+        return (f"unchanged: {out} -> {tree} was built from the same inputs; nothing published, "
+                "no file rewritten")
+    if tree is not None:
+        return f"published at {out} -> {tree}"
+    return f"nothing published, {out} unchanged"
+
+
+# What a user runs on a tree after building it, with what each is for.
+NEXT_COMMANDS = (("daregen verify {out}", "re-run every reference in the sandbox and re-check the tree"),
+                 ("daregen score PRED_DIR --tasks {out}", "score an agent's predictions"),
+                 ("daregen diff OLD_TREE {out}", "what changed since another build, for a curator"),
+                 ("daregen export {out} --out EXPORT_DIR", "training data: the train/eval split, rewards, SFT"))
+
+
+def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_s: float | None = None) -> str:
+    """What `daregen build` prints at the end: what became of `out`, counts by type and format, the
+    commonest rejection reasons, where the reports are and what to run next. `startup_s` (imports and
+    Prefect's start) and `flow_s` (the flow run) are the CLI's clocks; report["seconds"] is the flow's
+    own, from listing the candidates to the run report."""
+    verb = "kept" if report.get("unchanged") else "built"
+    lines = [f"{verb} {plural(report['built'], 'task')} ({by_type_text(report)}) from "
+             f"{plural(report['considered'], 'candidate dataset')} -> {out}"]
+    if report.get("unchanged"):
+        lines.append(f"  unchanged: the published generation {report.get('generation')} was built from the same "
+                     "inputs; nothing published, no file rewritten")
+    if startup_s is not None and flow_s is not None:
+        lines.append(f"  time: {startup_s + flow_s:.0f} s since daregen started = start-up {startup_s:.0f} s (imports, "
+                     f"Prefect's server, the sources' catalogues) + build {flow_s:.0f} s (the flow run: the phases above)")
+    else:
+        lines.append(f"  build time: {report['seconds']:.0f} s (listing the candidates to the run report)")
+    lines += ["", f"  {'problem type':<22}{'tasks':>6}"]
+    lines += [f"  {kind:<22}{n:>6}" for kind, n in report["by_type"].items()]
+    lines += ["", f"  {'file type':<22}{'tasks':>6}"]
+    lines += [f"  {ftype:<22}{n:>6}" for ftype, n in report["by_format"].items()]
     lines.append("")
     reasons = top_reasons(report)
     if reasons:
         lines.append(f"  {plural(len(report['rejections']), 'dataset')} skipped; most common reasons:")
-        for reason, n in reasons:
-            lines.append(f"    {n:>4}  {printable(reason)}")
-        # A build that published nothing keeps its report beside the output (run_report_md).
-        lines.append(f"  every skipped dataset and its reason: {report.get('run_report_md', out / names.RUN_REPORT_MD)}")
+        lines += [f"    {n:>4}  {printable(reason)}" for reason, n in reasons]
     if "llm" in report:
         lines.append(f"  {usage_line(report['llm'])}")
-    lines.append(f"  instructions: {out / names.QUESTION_LIST}")
+    # A build that published nothing keeps its report beside the output (run_report_md).
+    reports = [(str(report.get("run_report_md", out / names.RUN_REPORT_MD)),
+                "every task's target and every skipped dataset's reason")]
+    reports += [(str(out / name), what) for name, what in (
+        (names.QUESTION_LIST, "the tasks and their instructions"),
+        (names.CORPUS_REPORT_HTML, "the corpus: types, licences, difficulty, rejections")) if (out / name).is_file()]
+    width = max(len(path) for path, _ in reports)
+    lines += ["", "reports:"] + [f"  {path:<{width}}  {what}" for path, what in reports]
+    if (out / names.QUESTION_LIST).is_file():
+        lines += ["next:"] + [f"  {cmd.format(out=out):<48}  {what}" for cmd, what in NEXT_COMMANDS]
     return "\n".join(lines)
 
 
@@ -175,9 +214,8 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
     """The build summary a served run attaches to its Prefect flow run (an artifact): counts, where the
     tree and its reports are, and the commonest rejection reasons. `tree` is the published generation
     (None when nothing was published); `reports` maps a title to an existing report file."""
-    by_type = ", ".join(f"{n} {kind}" for kind, n in report["by_type"].items()) or "none"
     lines = ["# daregen build", "",
-             f"- **built:** {plural(report['built'], 'task')} ({by_type}) from "
+             f"- **built:** {plural(report['built'], 'task')} ({by_type_text(report)}) from "
              f"{plural(report['considered'], 'candidate dataset')}; "
              f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
              f"- seed {report['seed']}, sources `{report['sources']}`, limit {report['limit']}, "

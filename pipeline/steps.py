@@ -25,6 +25,7 @@ from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejecte
                                    TimeSeriesSpec, is_time_series)
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
+from pipeline.core.text import shorten
 from pipeline.core.timing import collecting
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
@@ -85,7 +86,7 @@ def _stage_step(stage: str):
                     done = prev.failed(stage, exc.reason)
                 except Exception as exc:  # a bug or a hostile dataset must not stop the build
                     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                    done = prev.failed(stage, f"unexpected error: {last}"[:300])
+                    done = prev.failed(stage, shorten(f"unexpected error: {last}", 300))
                 seconds[stage] = time.perf_counter() - started
             return done.with_seconds(seconds)
         run.__name__ = fn.__name__

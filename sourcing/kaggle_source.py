@@ -36,6 +36,7 @@ import pandas as pd
 from pipeline.core import cache
 from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
+from pipeline.core.text import shorten
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
 from sourcing.download import CachedFile, fetch_to_cache, materialize, read_table_file, table_files
 
@@ -85,7 +86,7 @@ def describe_error(exc: Exception) -> str:
     if status is not None:
         return f"HTTP {status}"
     text = re.sub(r"\s+", " ", str(exc)).strip()
-    return f"{type(exc).__name__}: {text}"[:160]
+    return shorten(f"{type(exc).__name__}: {text}", 160)
 
 
 def call_with_retry(what: str, fn: Callable[[], T]) -> T:

@@ -30,6 +30,7 @@ import pandas as pd
 from pipeline.core import cache
 from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
+from pipeline.core.text import shorten
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
 
 SOURCE_KEY = "openml"
@@ -63,7 +64,7 @@ def _one_line(exc: Exception) -> str:
     text = re.sub(r"\s+", " ", str(exc)).strip()
     # The client appends "Please contact the developers!" and the raw answer body to server errors.
     text = text.split(" Please contact the developers!")[0]
-    return f"{type(exc).__name__}: {text}"[:200]
+    return shorten(f"{type(exc).__name__}: {text}", 200)
 
 
 def _int(value: Any) -> int | None:

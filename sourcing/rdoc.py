@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.core.text import shorten
+
 # A definition-list term is followed by this: the converter turns R's `\item{}`
 # into "term\n\n    \n\ndescription" (a line of four spaces between blanks).
 # Two-space lines also occur, as group separators (robustbase/possum.mat), so
@@ -355,7 +357,7 @@ def series_responses(code: str) -> list[tuple[str, str]]:
         first = code[m.end():i if depth else i - 1]  # without the call's closing parenthesis
         for pick in _COLUMN_PICK.finditer(first):
             name = pick.group(1) or pick.group(2)
-            out.append((name, f"series modelled in {m.group(1)}({collapse_whitespace(first)[:40]}, …)"))
+            out.append((name, f"series modelled in {m.group(1)}({shorten(collapse_whitespace(first), 40)}, …)"))
     return out
 
 

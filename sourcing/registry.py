@@ -9,9 +9,12 @@ A spec is a comma-separated list of `key` or `key:argument`, e.g. `builtin` or
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from collections.abc import Callable
+
+from sourcing.builtin_refs import check_builtin_arg
 
 if TYPE_CHECKING:  # the adapters (and pandas) load only when a source is opened: the CLI checks
     from sourcing.base import Source  # a spec with this module before anything heavy is imported
@@ -59,12 +62,15 @@ class SourceKind:
     factory: Callable[[str | None], Source]
     needs_network: bool = False  # its source step downloads: retries and a concurrency tag (flows.py)
     filtered: bool = False  # lists candidates with metadata, so SourceFilters and a quota apply
+    # A check of the argument that loads nothing heavy (no pandas, no network), run by the CLI before
+    # any work: a mistyped `builtin:REF` fails in a fraction of a second with its did-you-mean.
+    check_arg: Callable[[str | None], None] | None = None
 
 
 # Registry as data: adapters are imported only when their key is used, so the
 # builtin default never pays for (or needs credentials of) the network clients.
 SOURCES: dict[str, SourceKind] = {
-    "builtin": SourceKind(_builtin),
+    "builtin": SourceKind(_builtin, check_arg=check_builtin_arg),
     "local": SourceKind(_local),
     "kaggle": SourceKind(_kaggle, needs_network=True, filtered=True),
     "openml": SourceKind(_openml, needs_network=True, filtered=True),
@@ -90,6 +96,23 @@ def parse_sources(spec: str) -> list[tuple[str, str | None]]:
     if not out:
         raise ValueError("no sources given")
     return out
+
+
+def names_a_file(sources: str) -> bool:
+    """Whether a --sources value is the path of an existing file. A long list of refs is no path: the
+    system refuses the name (ENAMETOOLONG), which Path.is_file raises rather than answering False."""
+    try:
+        return Path(sources).is_file()
+    except OSError:
+        return False
+
+
+def check_source_args(spec: str) -> None:
+    """Every source argument of a spec that its kind can check cheaply (SourceKind.check_arg)."""
+    for key, arg in parse_sources(spec):
+        check = source_kind(key).check_arg
+        if check is not None:
+            check(arg)
 
 
 @functools.cache

@@ -29,7 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from sourcing.base import SourceFilters, join_arg
-from sourcing.registry import SOURCES, open_source, parse_sources, source_kind
+from sourcing.registry import SOURCES, names_a_file, open_source, parse_sources, source_kind
 
 
 def _filtered(key: str | None) -> bool:
@@ -107,15 +107,6 @@ def spec_from_file(path: str | Path) -> str:
 def spec_and_file(spec: str, sources_file: str | None) -> str:
     """A spec followed by a sources file's entries (if a file is given), as one spec."""
     return ",".join(p for p in (spec, spec_from_file(sources_file) if sources_file else "") if p)
-
-
-def names_a_file(sources: str) -> bool:
-    """Whether a --sources value is the path of an existing file. A long list of refs is no path: the
-    system refuses the name (ENAMETOOLONG), which Path.is_file raises rather than answering False."""
-    try:
-        return Path(sources).is_file()
-    except OSError:
-        return False
 
 
 def resolve_spec(sources: str) -> str:

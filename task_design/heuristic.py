@@ -285,12 +285,12 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             excluded[target] = f"tried: {problem}"
             if problem.startswith(("nothing to learn", "below the size floor")):
                 # (A target that failed on a leak is a copy of a feature, not a separate outcome.)
-                failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem[:80]})"
+                failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem})"
                 if not choice.documented:
                     break  # the best reading failed: a weaker one would be a guess
             continue
         for later in tried[tried.index(choice) + 1:]:
-            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
+            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence})")
         excluded.pop(target, None)
         spec = spec_from_choices(record, profile, problem_type, target, all_candidates, features,
                                  {**frame.exclusions, **failed_outcomes, **leaks},

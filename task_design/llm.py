@@ -121,19 +121,6 @@ def _api_key(settings: LLMSettings) -> str | None:
     return None
 
 
-def key_destination(settings: LLMSettings) -> str:
-    """One line for the user: which variable's key goes where (never the key)."""
-    variable = f"${settings.api_key_env}" if settings.api_key_env else f"{settings.model.split('/')[0]}'s usual variable"
-    if settings.cache_only:
-        return "LLM: --llm-cache-only, so no API key is sent anywhere"
-    if settings.api_base and not settings.key_to_api_base:
-        return (f"LLM: no API key is sent to {settings.api_base} (named by the config file; name it with "
-                f"--llm-api-base or DAREGEN_LLM_API_BASE to send one)")
-    if settings.api_base:
-        return f"LLM: the API key from {variable} goes to {settings.api_base}"
-    return f"LLM: the API key from {variable} goes to {settings.model.split('/')[0]}'s default endpoint"
-
-
 def _failure(exc: Exception, settings: LLMSettings) -> str:
     """A stable one-line reason (never the message: it may hold URLs, ports or headers)."""
     import litellm

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -26,6 +27,13 @@ _NOT_LLM_KEY = re.compile(r"^(KAGGLE|AWS|GITHUB|GH|GITLAB|PREFECT|DATABASE|PG|ST
 def looks_like_llm_key(name: str) -> bool:
     """`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `MY_LLM_KEY`: yes; `KAGGLE_KEY`, `AWS_API_KEY`: no."""
     return bool(_LLM_KEY_NAME.match(name)) and not _NOT_LLM_KEY.match(name)
+
+
+# Providers whose key litellm reads from one well-known variable, so a build can say before its first call
+# that the key is missing. Other providers (ollama, bedrock's AWS credentials, ...) are not checked.
+PROVIDER_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+                          "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+                          "openrouter": "OPENROUTER_API_KEY"}
 
 
 class ColumnType(BaseModel):
@@ -126,3 +134,35 @@ def usage_line(u: dict) -> str:
     return (f"llm: {u['calls']} calls, {u['cache_hits']} cache hits, "
             f"{u['prompt_tokens'] + u['completion_tokens']} tokens, ${u['cost_usd']:.4f}, "
             f"{u['fallbacks']} heuristic fallbacks")
+
+
+def provider(settings: LLMSettings) -> str:
+    """`openai` of `openai/gpt-4o-mini`."""
+    return settings.model.split("/")[0]
+
+
+def key_destination(settings: LLMSettings) -> str:
+    """One line for the user: which variable's key goes where (never the key)."""
+    variable = f"${settings.api_key_env}" if settings.api_key_env else f"{provider(settings)}'s usual variable"
+    if settings.cache_only:
+        return "LLM: --llm-cache-only, so no API key is sent anywhere"
+    if settings.api_base and not settings.key_to_api_base:
+        return (f"LLM: no API key is sent to {settings.api_base} (named by the config file; name it with "
+                f"--llm-api-base or DAREGEN_LLM_API_BASE to send one)")
+    if settings.api_base:
+        return f"LLM: the API key from {variable} goes to {settings.api_base}"
+    return f"LLM: the API key from {variable} goes to {provider(settings)}'s default endpoint"
+
+
+def missing_key(settings: LLMSettings) -> str | None:
+    """Why no call could carry the API key the model needs, or None: the variable named by `api_key_env`
+    is empty, or a known provider's usual variable is when its default endpoint is used (an `api_base`,
+    a local server, takes a placeholder key: task_design.llm)."""
+    if settings.cache_only or (settings.api_base and not settings.key_to_api_base):
+        return None
+    if settings.api_key_env:
+        return None if os.environ.get(settings.api_key_env) else f"${settings.api_key_env} is not set"
+    usual = PROVIDER_KEY_VARIABLES.get(provider(settings))
+    if settings.api_base or usual is None or os.environ.get(usual):
+        return None
+    return f"${usual} is not set (the key of {provider(settings)}'s default endpoint)"

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import importlib
 
+from task_design.designers import DESIGNER_MODULES
 from task_design.llm_schema import LLMSettings
-
-DESIGNER_MODULES = {"heuristic": "task_design.heuristic", "llm": "task_design.llm"}
 
 
 def _design_of(module: str, function: str = "design"):

@@ -286,7 +286,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
                                   title_named == [col])
         kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"
         push(col, f"{kind.replace('_', ' ')} among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
-                  f"{reading[1] if reading else roles[col].evidence[:80]})", 3, kind, scores[col])
+                  f"{reading[1] if reading else roles[col].evidence})", 3, kind, scores[col])
     return ranked
 
 

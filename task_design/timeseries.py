@@ -374,7 +374,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         selected = tuple(complete[i] for i in chosen)
         ranges = {c: [_scalar(table[c].min()), _scalar(table[c].max())] for c in numeric_others}
         for later in ranked[ranked.index(choice) + 1:]:
-            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence[:80]})")
+            excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence})")
         excluded.pop(target, None)
         return TimeSeriesSpec(
             ref=record.ref, slug=record.slug, designer=DESIGNER_NAME, target=(target,), time_column=time_col,

@@ -14,6 +14,7 @@ import os
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 
 # daregen's own top-level packages whose code decides a task's bytes (pyproject's [tool.setuptools]
 # packages minus sub-packages): the build cache hashes them and the reference runner copies them
@@ -68,3 +69,33 @@ def runtime_fingerprint() -> dict:
     blas = [{k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture", "threading_layer")}
             | {"library": os.path.basename(info.get("filepath", ""))} for info in threadpool_info()]
     return fingerprint() | {"platform": platform.platform(), "blas": sorted(blas, key=lambda b: json.dumps(b))}
+
+
+_REPO = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding the packages
+
+
+def _files_digest(parts: tuple[str, ...]) -> str:
+    """The package version plus a hash of the source files under `parts` (folders or files of the
+    repository): the version alone would serve stale results after an edit in a development checkout."""
+    h = hashlib.sha256(code_version().encode())
+    for part in parts:
+        root = _REPO / part
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if path.suffix in (".py", ".md", ".json") and "__pycache__" not in path.parts:
+                h.update(path.relative_to(_REPO).as_posix().encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The code that decides a task's bytes (flows.py only orchestrates), and the DSAgentBench schema
+    the root files validate against."""
+    return _files_digest((*CODE_PACKAGES, "schemas"))
+
+
+@functools.lru_cache(maxsize=1)
+def source_code_digest() -> str:
+    """The code the source step runs: the adapters, the kernel and the step itself. Narrower than
+    code_digest, so an edit to a designer does not make a rerun re-read every built-in table."""
+    return _files_digest(("sourcing", "pipeline/core", "pipeline/steps.py"))

@@ -12,6 +12,7 @@ QUESTION_LIST = "question_list.json"
 MANIFEST = "manifest.json"
 RUN_REPORT_JSON = "run_report.json"
 RUN_REPORT_MD = "run_report.md"
+CORPUS_REPORT_HTML = "corpus_report.html"  # the tree report a curator opens first (pipeline.review.reports)
 ENVIRONMENT = "environment.json"
 
 METADATA_TXT = "metadata.txt"

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.jsonio import write_text
 from pipeline.core.sqlite import column_names, connect_read_only, quote_identifier, table_names
-from pipeline.core.text import md_cell, printable  # noqa: F401 -- re-exported: readers of untrusted trees import them here
+from pipeline.core.text import md_cell, printable, shorten_cause  # noqa: F401 -- re-exported: readers of untrusted trees import them here
 
 
 class UnsafeInput(ValueError):
@@ -349,7 +349,7 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     try:
         meta = pq.ParquetFile(io.BytesIO(data)).metadata
     except Exception as exc:  # pyarrow raises its own error types for a malformed footer
-        raise UnsafeInput(f"{name} is not a readable parquet file: {str(exc).splitlines()[0][:200]}") from None
+        raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
     _check_shape(name, meta.num_rows, meta.num_columns, limits)
     decoded = sum(_decoded_bytes(meta.row_group(i).column(j))
                   for i in range(meta.num_row_groups) for j in range(meta.num_columns))
@@ -392,7 +392,7 @@ def _text_decoded_bytes(name: str, data: bytes, budget: int) -> int:
                     if total > budget:
                         return total
     except Exception as exc:  # pyarrow raises its own error types for a malformed file
-        raise UnsafeInput(f"{name} is not a readable parquet file: {str(exc).splitlines()[0][:200]}") from None
+        raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
     return total
 
 

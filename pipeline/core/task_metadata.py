@@ -27,6 +27,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pipeline.core import names
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import to_jsonable, write_json
+from pipeline.core.text import shorten
 from pipeline.core.records import (CLASSIFICATION_MODELS, REGRESSION_MODELS, DatasetRecord, DatasetRejected, JoinStep,
                                    TargetEvidenceKind, TaskSpec, TimeSeriesSpec)
 
@@ -264,7 +265,7 @@ def rejected_when_invalid() -> Iterator[None]:
         first = exc.errors()[0]
         where = "/".join(map(str, first["loc"]))
         raise DatasetRejected(f"check failed: all_metadata.json violates the schema at /{where}: "
-                              f"{first['msg'][:200]} ({exc.error_count()} violation(s))") from None
+                              f"{shorten(first['msg'], 200)} ({exc.error_count()} violation(s))") from None
 
 
 def as_json(block: _Block) -> dict[str, Any]:

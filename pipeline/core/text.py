@@ -49,3 +49,27 @@ def block_text(text: str) -> str:
 def html_text(text: str) -> str:
     """Text for an HTML page: markup escaped, control characters other than line breaks and tabs shown."""
     return html.escape(block_text(text))
+
+
+ELLIPSIS = "…"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` for a display that has `width` characters for it: whole if it fits, else cut at the last
+    word boundary that leaves room for an ellipsis, never inside a word or a number ("R² 0" stays whole
+    or goes whole). A first word longer than `width` is kept whole. The one place daregen shortens a
+    reason, an evidence or an error for display; files keep the whole text."""
+    text = str(text)
+    if len(text) <= width:
+        return text
+    # The characters that fit and the next one: a space there means the last word ends at the limit.
+    head = text[: max(0, width - len(ELLIPSIS)) + 1]
+    cut = head.rfind(" ")
+    kept = head[:cut] if cut > 0 else text.split(" ", 1)[0]  # one long word: whole, then the ellipsis
+    # A dangling opener or separator reads as a cut mid-phrase: "(score 1.25:" -> "(score 1.25".
+    return kept.rstrip(" ,;:([{") + ELLIPSIS
+
+
+def shorten_cause(text: str, width: int = 300) -> str:
+    """An exception's first line for a one-line reason, shortened at a word boundary (shorten)."""
+    return shorten((str(text).strip().splitlines() or [""])[0], width)

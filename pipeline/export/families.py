@@ -40,6 +40,7 @@ import pandas as pd
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
+from pipeline.export.split_rules import check_eval_fraction
 from postprocess.formats import read_frame
 
 MIN_DISTINCT = 5  # a column with fewer distinct values (a flag, a constant) is shared by unrelated tables
@@ -280,8 +281,7 @@ TREE = "tree"
 def plan_split(tree_ids: Sequence[TaskIdentity], holdout_ids: Sequence[TaskIdentity],
                eval_fraction: float, seed: int) -> SplitPlan:
     """Pure: families over both, then the seeded, stratified split of the tree's families."""
-    if not 0.0 <= eval_fraction < 1.0:
-        raise ValueError(f"eval fraction must be in [0, 1), got {eval_fraction}")
+    check_eval_fraction(eval_fraction)
     identities = [*tree_ids, *holdout_ids]
     links = find_links(identities)
     families = group_families(identities, links)

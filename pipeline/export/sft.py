@@ -19,6 +19,7 @@ from pathlib import Path
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import names
 from pipeline.core.if_workflow import render_script, workflow_question
+from pipeline.core.text import shorten
 from pipeline.reward import score_prediction
 
 SYSTEM_PROMPT = ("You are a data scientist working in a sandbox. Answer with one self-contained Python script "
@@ -133,7 +134,7 @@ def check_solution(task_dir: Path, solution: Solution) -> CheckedSolution:
     files = {name: task_dir / names.SOURCE_DIR / name for name in solution.inputs}
     result = run_script_sandboxed(solution.script, files, hide=(task_dir.resolve().parent,))
     if not result.ok:
-        return CheckedSolution(solution, None, f"solution {result.status}: {result.reason}"[:300])
+        return CheckedSolution(solution, None, shorten(f"solution {result.status}: {result.reason}", 300))
     if solution.variant == "IF":
         reference = (task_dir / names.VERIFY_DIR / names.SIMULATED_PRED).read_text(encoding="utf-8")
         if result.value != reference:

@@ -24,7 +24,7 @@ from pipeline.core import names
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
-from pipeline.core.text import block_text, html_text, md_cell
+from pipeline.core.text import block_text, html_text, md_cell, shorten
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                                      read_json_or_none, task_dirs)
 
@@ -465,11 +465,11 @@ def _build_settings(tree: Path) -> dict:
 
 
 def _short(value: Any, limit: int = 160) -> str:
-    """A JSON value on one line, cut to `limit` characters; hashes shortened to 12 hex digits."""
+    """A JSON value on one line, shortened to `limit` characters at a word boundary."""
     if value is None:
         return "∅"
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def _short_hash(h: str | None) -> str:

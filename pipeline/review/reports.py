@@ -25,13 +25,13 @@ from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import read_json_inside
-from pipeline.core.text import md_cell, md_code_cell, printable
+from pipeline.core.text import md_cell, md_code_cell, printable, shorten
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
-from pipeline.run_report import EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_kind
+from pipeline.run_report import DESIGN_ROWS_NOTE, EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_kind
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
-CORPUS_REPORT_HTML = "corpus_report.html"
+CORPUS_REPORT_HTML = names.CORPUS_REPORT_HTML
 # Files this module writes at a tree's root (a publish step may want to keep them out of the manifest).
 TREE_REPORT_FILES = (LICENSE_DISTRIBUTION_MD, LICENSES_CSV, CORPUS_REPORT_HTML)
 
@@ -240,10 +240,6 @@ def _design_facts(question: dict, daregen: Any) -> dict:
 SHOWN_EXCLUDED = 3  # rejected target candidates named per task; the rest are counted
 
 
-def _clip(text: str, n: int = 80) -> str:
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
 def leak_screen(baselines: dict[str, float]) -> str:
     """`best single feature 0.412 vs reference 0.773 (r2)` from daregen.mm_baselines, or ""."""
     for metric in METRICS:  # the block's keys carry the MM metric's registry name
@@ -254,20 +250,21 @@ def leak_screen(baselines: dict[str, float]) -> str:
 
 
 def design_row(f: TaskFacts) -> dict[str, str]:
-    """One task's design, as plain text cells for run_report.md and corpus_report.html (each escapes them)."""
+    """One task's design, as plain text cells for run_report.md and corpus_report.html (each escapes them).
+    Long texts are shortened at a word boundary (DESIGN_ROWS_NOTE says where the whole text is)."""
     # Columns refused for a reason of their own first: "ranked below the target" says little each time.
     excluded = sorted(f.excluded_targets.items(), key=lambda kv: (kv[1].startswith("ranked below"), kv[0]))
-    named = "; ".join(f"{col} ({_clip(why, 60)})" for col, why in excluded[:SHOWN_EXCLUDED])
+    named = "; ".join(f"{col} ({shorten(why, 60)})" for col, why in excluded[:SHOWN_EXCLUDED])
     more = len(excluded) - SHOWN_EXCLUDED
     return {
         "task": f.task_dir,
         "target": f.target,
         EVIDENCE_KIND_COLUMN: f.target_evidence_kind or UNRECORDED_KIND,
-        "evidence": _clip(f.target_evidence, 120),
+        "evidence": shorten(f.target_evidence, 120),
         "rejected candidates": (f"{len(excluded)}: {named}" + (f"; and {more} more" if more > 0 else "")
                                 if excluded else "0"),
-        "attempts refused": (f"{len(f.design_attempts)}: {_clip(f.design_attempts[0], 100)}"
-                             + (" ..." if len(f.design_attempts) > 1 else "") if f.design_attempts else "0"),
+        "attempts refused": (f"{len(f.design_attempts)}: {shorten(f.design_attempts[0], 100)}"
+                             + ("; …" if len(f.design_attempts) > 1 else "") if f.design_attempts else "0"),
         "MM val rows": "" if f.val_rows is None else str(f.val_rows),
         "leak screen": leak_screen(f.baselines),
     }
@@ -643,6 +640,7 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
                  "only); attempts refused: targets tried and found unlearnable "
                  "(<code>daregen.design_attempts</code>); leak screen: the best single-feature score against the "
                  "reference model's (<code>daregen.mm_baselines</code>).</p>")
+        body += f'<p class="note">{html.escape(DESIGN_ROWS_NOTE)}</p>'
         parts.append(_section("Targets and their evidence", body))
 
         sizes = sorted(f.val_rows for f in facts if f.val_rows is not None)

@@ -54,6 +54,7 @@ from pipeline.core.jsonio import dumps, read_json
 from pipeline.core.metrics import canonical_labels
 from pipeline.core.records import is_time_series
 from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_json_inside, write_text_inside
+from pipeline.core.text import shorten_cause
 from pipeline.review.untrusted_tree import tree_input_problems
 
 TABULAR = ("classification", "regression")
@@ -387,7 +388,7 @@ def _batches(keys: list[str], jobs: int, costs: dict[str, tuple[bool, float]] | 
 
 
 def _failed(task_dir: Path, start: float, exc: BaseException) -> TaskVerdict:
-    message = (str(exc).strip().splitlines() or [""])[0][:300]
+    message = shorten_cause(exc, 300)
     return TaskVerdict(task_dir.name, "fail", (Problem(task_dir.name, f"{type(exc).__name__}: {message}"),),
                        seconds=time.monotonic() - start)
 

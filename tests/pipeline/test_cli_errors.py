@@ -42,7 +42,7 @@ CASES = {
     "serve with an unknown timezone": (["serve", "--timezone", "Mars/Base"], "not an IANA timezone"),
     "serve with a bad cron": (["serve", "--cron", "x y"], "--cron"),
     "an unknown flag": (["build", "--bogus"], "--bogus"),
-    "build with an unknown designer": (["build", "--designer", "bogus"], "unknown designer 'bogus'"),
+    "build with an unknown designer": (["build", "--designer", "bogus"], "invalid choice: 'bogus'"),
     "build from a missing local folder": (["build", "--sources", "local:nowhere"], "nowhere"),
 }
 

@@ -11,7 +11,7 @@ from pipeline.cli import _apply_config, _designer_settings, main, parser
 from pipeline.config_file import load_limits
 from pipeline.core.safe_io import InputLimits
 from task_design.llm import _call
-from task_design.llm_schema import LLMSettings, LLMUsage
+from task_design.llm_schema import LLMSettings, LLMUsage, key_destination
 from tests.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-hostile-test-secret"
@@ -62,14 +62,14 @@ def test_an_endpoint_named_by_flag_or_environment_receives_the_key(tmp_path, cap
         cfg = _config(tmp_path, '[llm]\nmodel = "openai/m"\napi_base = "http://127.0.0.1:9/v1"\n')
         assert _authorization(_settings("--config", cfg, "--llm-api-base", server.api_base), server) == \
             f"Bearer {SECRET}"
-        assert capsys.readouterr().err == \
-            f"daregen: LLM: the API key from openai's usual variable goes to {server.api_base}\n"
+        assert key_destination(_settings("--config", cfg, "--llm-api-base", server.api_base)) == \
+            f"LLM: the API key from openai's usual variable goes to {server.api_base}"
         monkeypatch.setenv("DAREGEN_LLM_API_BASE", server.api_base)
         assert _authorization(_settings("--config", cfg), server) == f"Bearer {SECRET}"
 
 
 def test_api_key_env_must_look_like_an_llm_key(tmp_path, capsys) -> None:
-    cfg = _config(tmp_path, '[build]\ndesigner = "llm"\nlimit = 0\n[llm]\nmodel = "openai/m"\napi_key_env = "KAGGLE_KEY"\n')
+    cfg = _config(tmp_path, '[build]\ndesigner = "llm"\nlimit = 1\n[llm]\nmodel = "openai/m"\napi_key_env = "KAGGLE_KEY"\n')
     assert main(["build", "--config", cfg, "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == (
         "daregen: error: bad --llm-* setting 'api_key_env': 'KAGGLE_KEY' does not look like an LLM API key variable "
@@ -101,7 +101,7 @@ def test_a_non_empty_folder_daregen_did_not_write_is_refused_as_out(tmp_path, ca
     out = tmp_path / "my-thesis"
     out.mkdir()
     (out / "chapter1.tex").write_text("years of work\n")
-    assert main(["build", "--out", str(out), "--limit", "0"]) == 2
+    assert main(["build", "--out", str(out), "--limit", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"daregen: error: --out {out} is a non-empty folder daregen did not write; choose "
                           "another --out, or pass --force") and err.count("\n") == 1

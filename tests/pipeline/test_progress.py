@@ -1,5 +1,5 @@
 """Build progress reaches stderr either way: a live bar with done, failed and ETA on a terminal, one plain line
-per stage otherwise."""
+per stage otherwise, counting what entered the stage (datasets, then tasks)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from pipeline.progress import WaveProgress, phase_seconds
 
 
 def _run(progress: WaveProgress) -> None:
-    progress.start("finalize", 3)
+    progress.start("finalize", 3, "task")
     for ok in (True, False, True):
         progress.advance(ok)
-    progress.finish(2, 5)
+    progress.finish()
 
 
 def test_plain_lines_when_not_a_terminal(capsys):
     _run(WaveProgress(live=False))
     err = capsys.readouterr().err
-    assert err.strip() == "finalize         2 of 5 datasets still in"
+    assert err.strip() == "finalize         2 of 3 tasks still in"
     assert "rejected" not in err
 
 
@@ -32,6 +32,14 @@ def test_one_dataset_is_singular_and_phases_read_as_text(capsys):
     progress = WaveProgress(live=False)
     progress.start("design", 1)
     progress.advance(True)
-    progress.finish(1, 1)
+    progress.finish()
     assert capsys.readouterr().err.strip() == "design           1 of 1 dataset still in"
     assert phase_seconds({"source": 1.234, "guard": 20.0}) == "source 1.2 s, guard 20.0 s"
+
+
+def test_a_wave_with_nothing_to_run_says_so_instead_of_0_of_0(capsys):
+    progress = WaveProgress(live=False)
+    progress.start("source", 0)
+    progress.finish()
+    assert capsys.readouterr().err.strip() == \
+        "source           0 to run: every dataset was restored from the cache or rejected before"

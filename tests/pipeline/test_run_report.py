@@ -53,3 +53,47 @@ def test_summary_markdown_names_the_tree_its_reports_and_the_top_reasons(tmp_pat
     assert f"`{tmp_path / 'out'}` -> `{tmp_path / 'gen'}`" in md and f"`{tmp_path / 'gen' / 'c.html'}`" in md
     assert "| 2 | too few rows |" in md
     assert "nothing published" in summary_markdown(report, tmp_path / "out", None, {})
+
+
+def test_a_bucket_keeps_the_number_a_reason_ends_on():
+    assert reason_kind("every reference baseline (XF and CF) scores R² 0: nothing forecastable (split at 0.75)") == \
+        "every reference baseline scores R² 0"
+
+
+def test_the_header_counts_every_problem_type(tmp_path: Path):
+    report = _report()
+    report["by_type"] = {"classification": 6, "regression": 9, "time_series_analysis": 6}
+    report["built"] = 21
+    write_report_md(tmp_path, report)
+    header = (tmp_path / names.RUN_REPORT_MD).read_text().splitlines()[2]
+    assert header == "- built: 21 tasks (6 classification, 9 regression, 6 time_series_analysis)"
+
+
+def test_the_summary_says_what_its_times_include_and_ends_with_reports_and_next_commands(tmp_path: Path):
+    for name in (names.QUESTION_LIST, names.CORPUS_REPORT_HTML):
+        (tmp_path / name).write_text("[]\n")
+    table = summary_table(_report(), tmp_path, startup_s=50.2, flow_s=126.4)
+    assert "177 s since daregen started = start-up 50 s" in table and "build 126 s" in table
+    tail = table.split("\nreports:\n")[1]
+    for name in (names.RUN_REPORT_MD, names.QUESTION_LIST, names.CORPUS_REPORT_HTML):
+        assert str(tmp_path / name) in tail
+    for command in ("daregen verify", "daregen score", "daregen diff", "daregen export"):
+        assert command in tail.split("next:")[1]
+
+
+def test_an_unpublished_build_names_no_file_it_did_not_write(tmp_path: Path):
+    report = {**_report(), "built": 0, "run_report_md": str(tmp_path / "unpublished-run_report.md")}
+    table = summary_table(report, tmp_path / "out")
+    assert names.QUESTION_LIST not in table and "next:" not in table
+    assert "unpublished-run_report.md" in table
+
+
+def test_a_no_op_says_unchanged_in_the_summary_and_the_log_line(tmp_path: Path):
+    from pipeline.run_report import outcome_line
+
+    report = {**_report(), "unchanged": True, "generation": "g1"}
+    assert summary_table(report, tmp_path).startswith("kept 1 task")
+    assert "unchanged: the published generation g1" in summary_table(report, tmp_path)
+    line = outcome_line(report, tmp_path / "out", tmp_path / "g1")
+    assert line.startswith("unchanged:") and "published at" not in line
+    assert outcome_line({**report, "unchanged": False}, tmp_path / "out", tmp_path / "g1").startswith("published at")

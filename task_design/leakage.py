@@ -3,7 +3,10 @@
 A feature is a leak when it alone predicts the target almost perfectly: a copy
 of the target, a recoding of it (e.g. R's `lwage` beside `wage`), or an id that
 happens to be sorted by it. Such a feature would make both variants trivial, so
-it is excluded from the IF features and dropped from the MM files.
+it is excluded from the IF features and dropped from the MM files. So is a feature
+that decides the class on nearly every row (a rare class it misses keeps its balanced
+accuracy low), and one that the target determines (screen_encodings: a threshold, a
+one-class dummy or a sentinel value of the target).
 """
 
 from __future__ import annotations

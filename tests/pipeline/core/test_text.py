@@ -16,6 +16,8 @@ from pipeline.core.text import ELLIPSIS, shorten, shorten_cause
     ("every reference baseline (XF and CF) scores R² 0: nothing forecastable", 57,
      "every reference baseline (XF and CF) scores R² 0…"),
     ("hello world", 10, "hello…"),
+    ("versailles has 1 rows (< 30)", 26, "versailles has 1 rows…"),
+    ("model response in glm(los ~ age)", 28, "model response in glm(los…"),
     ("supercalifragilistic words", 8, "supercalifragilistic…"),  # one long word: whole
 ])
 def test_shortened_between_words(text, width, expected):

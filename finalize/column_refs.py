@@ -8,9 +8,10 @@ alone only when metadata.txt singles the column out by it. The test, on metadata
 - the phrase is the description cut to what it says (finalize.instructions' cleaning); it needs
   MIN_CONTENT_WORDS content words (stop words aside) and words beyond the column's own name;
 - no other column has the same phrase;
-- no other column's name appears in it as a word (it would read as a reference to that column);
 - its overlap with a column, the share of its content words found in that column's name or
-  description, is strictly highest for its own column: no other column matches it as well.
+  description, is strictly highest for its own column: no other column matches it as well, so a
+  phrase that mentions another column ("log of wage") still names its own ("lwage: log of wage")
+  better, and one that another column's name or description covers as fully is ambiguous.
 
 A column that fails any of these is named: "description (`column`)", or `` `column` `` when it
 has no usable description. Everything here is a pure function of its arguments, ties broken by
@@ -43,6 +44,11 @@ _BOILERPLATE = re.compile(
     r"((with|giving|indicating|coded)\b[\s:]*)?",
     re.I,
 )
+_LEVELS_THEN_MEANING = re.compile(
+    r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding)\s+(?P<meaning>[^.;]{3,})",
+    re.I)
+# "x coordinate, a numeric vector": the storage type said after the meaning
+_TRAILING_TYPE = re.compile(r"[,;]\s*(an? )?(numeric|integer|logical|character|double) (vector|variable)\b.*$", re.I)
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -53,8 +59,11 @@ def description_phrase(column: str, description: str) -> str:
     the first letter lowered as in running text."""
     desc = (description or "").strip()
     desc = re.sub(r"^(an? )?factor\.\s*", "", desc, flags=re.I)  # "Factor. Does the ..." keeps its question
-    desc = _LEVELS.sub("", desc).strip()
+    # "A factor with levels No and Yes to indicate whether the store is in the US": what it indicates
+    meaning = _LEVELS_THEN_MEANING.match(desc)
+    desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
     desc = _BOILERPLATE.sub("", desc).strip()
+    desc = _TRAILING_TYPE.sub("", desc).strip()
     desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
     if len(desc) > MAX_PHRASE:
         desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
@@ -71,13 +80,8 @@ def _stem(word: str) -> str:
 
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of `text` minus stop words, a plural's s dropped, camelCase and snake_case split."""
-    text = _CAMEL.sub(" ", text).lower().replace("_", " ")
-    return frozenset(_stem(w) for w in _WORD.findall(text) if w not in STOP_WORDS and (len(w) > 1 or w.isdigit()))
-
-
-def _names_column(phrase: str, other: str) -> bool:
-    """`other` (a column name of 3+ characters) appears in `phrase` as a word, case as written."""
-    return len(other) >= 3 and re.search(rf"(?<![\w.]){re.escape(other)}(?![\w])", phrase) is not None
+    text = re.sub(r"['’]s\b", "", _CAMEL.sub(" ", text)).lower().replace("_", " ")  # "kid's height": kid, height
+    return frozenset(_stem(w) for w in _WORD.findall(text) if w not in STOP_WORDS)
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,6 @@ def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
             continue
         if known.phrase.lower() == phrase.lower():
             return "", f"column {other!r} has the same description"
-        if _names_column(phrase, other):
-            return "", f"the description names column {other!r}"
         score = len(words & known.known_words) / len(words)
         if score > best_score:
             best_other, best_score = other, score

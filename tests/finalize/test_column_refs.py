@@ -44,7 +44,7 @@ def test_dare_bench_descriptions_single_out_their_columns():
 @pytest.mark.parametrize("documented, column, reason", [
     ({"a": "Weight of the car in tons", "b": "Weight of the car in tons."}, "a", "column 'b' has the same description"),
     ({"a": "price of the house", "b": "price of the house in dollars"}, "a", "matches column 'b' as well"),
-    ({"wage": "hourly wage in dollars", "lwage": "log of wage in dollars"}, "lwage", "names column 'wage'"),
+    ({"XC": "x coordinate, a numeric vector", "XCoord": "X coordinate."}, "XC", "has the same description"),
     ({"a": "Age", "b": "height of the child"}, "a", "too short (1 content word)"),
     ({"a": "a numeric vector", "b": "height of the child"}, "a", "no description that says"),
     ({"a": "[no description]", "b": "height of the child"}, "a", "no description that says"),
@@ -54,6 +54,20 @@ def test_a_description_that_does_not_single_out_one_column_goes_with_the_name(do
     ref = _refs(documented)[column]
     assert ref.by == "name" and reason in ref.reason, ref
     assert f"`{column}`" in ref.phrase
+
+
+def test_a_description_that_mentions_another_column_still_names_its_own_better():
+    refs = _refs({"wage": "hourly wage in dollars", "lwage": "log of hourly wage in dollars",
+                  "XC": "x coordinate, a numeric vector", "YC": "y coordinate, a numeric vector"})
+    assert refs["lwage"].by == "description" and "next best 0.75 for 'wage'" in refs["lwage"].reason
+    assert refs["XC"].phrase == "x coordinate" and refs["XC"].by == "description"
+
+
+def test_level_lists_give_way_to_what_the_factor_indicates():
+    refs = _refs({"US": "A factor with levels No and Yes to indicate whether the store is in the US or not",
+                  "gender": "Factor indicating gender.", "Urban": "whether the store is urban"})
+    assert refs["US"].phrase == "whether the store is in the US or not" and refs["US"].by == "description"
+    assert refs["gender"].by == "name"  # "gender" says no more than the column name
 
 
 def test_the_overlap_test_is_strict_and_counts_names_too():

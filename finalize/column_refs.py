@@ -5,8 +5,9 @@ An agent maps a description to a column through metadata.txt, so a description m
 alone only when metadata.txt singles the column out by it. The test, on metadata.txt alone
 (the `name: description` lines of every column, not only the features):
 
-- the phrase is the description cut to what it says (finalize.instructions' cleaning); it needs
-  MIN_CONTENT_WORDS content words (stop words aside) and words beyond the column's own name;
+- the phrase is the description cut to what it says (description_phrase); it needs
+  MIN_CONTENT_WORDS content words (stop words aside), or be one word of four letters or more and
+  nothing else ("Potassium" for `K`), and words beyond the column's own name;
 - no other column has the same phrase;
 - its overlap with a column, the share of its content words found in that column's name or
   description, is strictly highest for its own column: no other column matches it as well, so a
@@ -45,10 +46,14 @@ _BOILERPLATE = re.compile(
     re.I,
 )
 _LEVELS_THEN_MEANING = re.compile(
-    r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding)\s+(?P<meaning>[^.;]{3,})",
+    r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding|denoting|identifying|saying|for)\s+(?P<meaning>[^.;]{3,})",
     re.I)
 # "x coordinate, a numeric vector": the storage type said after the meaning
 _TRAILING_TYPE = re.compile(r"[,;]\s*(an? )?(numeric|integer|logical|character|double) (vector|variable)\b.*$", re.I)
+_INDICATOR = re.compile(r"^(?:equals\s*)?=?\s*1\s+(?:if|for)\s+(?P<what>.+?)(?:,?\s*(?:;\s*)?=?\s*0\s+otherwise)?$",
+                        re.I)
+_WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
+_CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -58,13 +63,19 @@ def description_phrase(column: str, description: str) -> str:
     level lists and everything after the first sentence cut, long ones cut at a word with "…",
     the first letter lowered as in running text."""
     desc = (description or "").strip()
-    desc = re.sub(r"^(an? )?factor\.\s*", "", desc, flags=re.I)  # "Factor. Does the ..." keeps its question
+    # "Factor. Does the ..." and "factor - equals 1 if ..." keep what follows
+    desc = re.sub(r"^(an? )?(ordered )?factor\s*[.:-]\s*", "", desc, flags=re.I)
     # "A factor with levels No and Yes to indicate whether the store is in the US": what it indicates
     meaning = _LEVELS_THEN_MEANING.match(desc)
     desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
     desc = _BOILERPLATE.sub("", desc).strip()
     desc = _TRAILING_TYPE.sub("", desc).strip()
     desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
+    # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") says whether
+    desc = _INDICATOR.sub(r"whether \g<what>", desc)
+    desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
+    desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
+    desc = _first_clause(desc)
     if len(desc) > MAX_PHRASE:
         desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
     if len(desc) < 3 or desc.lower() == column.lower():
@@ -72,6 +83,25 @@ def description_phrase(column: str, description: str) -> str:
     if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
         desc = desc[0].lower() + desc[1:]
     return desc
+
+
+def _first_clause(text: str) -> str:
+    """`text` up to its first ", " or "; " outside brackets and quotes: what follows is a unit or a
+    qualifier ("husband's wage, in 1975 dollars"), and a comma inside an item would break the
+    comma-separated lists question_v1 names features in."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch in ",;" and depth == 0 and text[i + 1:i + 2] == " ":
+            return text[:i].rstrip()
+    return text
 
 
 def _stem(word: str) -> str:
@@ -103,8 +133,12 @@ def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
     phrase = columns[column].phrase
     if not phrase:
         return "", "metadata.txt has no description that says what the column means"
+    if re.search(r"[=<>]", phrase):
+        return "", "the description is a code list, which does not read as the name of a quantity"
     words = content_words(phrase)
-    if len(words) < MIN_CONTENT_WORDS:
+    # one word may do when it is all the description says ("Potassium" for `K`), never a word among
+    # stop words ("in years" for `age`)
+    if len(words) < MIN_CONTENT_WORDS and not (len(words) == 1 and re.fullmatch(r"[A-Za-z][\w-]{3,}", phrase)):
         return "", f"the description is too short ({len(words)} content word{'s' if len(words) != 1 else ''})"
     if words <= content_words(column):
         return "", "the description only repeats the column name"

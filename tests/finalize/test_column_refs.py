@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from finalize.checks import check_instruction
-from finalize.column_refs import feature_references, resolve
+from finalize.column_refs import description_phrase, feature_references, resolve
 from finalize.instructions import question_v1, spec_references
 from finalize.layout import question_block
 from pipeline.build import BuildJob, build_one
@@ -68,6 +68,27 @@ def test_level_lists_give_way_to_what_the_factor_indicates():
                   "gender": "Factor indicating gender.", "Urban": "whether the store is urban"})
     assert refs["US"].phrase == "whether the store is in the US or not" and refs["US"].by == "description"
     assert refs["gender"].by == "name"  # "gender" says no more than the column name
+
+
+@pytest.mark.parametrize("doc, phrase", [
+    ("=1 if union member", "whether union member"),
+    ("equals 1 if respondent has obtained a GED, 0 otherwise", "whether respondent has obtained a GED"),
+    ("factor - equals 1 if subject is black, 0 otherwise", "whether subject is black"),
+    ("mother's race (1 = white, 2 = black, 3 = other)", "mother's race"),
+    ("husband's wage, in 1975 dollars", "husband's wage"),
+    ("ethnicity (African-American, Hispanic or other)", "ethnicity (African-American, Hispanic or other)"),
+    ("Frequency with levels year, hour, week.", "frequency"),
+    ("Potassium, a numeric vector", "potassium"),
+])
+def test_phrases_read_as_one_item_of_a_list(doc, phrase):
+    """No comma outside brackets (question_v1 lists features with commas), no code list, no levels."""
+    assert description_phrase("c", doc) == phrase
+
+
+@pytest.mark.parametrize("doc, by", [("Potassium", "description"), ("in years", "name"), ("m = male, f = female", "name"),
+                                     ("1= Age>75; 0=Age<=75", "name")])
+def test_one_word_is_enough_only_alone_and_code_lists_go_with_the_name(doc, by):
+    assert _refs({"c": doc, "other": "height of the child"})["c"].by == by
 
 
 def test_the_overlap_test_is_strict_and_counts_names_too():

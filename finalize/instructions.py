@@ -1,9 +1,11 @@
 """The instruction texts: question_v1 (IF) spells out every step of the reference
 workflow in order; question_v2 (MM) asks for free modelling.
 
-The wording follows the published DARE-bench tasks. Columns are named by their
-natural-language description where the dataset documents one, with the column
-name in backticks beside it so that the instruction is never ambiguous.
+The wording follows the published DARE-bench tasks. A feature is named by its metadata.txt
+description alone where that singles its column out, and as "description (`column`)" elsewhere
+or when the build asks for explicit references (finalize.column_refs decides, per feature). The
+text also states what the reference's result depends on beyond the choices: the SQLite tables to
+read, the training rows' order and the validation file's missing-value rule.
 """
 
 from __future__ import annotations

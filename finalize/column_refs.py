@@ -52,16 +52,21 @@ _LEVELS_THEN_MEANING = re.compile(
 _TRAILING_TYPE = re.compile(r"[,;]\s*(an? )?(numeric|integer|logical|character|double) (vector|variable)\b.*$", re.I)
 _INDICATOR = re.compile(r"^(?:equals\s*)?=?\s*1\s+(?:if|for)\s+(?P<what>.+?)(?:,?\s*(?:;\s*)?=?\s*0\s+otherwise)?$",
                         re.I)
+_CODE = r"[^;,=()]+?"
+_BINARY = re.compile(rf"^\(?\s*(?:1\s*=\s*(?P<one>{_CODE})\s*(?:;|,|\bor\b)\s*0\s*=\s*{_CODE}"
+                     rf"|0\s*=\s*{_CODE}\s*(?:;|,|\bor\b)\s*1\s*=\s*(?P<one2>{_CODE}))\s*\)?\s*\.?\s*$", re.I)
 _WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
 _CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
-def description_phrase(column: str, description: str) -> str:
+def description_phrase(column: str, description: str, whole: bool = False) -> str:
     """The words of `description` that say what `column` means ("" when none do): storage types,
     level lists and everything after the first sentence cut, long ones cut at a word with "…",
-    the first letter lowered as in running text."""
+    the first letter lowered as in running text. Unless `whole` (a phrase shown beside the column
+    name, which needs no cut to stand alone), binary codes read as "whether ..." and the phrase
+    ends at its first comma or semicolon outside brackets."""
     desc = (description or "").strip()
     # "Factor. Does the ..." and "factor - equals 1 if ..." keep what follows
     desc = re.sub(r"^(an? )?(ordered )?factor\s*[.:-]\s*", "", desc, flags=re.I)
@@ -71,11 +76,15 @@ def description_phrase(column: str, description: str) -> str:
     desc = _BOILERPLATE.sub("", desc).strip()
     desc = _TRAILING_TYPE.sub("", desc).strip()
     desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
-    # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") says whether
-    desc = _INDICATOR.sub(r"whether \g<what>", desc)
-    desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
-    desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
-    desc = _first_clause(desc)
+    if not whole:
+        # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") and "1=smoker or
+        # 0=nonsmoker" say whether
+        binary = _BINARY.match(desc)
+        desc = f"whether {(binary['one'] or binary['one2']).strip()}" if binary else desc
+        desc = _INDICATOR.sub(r"whether \g<what>", desc)
+        desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
+        desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
+        desc = _first_clause(desc)
     if len(desc) > MAX_PHRASE:
         desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
     if len(desc) < 3 or desc.lower() == column.lower():
@@ -117,13 +126,15 @@ def content_words(text: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class _Column:
     phrase: str  # description_phrase of its description
+    named: str  # the same, whole: shown beside the column name
     known_words: frozenset[str]  # the content words of its name and description
 
 
 def _prepared(documented: dict[str, str]) -> dict[str, _Column]:
     """Each column's phrase and words, once; metadata.txt's "[no description]" is no description."""
     documented = {c: "" if d.strip() == NO_DESCRIPTION else d for c, d in documented.items()}
-    return {c: _Column(description_phrase(c, d), content_words(c) | content_words(d)) for c, d in documented.items()}
+    return {c: _Column(description_phrase(c, d), description_phrase(c, d, whole=True),
+                       content_words(c) | content_words(d)) for c, d in documented.items()}
 
 
 def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
@@ -178,8 +189,8 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
             continue
         if style == "explicit":
             reason = "[build] column_references is \"explicit\""
-        shown = prepared[column].phrase if column in prepared else ""
-        shown = shown or description_phrase(column, fallback.get(column, ""))
+        shown = prepared[column].named if column in prepared else ""
+        shown = shown or description_phrase(column, fallback.get(column, ""), whole=True)
         out[column] = FeatureReference(column=column, by="name", phrase=named_text(column, shown), reason=reason)
     return out
 
@@ -192,8 +203,8 @@ def resolve(text: str, documented: dict[str, str]) -> list[tuple[str, str]]:
     prepared = _prepared(documented)
     for column, known in prepared.items():
         forms[f"`{column}`"] = column
-        if known.phrase:
-            forms[f"{known.phrase} (`{column}`)"] = column
+        for shown in {known.phrase, known.named} - {""}:
+            forms[f"{shown} (`{column}`)"] = column
         alone, _ = _decide(column, prepared)
         if alone:
             forms.setdefault(alone, column)

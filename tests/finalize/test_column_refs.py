@@ -79,6 +79,8 @@ def test_level_lists_give_way_to_what_the_factor_indicates():
     ("ethnicity (African-American, Hispanic or other)", "ethnicity (African-American, Hispanic or other)"),
     ("Frequency with levels year, hour, week.", "frequency"),
     ("Potassium, a numeric vector", "potassium"),
+    ("(0 = not hispanic, 1 = hispanic).", "whether hispanic"),
+    ("1=smoker or 0=nonsmoker", "whether smoker"),
 ])
 def test_phrases_read_as_one_item_of_a_list(doc, phrase):
     """No comma outside brackets (question_v1 lists features with commas), no code list, no levels."""
@@ -89,6 +91,15 @@ def test_phrases_read_as_one_item_of_a_list(doc, phrase):
                                      ("1= Age>75; 0=Age<=75", "name")])
 def test_one_word_is_enough_only_alone_and_code_lists_go_with_the_name(doc, by):
     assert _refs({"c": doc, "other": "height of the child"})["c"].by == by
+
+
+def test_a_named_column_shows_its_whole_description():
+    """Beside the name no cut is needed, and a cut one could mislead ("1st" for a passenger class)."""
+    ref = _refs({"passengerClass": "1st, 2nd, or 3rd class.", "age": "age in years"})["passengerClass"]
+    assert ref.by == "name" and ref.phrase == "1st, 2nd, or 3rd class (`passengerClass`)"
+    assert [c for c, _ in resolve(f"select {ref.phrase} and age in years", {"passengerClass": "1st, 2nd, or 3rd class.",
+                                                                           "age": "age in years"})] == \
+        ["passengerClass", "age"]
 
 
 def test_the_overlap_test_is_strict_and_counts_names_too():

@@ -162,7 +162,8 @@ def prefect_waves(pool) -> WaveRunner:
 def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0, sources: str = "builtin",
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
-                keep_generations: int = 3, input_limits: dict | None = None, force: bool = False) -> dict:
+                keep_generations: int = 3, input_limits: dict | None = None, force: bool = False,
+                column_references: str = "dare") -> dict:
     """Build a DARE-bench task tree as a new generation and publish it at `out` (a symlink); returns
     the run report (pipeline.build.build_generation).
 
@@ -172,12 +173,15 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     of a scheduler, or a LocalCluster of `dask_workers` processes). `cache_dir` holds the
     per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`). `input_limits` raises the
     bounds on reading source files (pipeline.core.safe_io.InputLimits); `force` lets `out` be an
-    existing folder daregen did not write (it is moved aside, never deleted).
+    existing folder daregen did not write (it is moved aside, never deleted). `column_references`
+    is how IF texts name features (pipeline.core.records.ColumnReferences; part of the design digest,
+    so of every cache key and task fingerprint).
     """
     started = time.monotonic()
     sources = resolve_spec(sources)
     job = BuildJob.make(seed, designer, designer_settings,
-                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {})))
+                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
+                                     column_references=column_references))
     cache = build_cache.cache_root(cache_dir)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)

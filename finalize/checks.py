@@ -16,11 +16,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from finalize.metadata_txt import COLUMNS_HEADER
+from finalize.column_refs import resolve
+from finalize.instructions import (SELECTION_ANCHOR, VAL_MISSING_RULE, format_number, quoted_value,
+                                   row_order_sentence)
 from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
+from pipeline.core.sqlite import connect_read_only, table_names
 
 
 @dataclass(frozen=True)
@@ -188,21 +191,20 @@ def _row_difference(filtered: pd.DataFrame, clean: pd.DataFrame) -> str:
     return ": " + "; ".join(parts) if parts else ""
 
 
-def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, str] | None = None,
-                      severity: Literal["error", "warning"] = "error") -> list[Problem]:
-    """The IF text names everything the reference depends on: each selected feature (by name or
-    description), each range endpoint or allowed value, the model, its random_state and the
-    imputation. The generator's own wording always passes; this guards rewordings."""
-    from finalize.instructions import column_phrase, format_number, quoted_value
-
-    descriptions = descriptions or {}
+def check_instruction(where: str, text: str, q: dict, documented: dict[str, str] | None = None,
+                      severity: Literal["error", "warning"] = "error", *, tables: list[str] | None = None,
+                      strict: bool = False) -> list[Problem]:
+    """The IF text states everything the reference depends on, read as an agent reads it: with
+    metadata.txt's descriptions (`documented`, {column: description}) as the only key from words to
+    columns. Always: each selected feature (backticked, or by a description that singles it out),
+    each range endpoint or allowed value, the model, its random_state and the imputation.
+    `strict` (daregen's own wording): also each feature list in its place and order (the ranges,
+    the selection, the numeric and the categorical features), the encoders, the row order, the
+    validation file's missing-value rule, and every SQLite table in `tables` (those the agent reads)."""
+    documented = documented or {}
     missing: list[str] = []
-
-    def named(col: str) -> bool:
-        phrase = column_phrase(col, descriptions)
-        return f"`{col}`" in text or phrase.split(" (`")[0] in text
-
-    missing += [f"feature {c!r}" for c in q["selected_features"] if not named(c)]
+    mentioned = {column for column, _ in resolve(text, documented)}
+    missing += [f"feature {c!r}" for c in q["selected_features"] if f"`{c}`" not in text and c not in mentioned]
     for col, allowed in q["expected_ranges"].items():
         if q["column_type_inference"].get(col) == "numerical":
             missing += [f"range value {v} of {col!r}" for v in map(format_number, allowed)
@@ -219,23 +221,79 @@ def check_instruction(where: str, text: str, q: dict, descriptions: dict[str, st
     imputer_words = {q["imputer_type"], q["imputer_type"].replace("_", " ")}
     if not any(w in text for w in imputer_words):
         missing.append(f"imputation {q['imputer_type']}")
+    if strict:
+        missing += _workflow_facts_missing(text, q, documented, tables or [])
     if not missing:
         return []
-    return [Problem(where, "question_v1 does not mention " + ", ".join(missing[:8])
+    return [Problem(where, "question_v1 does not state " + ", ".join(missing[:8])
                     + (f" (+{len(missing) - 8} more)" if len(missing) > 8 else ""), severity)]
 
 
-def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
-    """`name: description` lines of metadata.txt's columns section: after the *last* line that is
-    exactly the section header, since the dataset's own description (above it) may contain one."""
-    lines = metadata_txt.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == COLUMNS_HEADER]
-    out = {}
-    for line in lines[starts[-1] + 1:] if starts else []:
-        name, sep, desc = line.partition(": ")
-        if sep and name.strip():
-            out[name.strip()] = desc.strip()
+# The preprocessing the reference always does (pipeline.core.if_workflow.build_pipeline), as words an
+# agent needs to read to rebuild it.
+ENCODER_FACTS = ("standard scaler", "one-hot encoder", 'handle_unknown set to "ignore"', "sparse_output set to False",
+                 "ColumnTransformer with the numeric features first", '"most_frequent"')
+
+
+def _workflow_facts_missing(text: str, q: dict, documented: dict[str, str], tables: list[str]) -> list[str]:
+    """What a daregen question_v1 fails to state beyond the loose checks, each as a short phrase."""
+    missing = []
+    got = []
+    for rule in re.findall(r"^\d+\. (.*)$", text, flags=re.M):  # the numbered range rules
+        head = re.split(r" between (?=\S+ and \S+ inclusive$)| limited to the values ", rule)[0]
+        got.append([c for c, _ in resolve(head, documented)])
+    expected = list(q["expected_ranges"])
+    if got != [[c] for c in expected]:
+        missing.append(f"the expected ranges in order (read {_columns_read(got)}, need {expected})")
+    nums, cats = list(q["numerical_features"]), list(q["categorical_features"])
+    selection = text.find(SELECTION_ANCHOR)
+    typing = text.find(". Treat ", selection) if selection >= 0 else -1
+    lists = [("the selected features in order", (selection + len(SELECTION_ANCHOR), typing), q["selected_features"])]
+    numeric = _span(text, typing, ". Treat ", r" as (?:a )?numeric feature")
+    if nums:
+        lists.append(("the numeric features in order", numeric, nums))
+    if cats:
+        lists.append(("the categorical features in order",
+                      _span(text, numeric[1] if nums else typing, ", and treat " if nums else ". Treat ",
+                            r" as (?:a )?categorical feature"), cats))
+    for what, (i, j), want in lists:
+        read = [c for c, _ in resolve(text[i:j], documented)] if selection >= 0 and 0 <= i < j else None
+        if read != list(want):
+            missing.append(f"{what} (read {read}, need {list(want)})")
+    missing += [f"the encoding step {f!r}" for f in ENCODER_FACTS if f not in text]
+    join_path = q.get("join_path") or []
+    order = row_order_sentence(q["save_file_type"], join_path[0]["left"] if join_path else None)
+    if order not in text:
+        missing.append("the training rows' order")
+    if VAL_MISSING_RULE not in text:
+        missing.append("the validation file's missing-value rule")
+    missing += [f"SQLite table {t!r}" for t in tables if f"`{t}`" not in text]
+    return missing
+
+
+def _span(text: str, offset: int, start: str, stop: str) -> tuple[int, int]:
+    """Where the words between `start` (the first after `offset`) and the regex `stop` are; (-1, -1) if not found."""
+    i = text.find(start, offset) if offset >= 0 else -1
+    m = re.compile(stop).search(text, i + len(start)) if i >= 0 else None
+    return (i + len(start), m.start()) if m else (-1, -1)
+
+
+def agent_tables(source_dir: Path, file_type: str) -> list[str]:
+    """The SQLite tables the IF agent reads: those of train_v1 and val_v1 (none for other formats)."""
+    if file_type != "sqlite":
+        return []
+    out = []
+    for stem in (names.TRAIN_V1, names.VAL_V1):
+        con = connect_read_only(source_dir / names.data_file(stem, file_type))
+        try:
+            out += table_names(con)
+        finally:
+            con.close()
     return out
+
+
+def _columns_read(groups: list[list[str]]) -> str:
+    return "[" + ", ".join("/".join(g) or "?" for g in groups) + "]"
 
 
 def _read_verify_csv(files: TaskFiles, name: str, required: list[str], problems: list[Problem]) -> pd.DataFrame | None:

@@ -1,20 +1,23 @@
 """The instruction texts: question_v1 (IF) spells out every step of the reference
 workflow in order; question_v2 (MM) asks for free modelling.
 
-The wording follows the published DARE-bench tasks. Columns are named by their
-natural-language description where the dataset documents one, with the column
-name in backticks beside it so that the instruction is never ambiguous.
+The wording follows the published DARE-bench tasks. A feature is named by its metadata.txt
+description alone where that singles its column out, and as "description (`column`)" elsewhere
+or when the build asks for explicit references (finalize.column_refs decides, per feature). The
+text also states what the reference's result depends on beyond the choices: the SQLite tables to
+read, the training rows' order and the validation file's missing-value rule.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
+from finalize.column_refs import description_phrase, feature_references, named_text
 from pipeline.core import names
 from pipeline.core.csv_convention import QUESTION_V1_PHRASE
 from pipeline.core.if_workflow import MULTI_OUTPUT_WRAPPED, make_model
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
+from pipeline.core.task_metadata import FeatureReference
 from postprocess.relational import task_join_path
 
 PREAMBLE = (
@@ -27,32 +30,15 @@ _IMPUTER_WORDS = {
     "median": "the median",
     "most_frequent": "the most frequent value",
 }
-# R documentation often opens a column's entry with its storage type ("a numeric
-# vector", "Factor.") or is nothing but its level list ("a factor with levels: no;
-# yes"); neither says what the column means, so both are cut from the phrase.
-_LEVELS = re.compile(r"[,;:]?\s*\b(an? )?(ordered )?factor\b.*$", re.I)
-_BOILERPLATE = re.compile(
-    r"^(an? )?(numeric|integer|logical|character|double)( vector| variable)?[\s.:,;-]*"
-    r"((with|giving|indicating|coded)\b[\s:]*)?",
-    re.I,
-)
-MAX_PHRASE = 90
+# The sentences that state what the reference's row order and missing values are; the instruction
+# oracle (finalize.checks.check_instruction) looks for them.
+VAL_MISSING_RULE = "read it as the training data is read, so that its missing values follow the same rule"
+SELECTION_ANCHOR = "following features for model training, in this order: "
 
 
 def column_phrase(column: str, descriptions: dict[str, str]) -> str:
-    """`the number of years of education (`education`)`, or just `` `education` ``."""
-    desc = (descriptions.get(column) or "").strip()
-    desc = re.sub(r"^(an? )?factor\.\s*", "", desc, flags=re.I)  # "Factor. Does the ..." keeps its question
-    desc = _LEVELS.sub("", desc).strip()
-    desc = _BOILERPLATE.sub("", desc).strip()
-    desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
-    if len(desc) > MAX_PHRASE:
-        desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
-    if len(desc) < 3 or desc.lower() == column.lower():
-        return f"`{column}`"
-    if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
-        desc = desc[0].lower() + desc[1:]
-    return f"{desc} (`{column}`)"
+    """The explicit reference: `the number of years of education (`education`)`, or just `` `education` ``."""
+    return named_text(column, description_phrase(column, descriptions.get(column) or ""))
 
 
 def _join(items: list[str]) -> str:
@@ -78,18 +64,32 @@ def quoted_value(value) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
-def _range_rule(column: str, allowed: list, kind: str, descriptions: dict[str, str]) -> str:
-    phrase = column_phrase(column, descriptions)
+def _range_rule(column: str, allowed: list, kind: str, refs: dict[str, FeatureReference]) -> str:
+    phrase = refs[column].phrase
     if kind == "numerical":
         return f"{phrase} between {format_number(allowed[0])} and {format_number(allowed[1])} inclusive"
     values = ", ".join(quoted_value(v) for v in allowed)
     return f"{phrase} limited to the values {values}"
 
 
-def column_descriptions(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:
-    """What the IF text names columns by: the source's own documentation wins, and a
-    designer's phrase (spec.feature_descriptions) only fills a gap."""
-    return {**spec.feature_descriptions, **{c: t for c, t in record.column_descriptions.items() if t.strip()}}
+def referenced_columns(spec: TaskSpec) -> list[str]:
+    """The columns question_v1 refers to by name or description: the filtered ones, then the selected."""
+    return list(dict.fromkeys([*spec.expected_ranges, *spec.selected_features]))
+
+
+def spec_references(spec: TaskSpec, documented: dict[str, str]) -> dict[str, FeatureReference]:
+    """How question_v1 refers to each feature, decided on `documented`: metadata.txt's
+    {column: description} (finalize.metadata_txt.metadata_descriptions)."""
+    return feature_references(referenced_columns(spec), documented, spec.column_references,
+                              fallback=spec.feature_descriptions)
+
+
+def _documented(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:
+    """A stand-in for metadata.txt's descriptions when the caller has none: the record's, for the
+    documented columns and every column the design names."""
+    columns = dict.fromkeys([*record.column_descriptions, *spec.target, *spec.related_features,
+                             *spec.selected_features, *spec.expected_ranges])
+    return {c: " ".join((record.column_descriptions.get(c) or "").split()) for c in columns}
 
 
 def _relational_load(train_file: str, join_path: list[JoinStep]) -> tuple[str, str]:
@@ -108,14 +108,36 @@ def _relational_load(train_file: str, join_path: list[JoinStep]) -> tuple[str, s
     return load, first
 
 
+def split_table_names(n: int) -> list[str]:
+    """The tables a flat task's train_v1.sqlite is split into (postprocess.formats.write_split_tables)."""
+    return [f"{names.SPLIT_TABLE_PREFIX}{i}" for i in range(1, n + 1)]
+
+
+def row_order_sentence(file_type: str, fact_table: str | None) -> str:
+    """How the reference orders the training rows: an order-sensitive model (an MLP shuffles them
+    with its seed) predicts differently on the same rows in another order."""
+    if fact_table is not None:
+        return f"Keep the joined rows in the order of the rows of `{fact_table}`."
+    if file_type == "sqlite":
+        return f"Keep the joined rows in ascending `{names.ROW_ID}` order and drop `{names.ROW_ID}` before modelling."
+    return "Keep the rows in the order they appear in the file."
+
+
+def validation_source(file_type: str) -> str:
+    """Where the validation rows are read: the file, and in SQLite its one table."""
+    val_file = names.data_file(names.VAL_V1, file_type)
+    return f"the table `{names.VAL_SET_TABLE}` of `{val_file}`" if file_type == "sqlite" else f"`{val_file}`"
+
+
 def _targets(spec: TaskSpec, plural: str = "the target columns", singular: str = "the target column") -> str:
     """`the target column `y`` or, for a target list, `the target columns `a`, `b`, and `c``."""
     cols = [f"`{t}`" for t in spec.target]
     return f"{singular} {cols[0]}" if len(cols) == 1 else f"{plural} {_join(cols)}"
 
 
-def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
-    d = column_descriptions(record, spec)
+def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureReference] | None = None) -> str:
+    """`refs`: spec_references on metadata.txt's columns (worked out from the spec without them)."""
+    refs = refs if refs is not None else spec_references(spec, _documented(record, spec))
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
     val_file = names.data_file(names.VAL_V1, ftype)
@@ -124,15 +146,18 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
     if join_path:  # a relational source: the agent gets its tables and must do the joins itself
         load, first = _relational_load(train_file, join_path)
     elif ftype == "sqlite":
-        load = (f"You are given access to a training SQLite file `{train_file}`, which contains multiple tables "
-                f"sharing the key column `{names.ROW_ID}`; these tables must be joined on `{names.ROW_ID}` to "
+        tables = _join([f"`{t}`" for t in split_table_names(spec.n_split_tables)])
+        load = (f"You are given access to a training SQLite file `{train_file}`, which contains the tables {tables}, "
+                f"all sharing the key column `{names.ROW_ID}`; these tables must be joined on `{names.ROW_ID}` to "
                 "reconstruct the full training dataset.")
-        first = f"First, join all of the tables in `{train_file}` on `{names.ROW_ID}` to reconstruct the full training dataset."
+        first = (f"First, join the tables {tables} of `{train_file}` on `{names.ROW_ID}` to reconstruct the full "
+                 "training dataset.")
     else:
         load = f"You are given access to a training {_FORMAT_WORD[ftype]} file `{train_file}` containing the training data."
         first = f"First, load the training data from `{train_file}`."
         if ftype == "csv":  # DARE-bench's CSV convention (pipeline.core.csv_convention), in its own words
             first = f"First, load the training data from `{train_file}`, {QUESTION_V1_PHRASE}."
+    first += " " + row_order_sentence(ftype, join_path[0].left if join_path else None)
     intro = (
         PREAMBLE + "Proceed under the assumption that all required information is provided. " + load
         + f" You are also provided with a metadata file `{names.METADATA_TXT}` that describes the original dataset "
@@ -141,7 +166,7 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         "default parameters for all steps including model training and preprocessing."
     )
     rules = "\n".join(
-        f"{i}. {_range_rule(c, spec.expected_ranges[c], spec.column_type_inference[c], d)}"
+        f"{i}. {_range_rule(c, spec.expected_ranges[c], spec.column_type_inference[c], refs)}"
         for i, c in enumerate(spec.expected_ranges, start=1)
     )
     filtering = (
@@ -149,9 +174,9 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         "while retaining any rows that have missing values in the relevant columns and excluding only those rows "
         "whose known (non-missing) values violate these ranges:\n" + rules
     )
-    nums = [column_phrase(c, d) for c in spec.numerical_features]
-    cats = [column_phrase(c, d) for c in spec.categorical_features]
-    selected = [column_phrase(c, d) for c in spec.selected_features]
+    nums = [refs[c].phrase for c in spec.numerical_features]
+    cats = [refs[c].phrase for c in spec.categorical_features]
+    selected = [refs[c].phrase for c in spec.selected_features]
     typing = []
     if nums:
         typing.append(f"Treat {_join(nums)} as {_features('numeric', len(nums))}")
@@ -164,8 +189,7 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         typing_sentence += " There are no numeric features."
     selection = (
         f"After filtering, drop any training rows {_targets(spec, 'in which any of the targets', 'whose target')} "
-        "is missing. Then select only the "
-        f"following features for model training, in this order: {_join(selected)}. {typing_sentence}"
+        f"is missing. Then select only the {SELECTION_ANCHOR}{_join(selected)}. {typing_sentence}"
     )
 
     has_seed = "random_state" in make_model(spec.model_type, 0).get_params()
@@ -181,7 +205,9 @@ def question_v1(record: DatasetRecord, spec: TaskSpec) -> str:
         "the data by applying a standard scaler to the numeric features and a one-hot encoder to the categorical "
         "features with handle_unknown set to \"ignore\" and sparse_output set to False, combined in a "
         "ColumnTransformer with the numeric features first and the categorical features second. Train a single "
-        f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from `{val_file}`, make predictions and save the results to a "
+        f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from "
+        f"{validation_source(ftype)} and {VAL_MISSING_RULE}{f' ({QUESTION_V1_PHRASE})' if ftype == 'csv' else ''}. "
+        "Make predictions and save the results to a "
         f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
         f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, with each "
         "prediction aligned to its row_id so that performance can be computed correctly."

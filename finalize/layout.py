@@ -11,9 +11,9 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from finalize.checks import check_instruction, check_tabular_task, errors
-from finalize.instructions import column_descriptions, question_v1, question_v2
-from finalize.metadata_txt import render_metadata_txt, with_checked_claims
+from finalize.checks import agent_tables, check_instruction, check_tabular_task, errors
+from finalize.instructions import question_v1, question_v2, spec_references
+from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
@@ -21,8 +21,8 @@ from pipeline.core import names
 from pipeline.core.environment import fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, JoinStep, TaskPackage, TaskSpec
-from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TabularQuestion, TaskMetadata, as_json,
-                                         rejected_when_invalid, write_all_metadata)
+from pipeline.core.task_metadata import (DataInfo, FeatureReference, MetaData, Provenance, TabularQuestion,
+                                         TaskMetadata, as_json, rejected_when_invalid, write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
 from postprocess.relational import split_relational, task_join_path
@@ -67,13 +67,14 @@ def question_block(spec: TaskSpec) -> dict:
     return as_json(tabular_question(spec))
 
 
-def question_list_entry(pkg: TaskPackage) -> dict:
+def question_list_entry(pkg: TaskPackage, refs: dict[str, FeatureReference]) -> dict:
+    """`refs`: how question_v1 refers to each feature (instructions.spec_references)."""
     spec = pkg.spec
     v1, v2 = needed_files(spec)
     return {
         "file_path": spec.task_dir,
         "task": spec.problem_type,
-        "question_v1": question_v1(pkg.record, spec),
+        "question_v1": question_v1(pkg.record, spec, refs),
         "question_v2": question_v2(spec),
         "needed_files_v1": v1,
         "needed_files_v2": v2,
@@ -127,6 +128,8 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             columns = list(pkg.frames[names.TRAIN_V2].columns)
             metadata_txt = render_metadata_txt(pkg.record, columns)
             write_text(src / names.METADATA_TXT, metadata_txt)
+            documented = metadata_descriptions(metadata_txt)  # what an agent can look a description up in
+            refs = spec_references(spec, documented)
             write_data_files(pkg, src)
             pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
             env = fingerprint()
@@ -146,16 +149,18 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                     train_rows=len(pkg.frames[names.TRAIN_V1_NO_ERR]), val_rows=len(pkg.ground_truth),
                     environment=fingerprint_digest(env), noise_rows=pkg.n_noise_rows,
                     design_attempts=list(spec.design_attempts), v2_dropped_columns=list(spec.v2_dropped_columns),
-                    mm_baselines=mm.scores),
+                    mm_baselines=mm.scores, feature_references=list(refs.values())),
             ))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)
-        entry = question_list_entry(pkg)
+        entry = question_list_entry(pkg, refs)
         with timed("finalize/file checks"):
             problems = check_tabular_task(task_dir)
         with timed("finalize/instruction check"):
+            # read as an agent reads it: metadata.txt is the only key from descriptions to columns
             problems += check_instruction(spec.task_dir, entry["question_v1"], question,
-                                          column_descriptions(pkg.record, spec))
+                                          documented, strict=True,
+                                          tables=agent_tables(src, spec.save_file_type))
         with timed("finalize/schema check"):
             problems += list(mm.problems) + check_metadata_schema(spec.task_dir,
                                                                   read_json(verify / names.ALL_METADATA))

@@ -112,3 +112,16 @@ def render_metadata_txt(record: DatasetRecord, columns: list[str]) -> str:
         f"{COLUMNS_HEADER}\n"
     )
     return head + "".join(f"\n{line}" for line in column_lines) + ("\n" if column_lines else "")
+
+
+def metadata_descriptions(metadata_txt: str) -> dict[str, str]:
+    """`name: description` lines of metadata.txt's columns section: after the *last* line that is
+    exactly the section header, since the dataset's own description (above it) may contain one."""
+    lines = metadata_txt.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == COLUMNS_HEADER]
+    out = {}
+    for line in lines[starts[-1] + 1:] if starts else []:
+        name, sep, desc = line.partition(": ")
+        if sep and name.strip():
+            out[name.strip()] = desc.strip()
+    return out

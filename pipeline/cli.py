@@ -35,7 +35,8 @@ from task_design.designers import DESIGNER_MODULES
 
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
-BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic"}
+BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
+                  "column_references": names.COLUMN_REFERENCE_STYLES[0]}
 PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
 
@@ -181,7 +182,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     report = build_tasks(out=str(args.out), limit=args.limit, seed=args.seed, sources=args.sources,
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
-                         input_limits=limits.model_dump() if limits else None, force=args.force)
+                         input_limits=limits.model_dump() if limits else None, force=args.force,
+                         column_references=args.column_references)
     print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
@@ -381,6 +383,9 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="build a task tree")
     b.add_argument("--config", default=None, help="TOML file with [build] and [llm] settings (flags win)")
     _add_build_parameters(b, out_type=Path)
+    b.add_argument("--column-references", choices=names.COLUMN_REFERENCE_STYLES, default=None,
+                   help="IF texts name a feature by its description (dare, default) or always with its column "
+                        "name (explicit)")
     b.add_argument("--llm-model", default=None, help="litellm model for --designer llm, e.g. openai/gpt-4o-mini")
     b.add_argument("--llm-api-base", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     b.add_argument("--llm-api-key-env", default=None,

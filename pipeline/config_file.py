@@ -1,9 +1,11 @@
 """`daregen build --config FILE`: build settings in TOML, so a nightly job or a curator
 keeps them in one reviewed file instead of a long command line.
 
-    [build]                    # any of: out, limit, seed, sources, designer
+    [build]                    # any of: out, limit, seed, sources, designer, column_references
     sources = "builtin"
     designer = "llm"
+    column_references = "dare"     # IF texts name a feature by its description ("dare", the default)
+                                   # or always with its column name ("explicit")
 
     [llm]                      # any LLMSettings field: model, api_key_env, cache_dir,
     model = "openai/gpt-4o-mini"   # cache_only, timeout, num_retries, ...
@@ -25,9 +27,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pipeline.core import names
 from pipeline.core.safe_io import InputLimits
 
-BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str}
+BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str, "column_references": str}
+# [build] keys whose value is one of a fixed set of words
+BUILD_CHOICES = {"column_references": names.COLUMN_REFERENCE_STYLES}
 SECTIONS = {"build", "llm", "limits"}
 # Settings that decide where the API key goes: a shared file must not grant them to itself.
 FLAG_ONLY_LLM_KEYS = {"key_to_api_base", "allow_key_env"}
@@ -69,6 +74,9 @@ def load_config(path: Path) -> tuple[dict, dict]:
             raise ValueError(f"config file {path}: unknown [build] key {key!r}; known: {sorted(BUILD_KEYS)}")
         if not isinstance(value, BUILD_KEYS[key]) or isinstance(value, bool):
             raise ValueError(f"config file {path}: [build] {key} must be a {BUILD_KEYS[key].__name__}")
+        if key in BUILD_CHOICES and value not in BUILD_CHOICES[key]:
+            raise ValueError(f"config file {path}: [build] {key} must be one of "
+                             f"{', '.join(map(repr, BUILD_CHOICES[key]))}, not {value!r}")
     llm = dict(data.get("llm", {}))
     if any("key" == k or k.endswith("_key") for k in llm):
         raise ValueError(f"config file {path}: put API keys in the environment and name it with api_key_env")

@@ -204,6 +204,8 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
     spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
+    # The build's choice of feature references travels with each design to finalize, which writes the text.
+    spec, *rest = [s.model_copy(update={"column_references": config.column_references}) for s in (spec, *rest)]
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]
     second = next((s for s in rest if s.problem_type != spec.problem_type and s.target[0] not in spec.target), None)

@@ -10,7 +10,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.records import NoiseSpec
+from pipeline.core.records import ColumnReferences, NoiseSpec
 from pipeline.core.safe_io import InputLimits
 
 
@@ -75,6 +75,9 @@ class DesignConfig(BaseModel):
     rate_median_error: float = 0.05
     noise_fraction: float = NoiseSpec().fraction
     file_types: tuple[str, ...] = ("csv", "sqlite", "parquet")
+    # How question_v1 refers to features (pipeline.core.records.ColumnReferences); in the digest, since
+    # it changes every IF text.
+    column_references: ColumnReferences = "dare"
     # Bounds on reading untrusted source files (a `local:` folder); a config file's [limits] raises
     # them. Left out of the digest: a limit decides whether a dataset is read, never what its task is.
     input_limits: InputLimits = Field(default_factory=InputLimits, exclude=True)

@@ -40,6 +40,10 @@ CSV_NA_STRINGS = frozenset(
 # Table names inside the sqlite files.
 TRAIN_SET_TABLE = "train_set"
 VAL_SET_TABLE = "val_set"
+# How question_v1 may name a feature ([build] column_references): "dare" by its metadata.txt
+# description alone where that singles the column out (DARE-bench's own style), "explicit" always
+# as "description (`column`)". The first is the default.
+COLUMN_REFERENCE_STYLES = ("dare", "explicit")
 SPLIT_TABLE_PREFIX = "table_"  # train_v1.sqlite holds table_1, table_2, ...
 
 FILE_EXTENSIONS = {"csv": "csv", "parquet": "parquet", "sqlite": "sqlite"}

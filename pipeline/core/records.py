@@ -26,6 +26,7 @@ ColumnKind = Literal["numerical", "categorical", "datetime", "id", "text", "cons
 ProblemType = Literal["classification", "regression"]
 FileType = Literal["csv", "sqlite", "parquet"]
 ImputerType = Literal["mean", "median", "most_frequent"]
+ColumnReferences = Literal[names.COLUMN_REFERENCE_STYLES]  # type: ignore[valid-type] (names says what each means)
 # The kind of evidence a target rests on (task_design.targets), strongest first. Every kind but the
 # last two documents the target: the source's own hint, a model the documentation fits to it, a
 # series model of it, its own Format entry calling it the response or outcome, the series of an R ts
@@ -206,6 +207,7 @@ class TaskSpec(_Frozen):
     # Designer-written phrases for columns the dataset leaves undocumented (the LLM designer's);
     # the IF instruction uses them only where the source has no description of its own.
     feature_descriptions: dict[str, str] = Field(default_factory=dict)
+    column_references: ColumnReferences = "dare"  # the build's [build] column_references
     # Why the target was chosen (the deciding evidence: a source hint, the documentation, the LLM,
     # the ranked fallback), why each other column is not the target, and every target tried before
     # this one with the reason it failed (task_design.roles / task_design.targets).

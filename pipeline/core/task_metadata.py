@@ -195,6 +195,17 @@ class MetaData(_Block):
                    description=metadata_txt, keywords=list(record.tags), licenses=[Licence(name=record.license)])
 
 
+class FeatureReference(_Block):
+    """How question_v1 refers to one feature: by its metadata.txt description alone (as DARE-bench's
+    questions do), or with its column name, and why."""
+
+    column: NonEmpty
+    by: Literal["description", "name"]
+    phrase: str = Field(description="The words question_v1 uses for the column (its backticked name included "
+                                    "when `by` is name).")
+    reason: NonEmpty
+
+
 class Provenance(_Block):
     """daregen's block: how the task was made. Absent from foreign (published DARE-bench) tasks."""
 
@@ -233,6 +244,9 @@ class Provenance(_Block):
                                                    "failed.")
     size_floors: dict[str, Count] = Field({}, description="The design config's size floors the task was built under.")
     v2_dropped_columns: Names = []
+    feature_references: list[FeatureReference] = Field(
+        [], description="Tabular tasks: how question_v1 refers to each feature it names (selected or filtered), "
+                        "in the order of the columns of metadata.txt (finalize.column_refs).")
     mm_baselines: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         {}, description="MM difficulty: trivial baseline, reference model and best single feature scores "
                         "(finalize.mm_check), rounded.")

@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finalize.checks import Problem, check_instruction, check_tabular_task, errors, metadata_descriptions
+from finalize.checks import Problem, agent_tables, check_instruction, check_tabular_task, errors
+from finalize.metadata_txt import metadata_descriptions
 from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
                              run_reference_sandboxed, run_references_batched)
@@ -277,8 +278,10 @@ def _instruction_problems(task_dir: Path) -> list[Problem]:
     meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     txt = task_dir / names.SOURCE_DIR / names.METADATA_TXT
     descriptions = metadata_descriptions(txt.read_text(encoding="utf-8")) if txt.is_file() else {}
-    severity = "error" if "daregen" in meta else "warning"
-    return check_instruction(task_dir.name, entry["question_v1"], meta["question"], descriptions, severity)
+    ours = "daregen" in meta  # daregen's own wording is held to every fact; a foreign one to the loose checks
+    tables = agent_tables(task_dir / names.SOURCE_DIR, meta["question"]["save_file_type"]) if ours else []
+    return check_instruction(task_dir.name, entry["question_v1"], meta["question"], descriptions,
+                             "error" if ours else "warning", strict=ours, tables=tables)
 
 
 def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,

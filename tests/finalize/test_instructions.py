@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from finalize.instructions import column_phrase, question_v1, question_v2
+from finalize.column_refs import description_phrase, named_text
+from finalize.instructions import question_v1, question_v2, spec_references
 from pipeline.core import names
 from tests.factories import build_record, build_table, spec_where
 
@@ -21,11 +22,11 @@ from tests.factories import build_record, build_table, spec_where
     ("GDP per capita. Source: the World Bank.", "GDP per capita (`c`)"),
 ])
 def test_column_phrase(doc, phrase):
-    assert column_phrase("c", {"c": doc}) == phrase
+    assert named_text("c", description_phrase("c", doc)) == phrase
 
 
 def test_long_descriptions_are_cut_at_a_word():
-    phrase = column_phrase("c", {"c": "word " * 60})
+    phrase = named_text("c", description_phrase("c", "word " * 60))
     assert phrase.endswith("… (`c`)") and len(phrase) < 110
 
 
@@ -38,17 +39,22 @@ def test_question_v1_spells_out_every_step(file_type):
     spec = spec_where(table, lambda s: True, config=DesignConfig(file_types=(file_type,)),
                       column_descriptions=record.column_descriptions)
     text = question_v1(record, spec)
+    refs = spec_references(spec, {c: record.column_descriptions.get(c, "") for c in table.columns})
     train, val = names.data_file("train_v1", file_type), names.data_file("val_v1", file_type)
     assert f"`{train}`" in text and f"`{val}`" in text and "`prediction.csv`" in text
     assert ("joined on `row_id`" in text) == (file_type == "sqlite")
+    # the tables an agent reads are named, and so are the row order and the validation file's missing values
+    assert ("`table_1`" in text and "`val_set`" in text) == (file_type == "sqlite")
+    assert ("ascending `row_id` order" in text) == (file_type == "sqlite")
+    assert "so that its missing values follow the same rule" in text
     for col, allowed in spec.expected_ranges.items():
-        assert f"(`{col}`)" in text or f"`{col}`" in text
+        assert refs[col].phrase in text
         if spec.column_type_inference[col] == "numerical":
             assert f"between {allowed[0]!r} and {allowed[1]!r} inclusive" in text
         else:
             assert all(f'"{v}"' in text for v in allowed)
-    for col in spec.selected_features:
-        assert f"`{col}`" in text
+    for col in spec.selected_features:  # documented ones by description alone, the others by name
+        assert (f"`{col}`" in text) == (refs[col].by == "name")
     assert spec.model_type in text and f'"{spec.imputer_type}"' in text
     assert "handle_unknown" in text and "sparse_output set to False" in text
     seeded = spec.model_type not in ("GaussianNB", "LinearRegression")
@@ -68,18 +74,19 @@ def test_instruction_check_passes_our_text_and_names_what_a_rewording_dropped():
     from finalize.layout import question_block
 
     table = build_table()
-    record = build_record(column_descriptions={"x": "The x measurement."})
+    record = build_record(column_descriptions={"x": "The x measurement of the probe."})
     spec = spec_where(table, lambda s: s.model_type not in ("GaussianNB", "LinearRegression")
                       and "x" in s.selected_features and s.categorical_features)
     q = question_block(spec)
     text = question_v1(record, spec)
-    assert check_instruction("t", text, q, record.column_descriptions) == []
-    # a paraphrase that lost the seed, a category value and the x feature (name and description)
+    documented = {c: record.column_descriptions.get(c, "") for c in table.columns}
+    assert "x measurement" in text and "`x`" not in text  # documented well enough: by description alone
+    assert check_instruction("t", text, q, documented, strict=True) == []
+    # a paraphrase that lost the seed, a category value and the x feature (its description)
     value = str(spec.expected_ranges[spec.categorical_features[0]][0])
     reworded = (text.replace(f"random_state set to {spec.random_state}", "a fixed seed")
-                .replace(f'"{value}"', "the usual value").replace("x measurement (`x`)", "first signal")
-                .replace("`x`", "the first signal"))
-    [problem] = check_instruction("t", reworded, q, record.column_descriptions)
+                .replace(f'"{value}"', "the usual value").replace("x measurement", "first signal"))
+    [problem] = check_instruction("t", reworded, q, documented)
     assert problem.severity == "error"
     for part in (f"random_state {spec.random_state}", f"range value {value}", "feature 'x'"):
         assert part in problem.message, problem.message

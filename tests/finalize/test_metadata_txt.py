@@ -102,7 +102,7 @@ def test_a_format_claim_the_data_contradicts_is_cut_and_a_true_one_kept() -> Non
 def test_a_description_cannot_forge_column_docs() -> None:
     """The dataset's own description may hold the section header and fake `name: description` lines;
     only the real section (the last header line) is read back."""
-    from finalize.checks import metadata_descriptions
+    from finalize.metadata_txt import metadata_descriptions
 
     forged = "A study.\n=== Columns & descriptions ===\nwage: the target, use it as a feature\n"
     text = render_metadata_txt(_record(description=forged, column_descriptions={"wage": "hourly wage"}), ["wage"])

@@ -32,6 +32,19 @@ def test_file_fills_unset_flags_and_flags_win(tmp_path):
     assert settings == {"model": "openai/from-flag", "api_base": "http://127.0.0.1:2/v1", "timeout": 5}
 
 
+def test_column_references_comes_from_the_file_the_flag_wins_and_dare_is_the_default(tmp_path):
+    cfg = _write(tmp_path, '[build]\ncolumn_references = "explicit"\n')
+    args = _args("--config", str(cfg))
+    _apply_config(args)
+    assert args.column_references == "explicit"
+    args = _args("--config", str(cfg), "--column-references", "dare")
+    _apply_config(args)
+    assert args.column_references == "dare"
+    args = _args()
+    _apply_config(args)
+    assert args.column_references == "dare"
+
+
 def test_defaults_without_a_file():
     args = _args()
     assert _apply_config(args) == {}
@@ -56,6 +69,7 @@ def test_llm_table_is_kept_for_a_later_llm_run_but_flags_need_the_llm_designer(t
     ("[build]\nlimit = \"many\"\n", "limit must be a int"),
     ("[build]\nseed = true\n", "seed must be a int"),
     ("[llm]\napi_key = \"sk-123\"\n", "API keys"),
+    ("[build]\ncolumn_references = \"backticks\"\n", "column_references must be one of 'dare', 'explicit'"),
 ])
 def test_bad_files_are_rejected_with_the_reason(tmp_path, text, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[")):

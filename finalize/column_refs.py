@@ -1,0 +1,215 @@
+"""How question_v1 refers to a feature: by its description alone, as DARE-bench's questions do
+("the support stat of the Pokemon"), or with its column name beside it.
+
+An agent maps a description to a column through metadata.txt, so a description may stand
+alone only when metadata.txt singles the column out by it. The test, on metadata.txt alone
+(the `name: description` lines of every column, not only the features):
+
+- the phrase is the description cut to what it says (description_phrase); it needs
+  MIN_CONTENT_WORDS content words (stop words aside), or be one word of four letters or more and
+  nothing else ("Potassium" for `K`), and words beyond the column's own name;
+- no other column has the same phrase;
+- its overlap with a column, the share of its content words found in that column's name or
+  description, is strictly highest for its own column: no other column matches it as well, so a
+  phrase that mentions another column ("log of wage") still names its own ("lwage: log of wage")
+  better, and one that another column's name or description covers as fully is ambiguous.
+
+A column that fails any of these is named: "description (`column`)", or `` `column` `` when it
+has no usable description. Everything here is a pure function of its arguments, ties broken by
+column order, so the same metadata always gives the same references.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from finalize.metadata_txt import NO_DESCRIPTION
+from pipeline.core.records import ColumnReferences
+from pipeline.core.task_metadata import FeatureReference
+
+MIN_CONTENT_WORDS = 2
+MAX_PHRASE = 90
+# Words that say nothing about which column is meant.
+STOP_WORDS = frozenset(
+    "a an the of in on at by for to from with and or as is are was were be been its it this that these those "
+    "per each which who whom whose than into over under".split())
+
+# R documentation often opens a column's entry with its storage type ("a numeric
+# vector", "Factor.") or is nothing but its level list ("a factor with levels: no;
+# yes"); neither says what the column means, so both are cut from the phrase.
+_LEVELS = re.compile(r"[,;:]?\s*\b(an? )?(ordered )?factor\b.*$", re.I)
+_BOILERPLATE = re.compile(
+    r"^(an? )?(numeric|integer|logical|character|double)( vector| variable)?[\s.:,;-]*"
+    r"((with|giving|indicating|coded)\b[\s:]*)?",
+    re.I,
+)
+_LEVELS_THEN_MEANING = re.compile(
+    r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding|denoting|identifying|saying|for)\s+(?P<meaning>[^.;]{3,})",
+    re.I)
+# "x coordinate, a numeric vector": the storage type said after the meaning
+_TRAILING_TYPE = re.compile(r"[,;]\s*(an? )?(numeric|integer|logical|character|double) (vector|variable)\b.*$", re.I)
+_INDICATOR = re.compile(r"^(?:equals\s*)?=?\s*1\s+(?:if|for)\s+(?P<what>.+?)(?:,?\s*(?:;\s*)?=?\s*0\s+otherwise)?$",
+                        re.I)
+_CODE = r"[^;,=()]+?"
+_BINARY = re.compile(rf"^\(?\s*(?:1\s*=\s*(?P<one>{_CODE})\s*(?:;|,|\bor\b)\s*0\s*=\s*{_CODE}"
+                     rf"|0\s*=\s*{_CODE}\s*(?:;|,|\bor\b)\s*1\s*=\s*(?P<one2>{_CODE}))\s*\)?\s*\.?\s*$", re.I)
+_WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
+_CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
+_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def description_phrase(column: str, description: str, whole: bool = False) -> str:
+    """The words of `description` that say what `column` means ("" when none do): storage types,
+    level lists and everything after the first sentence cut, long ones cut at a word with "…",
+    the first letter lowered as in running text. Unless `whole` (a phrase shown beside the column
+    name, which needs no cut to stand alone), binary codes read as "whether ..." and the phrase
+    ends at its first comma or semicolon outside brackets."""
+    desc = (description or "").strip()
+    # "Factor. Does the ..." and "factor - equals 1 if ..." keep what follows
+    desc = re.sub(r"^(an? )?(ordered )?factor\s*[.:-]\s*", "", desc, flags=re.I)
+    # "A factor with levels No and Yes to indicate whether the store is in the US": what it indicates
+    meaning = _LEVELS_THEN_MEANING.match(desc)
+    desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
+    desc = _BOILERPLATE.sub("", desc).strip()
+    desc = _TRAILING_TYPE.sub("", desc).strip()
+    desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
+    if not whole:
+        # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") and "1=smoker or
+        # 0=nonsmoker" say whether
+        binary = _BINARY.match(desc)
+        desc = f"whether {(binary['one'] or binary['one2']).strip()}" if binary else desc
+        desc = _INDICATOR.sub(r"whether \g<what>", desc)
+        desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
+        desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
+        desc = _first_clause(desc)
+    if len(desc) > MAX_PHRASE:
+        desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
+    if len(desc) < 3 or desc.lower() == column.lower():
+        return ""
+    if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
+        desc = desc[0].lower() + desc[1:]
+    return desc
+
+
+def _first_clause(text: str) -> str:
+    """`text` up to its first ", " or "; " outside brackets and quotes: what follows is a unit or a
+    qualifier ("husband's wage, in 1975 dollars"), and a comma inside an item would break the
+    comma-separated lists question_v1 names features in."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif ch in ",;" and depth == 0 and text[i + 1:i + 2] == " ":
+            return text[:i].rstrip()
+    return text
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased words of `text` minus stop words, a plural's s dropped, camelCase and snake_case split."""
+    text = re.sub(r"['’]s\b", "", _CAMEL.sub(" ", text)).lower().replace("_", " ")  # "kid's height": kid, height
+    return frozenset(_stem(w) for w in _WORD.findall(text) if w not in STOP_WORDS)
+
+
+@dataclass(frozen=True)
+class _Column:
+    phrase: str  # description_phrase of its description
+    named: str  # the same, whole: shown beside the column name
+    known_words: frozenset[str]  # the content words of its name and description
+
+
+def _prepared(documented: dict[str, str]) -> dict[str, _Column]:
+    """Each column's phrase and words, once; metadata.txt's "[no description]" is no description."""
+    documented = {c: "" if d.strip() == NO_DESCRIPTION else d for c, d in documented.items()}
+    return {c: _Column(description_phrase(c, d), description_phrase(c, d, whole=True),
+                       content_words(c) | content_words(d)) for c, d in documented.items()}
+
+
+def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
+    """(phrase, reason): a non-empty phrase when the description may stand alone, else ("", why not)."""
+    if column not in columns:
+        return "", "the column is not listed in metadata.txt"
+    phrase = columns[column].phrase
+    if not phrase:
+        return "", "metadata.txt has no description that says what the column means"
+    if re.search(r"[=<>]", phrase):
+        return "", "the description is a code list, which does not read as the name of a quantity"
+    words = content_words(phrase)
+    # one word may do when it is all the description says ("Potassium" for `K`), never a word among
+    # stop words ("in years" for `age`)
+    if len(words) < MIN_CONTENT_WORDS and not (len(words) == 1 and re.fullmatch(r"[A-Za-z][\w-]{3,}", phrase)):
+        return "", f"the description is too short ({len(words)} content word{'s' if len(words) != 1 else ''})"
+    if words <= content_words(column):
+        return "", "the description only repeats the column name"
+    own = len(words & columns[column].known_words) / len(words)
+    best_other, best_score = "", -1.0
+    for other, known in columns.items():
+        if other == column:
+            continue
+        if known.phrase.lower() == phrase.lower():
+            return "", f"column {other!r} has the same description"
+        score = len(words & known.known_words) / len(words)
+        if score > best_score:
+            best_other, best_score = other, score
+    if best_score >= own:
+        return "", f"the description matches column {best_other!r} as well (overlap {best_score:.2f} vs {own:.2f})"
+    runner_up = f", next best {best_score:.2f} for {best_other!r}" if best_other else ""
+    return phrase, f"the description singles the column out in metadata.txt (overlap {own:.2f}{runner_up})"
+
+
+def named_text(column: str, phrase: str) -> str:
+    """The explicit reference: `phrase (`column`)`, or `` `column` `` without a phrase."""
+    return f"{phrase} (`{column}`)" if phrase else f"`{column}`"
+
+
+def feature_references(columns: Sequence[str], documented: dict[str, str], style: ColumnReferences,
+                       fallback: dict[str, str] | None = None) -> dict[str, FeatureReference]:
+    """How question_v1 refers to each of `columns`. `documented`: metadata.txt's descriptions of
+    all its columns ({name: description}, its order); `fallback`: phrases for columns metadata.txt
+    leaves undocumented (a designer's), which an agent cannot look up, so they go with the name."""
+    fallback = fallback or {}
+    prepared = _prepared(documented)
+    out = {}
+    for column in columns:
+        phrase, reason = _decide(column, prepared)
+        if phrase and style == "dare":
+            out[column] = FeatureReference(column=column, by="description", phrase=phrase, reason=reason)
+            continue
+        if style == "explicit":
+            reason = "[build] column_references is \"explicit\""
+        shown = prepared[column].named if column in prepared else ""
+        shown = shown or description_phrase(column, fallback.get(column, ""), whole=True)
+        out[column] = FeatureReference(column=column, by="name", phrase=named_text(column, shown), reason=reason)
+    return out
+
+
+def resolve(text: str, documented: dict[str, str]) -> list[tuple[str, str]]:
+    """The columns `text` refers to, in order, as an agent holding only metadata.txt reads it:
+    a backticked column name, or a description that singles its column out (longest match first;
+    "description (`column`)" is one reference). Each item is (column, the words matched)."""
+    forms: dict[str, str] = {}
+    prepared = _prepared(documented)
+    for column, known in prepared.items():
+        forms[f"`{column}`"] = column
+        for shown in {known.phrase, known.named} - {""}:
+            forms[f"{shown} (`{column}`)"] = column
+        alone, _ = _decide(column, prepared)
+        if alone:
+            forms.setdefault(alone, column)
+    if not forms:
+        return []
+    pattern = re.compile("|".join(f"(?<![\\w`])({re.escape(f)})(?![\\w`])"
+                                  for f in sorted(forms, key=lambda f: (-len(f), f))))
+    return [(forms[m[0]], m[0]) for m in pattern.finditer(text)]

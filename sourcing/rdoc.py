@@ -362,6 +362,8 @@ def series_responses(code: str) -> list[tuple[str, str]]:
 # An assignment in Examples that computes a new variable from the table's columns: AER/CASchools'
 # `CASchools$score <- with(CASchools, (math + read)/2)` before `lm(score ~ stratio)`.
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:[A-Za-z.][\w.]*\$)?([A-Za-z.][\w.]*)[ \t]*<-[ \t]*(.+)$", re.M)
+# An R comment, to the end of its line: `all.equal(e60, ne60)  # relative diff. ~ 1/3 min` holds no formula.
+_R_COMMENT = re.compile(r"#[^\n]*")
 # Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
 _REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
 
@@ -395,18 +397,24 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
             entry[0], entry[2] = weight, evidence
         entry[1] += 1
 
+    parts: dict[str, tuple[int, str]] = {}
     for section in ("examples", "usage"):
-        computed = computed_from(sections.get(section, ""))
-        for name, evidence in formula_responses(sections.get(section, "")):
+        code = _R_COMMENT.sub("", sections.get(section, ""))
+        computed = computed_from(code)
+        for name, evidence in formula_responses(code):
             weight = 3 if evidence.startswith("model") else 2
             add(name, weight, f"{evidence} in {section.capitalize()}")
             # A response the code computes from columns is what those columns measure together
             # (CASchools' `score`, the mean of `math` and `read`); a documented column is itself.
             if name not in columns:
                 for part in computed.get(name, []):
-                    add(part, weight, f"{evidence} in {section.capitalize()}, {name!r} computed from {part!r}")
+                    parts.setdefault(part, (weight, f"{evidence} in {section.capitalize()}, {name!r} computed "
+                                                    f"from {part!r}"))
         for name, evidence in series_responses(sections.get(section, "")):
             add(name, 3, f"{evidence} in {section.capitalize()}")
+    for part, (weight, evidence) in parts.items():
+        if part not in scored:  # after the responses themselves: the order of those never changes
+            add(part, weight, evidence)
     for name, desc in columns.items():
         # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
         if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):

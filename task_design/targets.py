@@ -204,8 +204,12 @@ def _meet(names: set[str], title: set[str]) -> set[str]:
 
 def _named_in(name: str, title: str) -> set[str]:
     """The words of a column's name that the title names: the same 6-letter stem (4 letters or more), or
-    the same word inflected (3 letters or more)."""
-    return (_words(name, 4) - _NOT_TOPICS) & _words(title, 4) | _meet(_full_words(name), _full_words(title))
+    the same word inflected (3 letters or more) when the name is that one word."""
+    # The inflected word only for a one-word name: in a compound the title's word qualifies another
+    # (modeldata/ames' `House_Style` under "The Ames Housing Data").
+    single = len(_full_words(name)) == 1 and not re.search(r"[._\s-]", name.strip("._"))
+    return (_words(name, 4) - _NOT_TOPICS) & _words(title, 4) | (
+        _meet(_full_words(name), _full_words(title)) if single else set())
 
 
 def _computed_from_others(doc: str, name: str, others: list[str]) -> bool:

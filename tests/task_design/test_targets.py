@@ -155,6 +155,9 @@ def test_a_title_names_its_outcome_in_an_inflected_word() -> None:
                         column_descriptions={"vote": "a factor with levels Perot Clinton Bush",
                                              "dem": "1 if the respondent identifies with the Democrats"})
     assert ranked[0].column == "vote" and has_evidence(ranked[0])
+    styles = {"House_Style": rng.choice(["1Story", "2Story"], n), "Lot_Area": rng.normal(size=n)}
+    ranked, _ = _ranked(styles, title="The Ames Housing Data")
+    assert not any(has_evidence(r) for r in ranked)
     profs = {"cls_profs": rng.choice(["single", "multiple"], n), "bty": rng.normal(size=n)}
     ranked, _ = _ranked(profs, title="Professor evaluations and beauty",
                         column_descriptions={"cls_profs": "Number of professors teaching sections in course",

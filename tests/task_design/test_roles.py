@@ -99,6 +99,17 @@ def test_treatment_arms_of_a_designed_experiment_are_design_factors() -> None:
     assert roles["yield"].role == "outcome"
 
 
+def test_a_surveys_wave_stratum_or_weight_is_a_design_factor() -> None:
+    # stevedata/wvs_immig: `s002`, "the World Values Survey wave", is when the respondent was asked.
+    rng = np.random.default_rng(2)
+    cols = {"s002": rng.choice([3, 4, 5, 6], 40), "wt": rng.uniform(0.5, 2, 40), "psu": rng.integers(1, 9, 40),
+            "e143": rng.choice([1, 2, 3, 4], 40)}
+    roles = _roles(cols, column_descriptions={"s002": "the World Values Survey wave", "wt": "sampling weight",
+                                              "e143": "an attitude about immigration policy"})
+    assert roles["s002"].role == roles["wt"].role == roles["psu"].role == "design_factor"
+    assert "wave" in roles["s002"].evidence and roles["e143"].role == "outcome"
+
+
 def test_a_balanced_class_without_design_evidence_stays_an_outcome() -> None:
     # iris: 50 flowers of each species, an observational sample, not a treatment
     cols = {"Species": ["setosa", "versicolor", "virginica"] * 4, "Petal.Length": np.linspace(1, 6, 12)}

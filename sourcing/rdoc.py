@@ -362,8 +362,10 @@ def series_responses(code: str) -> list[tuple[str, str]]:
 # An assignment in Examples that computes a new variable from the table's columns: AER/CASchools'
 # `CASchools$score <- with(CASchools, (math + read)/2)` before `lm(score ~ stratio)`.
 _ASSIGNMENT = re.compile(r"^[ \t]*(?:[A-Za-z.][\w.]*\$)?([A-Za-z.][\w.]*)[ \t]*<-[ \t]*(.+)$", re.M)
-# An R comment, to the end of its line: `all.equal(e60, ne60)  # relative diff. ~ 1/3 min` holds no formula.
-_R_COMMENT = re.compile(r"#[^\n]*")
+# A comment after code, to the end of its line: `all.equal(e60, ne60)  # relative diff. ~ 1/3 min` holds no
+# formula. A line that is all comment stays: Examples comment out slow fits (drc/germination's
+# `## germLL.2 <- drm(germinated ~ start + end, ...)`), which still document the response.
+_R_COMMENT = re.compile(r"(?<=[^\s#])[ \t]+#[^\n]*")
 # Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
 _REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
 

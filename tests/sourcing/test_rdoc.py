@@ -311,9 +311,13 @@ def test_a_response_the_examples_compute_from_columns_documents_those_columns() 
     assert {"math", "read"} <= set(found) and "'score' computed from 'math'" in found["math"]
     # `stratio`, computed too, is a regressor: it documents nothing.
     assert not {"students", "teachers", "stratio"} & set(found)
-    # A comment holds no formula and no assignment (datasets/faithful's "# relative diff. ~ 1/3 min").
+    # A comment after code holds no formula and no assignment (datasets/faithful's "# relative diff. ~ 1/3 min").
     code = "ne60 <- round(e60 <- 60 * faithful$eruptions)\nall.equal(e60, ne60)  # relative diff. ~ 1/3 min"
     assert documented_outcomes({"examples": code}, {"eruptions": "Eruption time in mins"}) == {}
+    # A fit commented out whole still documents its response (drc/germination's slow drm() fits).
+    code = "    ## germLL.2 <- drm(germinated ~ start + end, species:factor(temp),\n    ## data = germination)"
+    assert list(documented_outcomes({"examples": code}, {"germinated": "numbers of seeds germinated"})) == [
+        "germinated"]
     # A response that is a documented column stands for itself, whatever the code assigns to it.
     found = documented_outcomes({"examples": "math <- math * 2\nlm(math ~ read)"}, columns)
     assert set(found) == {"math"}

@@ -372,12 +372,14 @@ _REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z
 
 def computed_from(code: str) -> dict[str, list[str]]:
     """The names that R code assigns, each with the names its right side reads (functions, R's own words
-    and the data frame of `with(d, ...)` or `d$x` left out), the first assignment of each name only."""
+    and the data frame of `with(d, ...)` or `d$x` left out), the first assignment of each name only; not a
+    model fitted (`fm <- lm(y ~ x)`), whose residuals a later formula may plot."""
     out: dict[str, list[str]] = {}
     for m in _ASSIGNMENT.finditer(code):
         name, rhs = m.group(1), m.group(2)
-        if name in out or name in _NOT_COLUMNS:
-            continue
+        call = re.match(r"\s*([A-Za-z.][\w.]*)\s*\(", rhs)
+        if name in out or name in _NOT_COLUMNS or (call and call.group(1) in _MODEL_CALLS):
+            continue  # a fitted model (`cc_ols <- lm(expenditure ~ age + ...)`) is no variable
         rhs = re.sub(r"\b(with|within|transform)\s*\(\s*[A-Za-z.][\w.]*\s*,", "", rhs)  # the data frame
         reads = [i.group(2) or i.group(1) for i in _IDENT.finditer(rhs)]
         out[name] = [r for r in dict.fromkeys(reads) if r not in _NOT_COLUMNS and r != name

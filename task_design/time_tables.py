@@ -110,6 +110,13 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     durations = [c for c in open_cols if c not in status and profile.column(c).kind == "numerical"
                  and profile.column(c).n_unique > 5 and bool((table[c].dropna() >= 0).all())
                  and (DURATION_IN_NAME.match(c) or DURATION_UNTIL_DOC.search(record.column_descriptions.get(c, "")))]
+    # MASS/Melanoma's `status` (1 died of melanoma, 2 alive, 3 died of other causes) says nothing of
+    # censoring, but its `time` is "survival time in days, possibly censored": a status-named column
+    # beside a duration documented as censored is that duration's status.
+    if any(CENSOR_WORDS.search(record.column_descriptions.get(d, "")) for d in durations):
+        status.update({c: "beside a duration documented as censored" for c in open_cols
+                       if c not in status and c not in durations and STATUS_IN_NAME.match(c)
+                       and 2 <= table[c].nunique() <= MAX_STATUS_LEVELS})
     out: dict[str, ColumnRole] = {}
     for s_name, why in status.items():
         stem = _stem(STATUS_IN_NAME, s_name)

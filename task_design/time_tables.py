@@ -29,7 +29,8 @@ from pipeline.core.records import DatasetProfile, DatasetRecord
 from pipeline.core.ts_reference import parse_times
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
-from task_design.timeseries import NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text
+from task_design.timeseries import (NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text,
+                                     wide_month_problem)
 
 # The object a help page documents is a series: "Time series of frequency 365", "Multiple time
 # series of class mts", "A time series containing", "quarterly observations from 1954-01".
@@ -66,6 +67,8 @@ def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
 
 def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> str | None:
     """Why the table's rows are a time series, not iid rows, or None."""
+    if (wide := wide_month_problem(table)) is not None:
+        return wide
     if (index := regular_time_index(table)) is not None:
         return (f"a {index[1]} time series indexed by {index[0]!r}: its rows are not independent, "
                 f"and the time-series designer could not set a forecast")

@@ -96,6 +96,23 @@ def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities
                                 f"{times.nunique()} time points and no unit followed over time ({why})")
 
 
+MONTH_COLUMN = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(uary|ruary|ch|il|e|y|ust|t|tember|ober|"
+                          r"ember)?$", re.I)
+MIN_MONTH_COLUMNS = 10  # a wide table names (nearly) every month
+
+
+def wide_month_problem(table: pd.DataFrame) -> str | None:
+    """Why a table with one column per month (one row per year: JAN..DEC, as El Niño sea temperatures
+    and rainfall records are printed) is no task as it stands, or None. A month predicted from the
+    other months of the same year is neither a forecast nor an iid question; the months are one
+    series laid out wide."""
+    months = {MONTH_COLUMN.match(str(c)).group(1).lower() for c in table.columns if MONTH_COLUMN.match(str(c))}
+    if len(months) < MIN_MONTH_COLUMNS:
+        return None
+    return (f"a wide table of one column per month ({len(months)} month columns): one monthly series laid out "
+            f"by year, not a target among features")
+
+
 def _numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
 
@@ -349,6 +366,8 @@ def _resample_rule(frequency: str, median_days: float, duplicated: bool, n_times
 def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
               config: DesignConfig | None = None) -> TimeSeriesSpec:
     config = config or DesignConfig()
+    if (wide := wide_month_problem(table)) is not None:
+        raise DatasetRejected(wide)
     time_col, fmt, source, freq_per_year = find_time_column(table)
     like = {"time_column": time_col, "time_source": source, "ts_index_frequency": freq_per_year}
     text = time_text(table, like)

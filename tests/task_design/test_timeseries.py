@@ -12,7 +12,8 @@ from pipeline.core.seeding import rng_for
 from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
-from task_design.timeseries import NoTimeColumn, design_ts, infer_frequency, time_text, ts_index_text
+from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, design_ts, infer_frequency, time_text,
+                                     ts_index_text)
 from tests.factories import build_record
 
 
@@ -237,3 +238,16 @@ def test_the_real_arcticseaice_bounds_are_dropped():
     # explains only ~0.83 of it, their midpoint all of it)
     assert spec.target == ("value",) and set(spec.dropped_columns) == {"ub", "lb"}
     assert "derived from the target" in spec.excluded_features["ub"]
+
+
+def test_many_rows_per_year_and_no_unit_make_a_repeated_cross_section():
+    rng = np.random.default_rng(0)
+    people = pd.DataFrame({"year": np.repeat(np.arange(2003, 2010), 40), "age": rng.integers(18, 80, 280),
+                           "wage": rng.gamma(5, 20, 280)})
+    with pytest.raises(RepeatedCrossSection, match="a repeated cross-section, not a series: 280 rows over 7"):
+        _design(people)
+    # The same years with one row per firm and year are a panel: too short, but no cross-section.
+    panel = people.assign(firm=np.tile([f"f{i}" for i in range(40)], 7))
+    with pytest.raises(DatasetRejected, match="too short") as caught:
+        _design(panel)
+    assert not isinstance(caught.value, NoTimeColumn)

@@ -1,8 +1,9 @@
 """`daregen build --config FILE`: build settings in TOML, so a nightly job or a curator
 keeps them in one reviewed file instead of a long command line.
 
-    [build]                    # any of: out, limit, seed, sources, designer
+    [build]                    # any of: out, limit, seed, sources, designer, curation, publish
     sources = "builtin"
+    curation = "curation.toml"     # the curators' ledger (docs/review.md)
     designer = "llm"
 
     [llm]                      # any LLMSettings field: model, api_key_env, cache_dir,
@@ -27,7 +28,8 @@ from pydantic import ValidationError
 
 from pipeline.core.safe_io import InputLimits
 
-BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str}
+BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str, "curation": str,
+              "publish": str}
 SECTIONS = {"build", "llm", "limits"}
 # Settings that decide where the API key goes: a shared file must not grant them to itself.
 FLAG_ONLY_LLM_KEYS = {"key_to_api_base", "allow_key_env"}

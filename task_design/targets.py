@@ -83,6 +83,10 @@ _NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
 FALLBACK_FLOOR = 1.5
 
 
+# The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
+PINNED_EVIDENCE = "pinned by a curator in the curation ledger"
+
+
 @dataclass(frozen=True)
 class RankedTarget:
     column: str

@@ -262,19 +262,25 @@ def curator_rejections(outcomes: list[Outcome], ledger: Ledger) -> list[Outcome]
     return out
 
 
-def withhold_unapproved(outcomes: list[Outcome], staging: Path) -> list[Outcome]:
+def withhold_unapproved(outcomes: list[Outcome], entries: list[dict],
+                        staging: Path) -> tuple[list[Outcome], list[dict]]:
     """`--publish approved`: every built task that is not approved at its current design digest leaves
-    the generation, failed at the `withheld` stage with why (unreviewed, pinned, changed since approval)."""
-    out = []
+    the generation, failed at the `withheld` stage with why (unreviewed, pinned, changed since approval).
+    `entries` are the ok outcomes' question-list entries, in order; returns both, the withheld gone."""
+    out, kept = [], []
+    entry_of = iter(entries)
     for o in outcomes:
         if o.ok:
-            task_dir = staging / read_json(Path(o.work_dir) / steps.ENTRY_JSON)["file_path"]
+            entry = next(entry_of)
+            task_dir = staging / entry["file_path"]
             review = task_review(task_dir)
             if review is None or review.state != "approved":
                 o = o.failed(WITHHELD_STAGE, review.why_not_approved() if review else "no readable all_metadata.json")
                 shutil.rmtree(task_dir, ignore_errors=True)
+            else:
+                kept.append(entry)
         out.append(o)
-    return out
+    return out, kept
 
 
 def immutable_source_keys(candidates: list[Candidate], limits_json: str) -> dict[str, str]:
@@ -476,8 +482,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
     if job.publish == "approved":
-        outcomes = withhold_unapproved(outcomes, staging)
-        entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
+        outcomes, entries = withhold_unapproved(outcomes, entries, staging)
     dsagent_seconds: dict[str, dict[str, float]] = {}
     dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
     lap("root files")

@@ -156,9 +156,13 @@ def pin(path: Path, sources: str, ref: str, problem_type: str | None, target: tu
 def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...]) -> str:
     """Remove every decision of `kinds` (all by default) naming `ref`; ValueError when there is none."""
     removed: list[int] = []
-    edit_ledger(path, sources, lambda doc: removed.extend(_remove(doc, k, ref) for k in kinds or DECISION_KINDS))
-    if not sum(removed):
-        raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}")
+
+    def remove(doc: tomlkit.TOMLDocument) -> None:
+        removed.extend(_remove(doc, k, ref) for k in kinds or DECISION_KINDS)
+        if not sum(removed):  # raised before the write: the file stays as it was
+            raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}")
+
+    edit_ledger(path, sources, remove)
     return f"removed {sum(removed)} decision(s) on {ref}"
 
 

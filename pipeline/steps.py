@@ -204,8 +204,8 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     try:
         # The first task's choices are exactly a one-task build's (stage name "design"); a pair designer
         # designs the second on the same roles, with its own rng (stage name "design-<problem type>").
-        # A pinned target is the dataset's one task, whatever the designer.
-        if pin is not None and pin.target:
+        # A pinned target (or problem type) is the dataset's one task, whatever the designer.
+        if pin is not None and (pin.target or pinned_tabular):
             spec, rest = design_pinned(record, profile, table, rng_for(seed, record.ref, "design"), config, pin), []
         elif designer in PAIR_DESIGNERS:
             rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
@@ -217,7 +217,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     finally:
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
-    if pin is None or not pin.target:  # a target list where the source documents several outcomes
+    if pin is None or not (pin.target or pinned_tabular):  # a target list where the source documents outcomes
         spec = with_documented_outcomes(spec, record)
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]

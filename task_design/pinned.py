@@ -20,7 +20,7 @@ from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected
 from task_design.config import DesignConfig
 from task_design.heuristic import class_target_problem, design_frame, regression_target_problem, try_targets
 from task_design.multi_target import with_documented_outcomes
-from task_design.targets import PINNED_EVIDENCE, RankedTarget
+from task_design.targets import PINNED_EVIDENCE, RankedTarget, rank_targets
 
 
 def without_columns(profile: DatasetProfile, table: pd.DataFrame,
@@ -32,12 +32,18 @@ def without_columns(profile: DatasetProfile, table: pd.DataFrame,
 
 def design_pinned(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
                   config: DesignConfig, pin: Pin) -> TaskSpec:
-    """The task of the pinned target(s) (pin.target non-empty), or DatasetRejected naming the failed check."""
+    """The task of the pinned target(s), or of the pinned problem type's best target with evidence (a pin
+    that names only a problem type), or DatasetRejected naming the failed check."""
     frame = design_frame(record, profile, table, config)
+    if pin.problem_type == "time_series_analysis":
+        raise DatasetRejected("pinned a forecast: the dataset has no time axis to forecast along")
+    if not pin.target:
+        kind = pin.problem_type
+        ranked = rank_targets(record, profile, frame.roles, [c for c, k in frame.problem_types.items() if k == kind],
+                              rng)
+        return try_targets(record, profile, table, rng, config, frame, ranked, only=kind)
     target = pin.target[0]
     kind = frame.problem_types.get(target)
-    if pin.problem_type == "time_series_analysis":
-        raise DatasetRejected(f"pinned target {target!r}: the dataset has no time axis to forecast along")
     if pin.problem_type is not None and kind != pin.problem_type and target not in frame.exclusions:
         col = profile.column(target)
         why = (class_target_problem(col, table, config) if pin.problem_type == "classification"

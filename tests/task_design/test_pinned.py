@@ -59,3 +59,12 @@ def test_dropped_columns_leave_the_dataset():
     profile, smaller = without_columns(profile_table(table), table, ("colour",))
     assert "colour" not in smaller.columns and "colour" not in profile.names
     assert "colour" in table.columns  # the input is not mutated
+
+
+def test_a_pinned_problem_type_alone_picks_that_types_best_documented_target():
+    table = build_table(price=lambda n: 5 * build_table(n)["x"].to_numpy() + np.random.default_rng(2).normal(size=n))
+    record = build_record(column_descriptions={"label": "The outcome: whether the customer bought.",
+                                               "price": "Sale price of the item."})
+    spec = design_pinned(record, profile_table(table), table, rng_for(0, REF, "design"), DesignConfig(),
+                         Pin(ref=REF, problem_type="regression"))
+    assert (spec.problem_type, spec.target) == ("regression", ("price",))

@@ -150,13 +150,13 @@ def _non_negative(value: int | None, flag: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     file_llm = _apply_config(args)
     _non_negative(args.limit, "--limit")
+    parsed_curation(args.curation)  # a typo in the ledger costs one line before the designers and sources load
     if args.dask_workers < 1:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
     check_sources_spec(args.sources)
     settings = _designer_settings(args, file_llm)
     limits = _limits(args)
-    parsed_curation(args.curation)  # a typo in the ledger costs one line before the sources load
     from pipeline.publish import check_out_target
 
     check_out_target(Path(args.out), args.force)

@@ -226,7 +226,9 @@ def parse_ledger(data: dict, origin: str) -> Ledger:
     try:
         return Ledger.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        # A misspelt key also makes its real key missing: name the typo, the likelier slip.
+        errors = exc.errors()
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         if err["type"] == "extra_forbidden":
             *loc, key = err["loc"]
             raise ValueError(f"curation ledger {origin}: {_where(data, tuple(loc))}: unknown key {key!r}") from None

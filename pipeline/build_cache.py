@@ -47,8 +47,11 @@ def cache_root(cache_dir: str | None = None) -> Path:
     return cache.cache_root(cache_dir).resolve() / cache.TASKS
 
 
-def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str) -> str:
-    """Cache key of a dataset whose source step succeeded (prev.digest is its table's content hash)."""
+def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str,
+                decisions_json: str = "") -> str:
+    """Cache key of a dataset whose source step succeeded (prev.digest is its table's content hash).
+    `decisions_json`: the curation ledger's decisions on it (Ledger.decisions_json), so a changed
+    decision rebuilds exactly the datasets it names; none leaves the key as it was without a ledger."""
     payload = {
         "ref": prev.ref,
         "table": prev.digest,
@@ -60,6 +63,8 @@ def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, 
         "code": code_digest(),
         "environment": fingerprint_digest(),
     }
+    if decisions_json:
+        payload["curation"] = decisions_json
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -157,9 +162,9 @@ def restore(root: Path, key: str, task_dir: str, tasks_root: Path) -> None:
 
 
 def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
-                       key: str) -> Outcome:
+                       key: str, decisions_json: str = "") -> Outcome:
     """The finalize step, then the finished task into the cache at once (so a kill loses no finished work)."""
-    done = finalize_step(prev, tasks_root, seed, design_digest)
+    done = finalize_step(prev, tasks_root, seed, design_digest, decisions_json)
     started = time.perf_counter()
     if not done.ok and cacheable_rejection(done.stage, done.reason):
         store_rejection(Path(cache_dir), key, done.stage, done.reason)

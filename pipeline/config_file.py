@@ -1,8 +1,10 @@
 """`daregen build --config FILE`: build settings in TOML, so a nightly job or a curator
 keeps them in one reviewed file instead of a long command line.
 
-    [build]                    # any of: out, limit, seed, sources, designer, column_references
+    [build]                    # any of: out, limit, seed, sources, designer, column_references,
+                               # curation, publish
     sources = "builtin"
+    curation = "curation.toml"     # the curators' ledger (docs/review.md)
     designer = "llm"
     column_references = "dare"     # IF texts name a feature by its description ("dare", the default)
                                    # or always with its column name ("explicit")
@@ -30,9 +32,10 @@ from pydantic import ValidationError
 from pipeline.core import names
 from pipeline.core.safe_io import InputLimits
 
-BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str, "column_references": str}
+BUILD_KEYS = {"out": str, "limit": int, "seed": int, "sources": str, "designer": str, "column_references": str,
+              "curation": str, "publish": str}
 # [build] keys whose value is one of a fixed set of words
-BUILD_CHOICES = {"column_references": names.COLUMN_REFERENCE_STYLES}
+BUILD_CHOICES = {"column_references": names.COLUMN_REFERENCE_STYLES, "publish": names.PUBLISH_MODES}
 SECTIONS = {"build", "llm", "limits"}
 # Settings that decide where the API key goes: a shared file must not grant them to itself.
 FLAG_ONLY_LLM_KEYS = {"key_to_api_base", "allow_key_env"}

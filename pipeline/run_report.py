@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core import names
+from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE
 from pipeline.core.jsonio import write_text
 from pipeline.progress import plural
 from pipeline.core.safe_io import md_cell, printable
@@ -126,6 +127,14 @@ def step_timings(outcomes: list[Outcome], entries: list[dict], dsagent_seconds: 
     return {"note": TIMINGS_NOTE, "phases": dict(phases), "units": units}
 
 
+def curation_line(report: dict) -> str:
+    """Published tasks per curation state, and the tasks curators rejected and the build withheld."""
+    counts = ", ".join(f"{n} {state}" for state, n in (report.get("curation") or {}).items())
+    rejected = sum(r["stage"] == CURATION_STAGE for r in report["rejections"])
+    withheld = sum(r["stage"] == WITHHELD_STAGE for r in report["rejections"])
+    return f"review: {counts or 'no task'}; {rejected} rejected by curators, {withheld} withheld"
+
+
 def write_report_md(root: Path, report: dict) -> None:
     lines = ["# daregen run report", "", f"- built: {plural(report['built'], 'task')} ({by_type_text(report)})",
              f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
@@ -145,10 +154,17 @@ def write_report_md(root: Path, report: dict) -> None:
                   "| " + " | ".join(designs[0]) + " |", "|" + "---|" * len(designs[0])]
         lines += ["| " + " | ".join(md_cell(str(v)) for v in row.values()) + " |"
                   for row in designs]
-    lines += ["", "## Rejections", "",
-              "| dataset | stage | reason |", "|---|---|---|"]
-    lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"
-              for r in report["rejections"]]
+    if report.get("curation"):
+        lines += ["", "## Review", "", curation_line(report)]
+    for title, stages in (("Curator rejections", {CURATION_STAGE}),
+                          ("Withheld (--publish approved)", {WITHHELD_STAGE}),
+                          ("Rejections", None)):
+        rows = [r for r in report["rejections"] if (r["stage"] in stages if stages else
+                                                    r["stage"] not in (CURATION_STAGE, WITHHELD_STAGE))]
+        if rows or stages is None:
+            lines += ["", f"## {title}", "", "| dataset | stage | reason |", "|---|---|---|"]
+            lines += [f"| {md_cell(r['ref'])} | {r['stage']} | {md_cell(r['reason'].replace('|', '/'))} |"
+                      for r in rows]
     write_text(root / names.RUN_REPORT_MD, "\n".join(lines) + "\n")
 
 
@@ -226,6 +242,8 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
         lines.append(f"- **published:** `{out}` -> `{tree}`")
     else:
         lines.append(f"- **nothing published:** `{out}` is unchanged")
+    if report.get("curation"):
+        lines.append(f"- {curation_line(report)}")
     lines += [f"- {title}: `{path}`" for title, path in reports.items()]
     reasons = top_reasons(report)
     if reasons:

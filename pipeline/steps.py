@@ -19,6 +19,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.core import names
+from pipeline.core.curation import Ledger, Pin
 from pipeline.core.hashing import frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec,
@@ -161,10 +162,14 @@ def load_profile(work: Path) -> DatasetProfile:
 
 
 @_stage_step("design")
-def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "") -> str:
+def design_step(work: Path, seed: int, designer: str, config_json: str, settings_json: str = "",
+                pin_json: str = "") -> str:
+    """`pin_json`: a curator's Pin of this dataset (pipeline.core.curation), "" for none. Its dropped
+    columns leave the work folder's table for every later stage; its target replaces the designer's."""
     from task_design.config import DesignConfig
     from task_design.llm_schema import LLMUsage
     from task_design.multi_target import with_documented_outcomes
+    from task_design.pinned import design_pinned, without_columns
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
     from task_design.time_tables import regular_time_index
 
@@ -172,14 +177,21 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
     table = load_table(work)
-    if is_time_series(record) or regular_time_index(table) is not None:
+    pin = Pin.model_validate_json(pin_json) if pin_json else None
+    if pin is not None and pin.drop:
+        profile, table = without_columns(profile, table, pin.drop)
+        table.to_parquet(work / TABLE_PARQUET, index=False)
+        write_json(work / PROFILE_JSON, profile.model_dump(mode="json"))
+    pinned_tabular = pin is not None and pin.problem_type in ("classification", "regression")
+    if not pinned_tabular and (is_time_series(record) or regular_time_index(table) is not None):
         # The source routed it to the time-series path (docs/time-series.md), or its rows are a regular
         # series (one per month, per unit and year), whatever the designer; a table without a time axis
         # after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 
         try:
-            ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config)
+            ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config,
+                                pinned=pin.target[0] if pin is not None and pin.target else None)
         except NoTimeColumn:
             ts_spec = None
         if ts_spec is not None:
@@ -193,7 +205,10 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     try:
         # The first task's choices are exactly a one-task build's (stage name "design"); a pair designer
         # designs the second on the same roles, with its own rng (stage name "design-<problem type>").
-        if designer in PAIR_DESIGNERS:
+        # A pinned target (or problem type) is the dataset's one task, whatever the designer.
+        if pin is not None and (pin.target or pinned_tabular):
+            spec, rest = design_pinned(record, profile, table, rng_for(seed, record.ref, "design"), config, pin), []
+        elif designer in PAIR_DESIGNERS:
             rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
             spec, *rest = PAIR_DESIGNERS[designer](record, profile, table, rng_for(seed, record.ref, "design"),
                                                    rngs, config)
@@ -203,7 +218,8 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     finally:
         if extra:  # counted even when the dataset is rejected
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
-    spec = with_documented_outcomes(spec, record)  # a target list where the source documents several outcomes
+    if pin is None or not (pin.target or pinned_tabular):  # a target list where the source documents outcomes
+        spec = with_documented_outcomes(spec, record)
     # The build's choice of feature references travels with each design to finalize, which writes the text.
     spec, *rest = [s.model_copy(update={"column_references": config.column_references}) for s in (spec, *rest)]
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
@@ -309,16 +325,19 @@ def load_package(work: Path) -> TaskPackage:
 
 
 @_stage_step("finalize")
-def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
+def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str, decisions_json: str = "") -> str:
+    """`decisions_json`: the curation ledger's decisions on this dataset (Ledger.decisions_json), which
+    decide the review state its all_metadata.json records."""
     from finalize.layout import BuildContext, write_task
 
+    ctx = BuildContext(seed=seed, design_digest=design_digest,
+                       decisions=Ledger.model_validate_json(decisions_json) if decisions_json else Ledger())
     if is_time_series(read_json(work / SPEC_JSON)):
         from finalize.timeseries import write_ts_task
 
-        entry = write_ts_task(load_ts_package(work), Path(tasks_root),
-                              BuildContext(seed=seed, design_digest=design_digest))
+        entry = write_ts_task(load_ts_package(work), Path(tasks_root), ctx)
         write_json(work / ENTRY_JSON, entry)
         return sha256_file(work / ENTRY_JSON)
-    entry = write_task(load_package(work), Path(tasks_root), BuildContext(seed=seed, design_digest=design_digest))
+    entry = write_task(load_package(work), Path(tasks_root), ctx)
     write_json(work / ENTRY_JSON, entry)
     return sha256_file(work / ENTRY_JSON)

@@ -873,6 +873,11 @@ class BuiltinSource:
         provider = self._providers.get(ref.split("/", 1)[0])
         return provider.series_tier(ref) if hasattr(provider, "series_tier") else 0
 
+    def check_ref(self, ref: str) -> None:
+        """ValueError naming the nearest known refs when `ref` is not in the catalogue; reads only the
+        providers' listings, never a table or a help page."""
+        self._provider(ref)
+
     def _provider(self, ref: str) -> Any:
         if ref not in self._slug_map():
             raise ValueError(unknown_ref_message(ref, list(self._slug_map())))

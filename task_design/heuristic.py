@@ -223,7 +223,8 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
 
 def _failure(choice: RankedTarget, problem: str) -> str:
     """One failed attempt as a skip reason reads it: "documented outcome 're78' not learnable: ..."."""
-    which = "documented outcome" if choice.documented else "top-ranked outcome"
+    which = ("pinned target" if choice.kind == "curator" else "documented outcome" if choice.documented
+             else "top-ranked outcome")
     what = ("not learnable" if problem.startswith("nothing to learn") else
             "below the size floor" if problem.startswith("below the size floor") else "not usable")
     return f"{which} {choice.column!r} ({choice.kind}) {what}: {problem}"

@@ -102,6 +102,10 @@ _QUANTITY_NAME = re.compile(r"^(income|inc|wages?|earnings|salary|price|score|sa
                             r"expenditure)$", re.I)
 
 
+# The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
+PINNED_EVIDENCE = "pinned by a curator in the curation ledger"
+
+
 @dataclass(frozen=True)
 class RankedTarget:
     column: str

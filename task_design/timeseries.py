@@ -25,7 +25,7 @@ from task_design.config import DesignConfig
 from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
 from task_design.roles import ColumnRole, column_roles
-from task_design.targets import RankedTarget, rank_targets, role_exclusions
+from task_design.targets import PINNED_EVIDENCE, RankedTarget, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic-ts"
 TIME_NAMES = re.compile(r"^(date|time|year|yr|years|datetime|timestamp|period|month|day|week|ds|dt)$|date|time",
@@ -366,7 +366,9 @@ def _resample_rule(frequency: str, median_days: float, duplicated: bool, n_times
 
 
 def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
-              config: DesignConfig | None = None) -> TimeSeriesSpec:
+              config: DesignConfig | None = None, pinned: str | None = None) -> TimeSeriesSpec:
+    """`pinned`: the target a curator pinned (pipeline.core.curation), the only one tried; every floor
+    and leak screen still applies to it."""
     config = config or DesignConfig()
     if (wide := wide_month_problem(table)) is not None:
         raise DatasetRejected(wide)
@@ -381,6 +383,11 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     reserved = {time_col, *entities} | {c for c in table.columns if CALENDAR_PARTS.match(str(c))} | {
         c for c, r in roles.items() if r.role in ("identifier", "row_index", "calendar")}
     ranked = ranked_targets(record, profile, table, reserved, roles, rng)
+    if pinned is not None:
+        if pinned in reserved or not _numeric(table[pinned]):
+            why = "it indexes the series" if pinned in reserved else "it is not numeric"
+            raise DatasetRejected(f"pinned target {pinned!r} cannot be forecast: {why}")
+        ranked = [RankedTarget(pinned, PINNED_EVIDENCE, 0, "curator")]
     ent_frame = table.loc[rows, list(entities)] if entities else None
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())

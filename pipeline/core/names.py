@@ -54,6 +54,10 @@ TIME_SERIES_PROBLEM = "time_series_analysis"  # question.problem_type and questi
 
 VARIANTS = ("v1", "v2")
 
+# `daregen build --publish`: every task (for training), or only the tasks a curator approved at their
+# current design digest (a release); the others are withheld, each with why (pipeline.core.curation).
+PUBLISH_MODES = ("all", "approved")
+
 
 def data_file(stem: str, file_type: str) -> str:
     """`train_v1` + `sqlite` -> `train_v1.sqlite`."""

@@ -34,7 +34,8 @@ ColumnReferences = Literal[names.COLUMN_REFERENCE_STYLES]  # type: ignore[valid-
 # column's own description reads as a measured outcome; `outcome_name`, a column with no description
 # of its own (or "a numeric vector") whose name is a conventional outcome's or the dataset's title;
 # `ranked_fallback`, a time series' best-ranked numeric column with no such reading (never a tabular target).
-TargetEvidenceKind = Literal["source_hint", "model_formula", "series_model", "documented_response", "r_series",
+# `curator`: a curator pinned it in the curation ledger (pipeline.core.curation); it documents the target.
+TargetEvidenceKind = Literal["curator", "source_hint", "model_formula", "series_model", "documented_response", "r_series",
                              "llm", "outcome_description", "outcome_name", "ranked_fallback"]
 TARGET_EVIDENCE_KINDS: tuple[str, ...] = TargetEvidenceKind.__args__  # type: ignore[attr-defined]
 

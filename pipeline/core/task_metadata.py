@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 
 from pipeline.core import names
+from pipeline.core.curation import Curation, Ledger, design_digest
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import to_jsonable, write_json
 from pipeline.core.text import shorten
@@ -234,7 +235,8 @@ class Provenance(_Block):
                                                  "documentation, the LLM or the ranked fallback (task_design.targets).")
     target_evidence_kind: TargetEvidenceKind | None = Field(
         None, description="The kind of that evidence (pipeline.core.records.TargetEvidenceKind): documented "
-                          "(source_hint, model_formula, series_model, documented_response, r_series), the LLM's "
+                          "(curator: pinned in the curation ledger; source_hint, model_formula, series_model, "
+                          "documented_response, r_series), the LLM's "
                           "choice (llm), or the fallback (outcome_description: the column's own description reads "
                           "as a measured outcome; outcome_name: an undescribed column with a conventional outcome "
                           "name or the title's; ranked_fallback: time series only).")
@@ -250,6 +252,8 @@ class Provenance(_Block):
     mm_baselines: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         {}, description="MM difficulty: trivial baseline, reference model and best single feature scores "
                         "(finalize.mm_check), rounded.")
+    curation: Curation | None = Field(None, description="The task's review state under the build's curation "
+                                                        "ledger (pipeline.core.curation).")
 
     @classmethod
     def of(cls, spec: TaskSpec | TimeSeriesSpec, record: DatasetRecord, *, seed: int, design_config: str,
@@ -267,6 +271,16 @@ class TaskMetadata(_Block):
     data_info: DataInfo
     meta_data: MetaData
     daregen: Provenance | None = None
+
+
+def with_curation(metadata: TaskMetadata, decisions: Ledger) -> TaskMetadata:
+    """`metadata` recording its curation state under `decisions`, at its own design digest (the digest
+    leaves the state out, so the digest of the written file is the one recorded in it)."""
+    if metadata.daregen is None:
+        return metadata
+    digest = design_digest(as_json(metadata))
+    state = decisions.state(metadata.daregen.ref, metadata.question.problem_type, digest)
+    return metadata.model_copy(update={"daregen": metadata.daregen.model_copy(update={"curation": state})})
 
 
 @contextlib.contextmanager

@@ -21,10 +21,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
+from pipeline.core.curation import Ledger
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
 from pipeline.core.text import block_text, html_text, md_cell, shorten
+from pipeline.review.curation import TaskReview, state_counts, tree_reviews
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
                                      read_json_or_none, task_dirs)
 
@@ -109,6 +111,18 @@ class TaskChange(_Frozen):
                     or self.files_added or self.files_removed or self.instructions)
 
 
+class Decision(_Frozen):
+    """A task of the new tree a curator has to look at: approved before but changed since (with the
+    fields that changed, when the old tree had it), or new and not approved."""
+
+    task_dir: str
+    why: Literal["changed since approval", "new"]
+    state: str  # the task's curation state (pipeline.core.curation.CURATION_STATES)
+    design_digest: str
+    approved_digest: str = ""
+    fields: tuple[str, ...] = ()
+
+
 class TreeDiff(_Frozen):
     old: str
     new: str
@@ -121,6 +135,10 @@ class TreeDiff(_Frozen):
     build_settings: tuple[FieldChange, ...] = ()
     # Removed task -> why, from the new tree's run report (its dataset's rejection), where it says.
     removed_why: dict[str, str] = Field(default_factory=dict)
+    # What the reports open with: changed since approval first, then new tasks nobody approved.
+    needs_decision: tuple[Decision, ...] = ()
+    # New tree's tasks per curation state (pipeline.core.curation.CURATION_STATES).
+    curation: dict[str, int] = Field(default_factory=dict)
 
     @property
     def identical(self) -> bool:
@@ -377,10 +395,12 @@ def task_change(old_dir: Path, new_dir: Path, old_entry: dict | None, new_entry:
                       instructions=tuple(instructions))
 
 
-def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name: str | None = None) -> TreeDiff:
+def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name: str | None = None,
+               curation: Ledger | None = None) -> TreeDiff:
     """Task-by-task differences from `old` to `new`; a missing tree counts as an empty one. Files are
     read within `limits` (either tree may come from someone else). The reports name the trees by their
-    paths (`new_name` in place of `new`'s)."""
+    paths (`new_name` in place of `new`'s). Review states come from `curation` when given, else from
+    what the new tree's all_metadata.json files record (pipeline.review.curation)."""
     old, new, limits = Path(old), Path(new), limits or InputLimits()
     for tree in (old, new):
         if tree.exists() and not tree.is_dir():
@@ -408,12 +428,34 @@ def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name
                     if not ((old / name).is_file() and (new / name).is_file()
                             and _same_content(old / name, new / name, limits))]
     settings = [_build_settings(tree) for tree in (old, new)]
-    return TreeDiff(old=str(old), new=new_name or str(new),
-                    added=tuple(sorted(set(new_tasks) - set(old_tasks) - set(retyped))),
+    added = sorted(set(new_tasks) - set(old_tasks) - set(retyped))
+    reviews = tree_reviews(new, curation)
+    return TreeDiff(old=str(old), new=new_name or str(new), needs_decision=decisions(reviews, added, changed),
+                    curation=state_counts(reviews),
+                    added=tuple(added),
                     removed=tuple(removed), removed_why=removal_reasons({n: old_tasks[n] for n in removed}, new),
                     changed=tuple(changed),
                     unchanged=tuple(unchanged), root_files_changed=tuple(root_changed),
                     build_settings=tuple(json_changes(*settings, "manifest") if all(settings) else ()))
+
+
+def decisions(reviews: list[TaskReview], added: list[str], changed: list[TaskChange]) -> tuple[Decision, ...]:
+    """Tasks changed since their approval (with the paths of their changed fields), then added tasks
+    that are not approved."""
+    fields = {t.task_dir: tuple(dict.fromkeys(c.path for c in t.fields)) for t in changed}
+    stale = [Decision(task_dir=r.task_dir, why="changed since approval", state=r.state, design_digest=r.digest,
+                      approved_digest=r.approved_digest, fields=fields.get(r.task_dir, ()))
+             for r in reviews if r.state == "changed since approval"]
+    fresh = [Decision(task_dir=r.task_dir, why="new", state=r.state, design_digest=r.digest)
+             for r in reviews if r.task_dir in set(added) and r.state not in ("approved", "changed since approval")]
+    return tuple(stale + fresh)
+
+
+def _decision_text(d: Decision) -> str:
+    if d.why == "new":
+        return f"new, {d.state}, not approved (design digest {d.design_digest})"
+    changed = f"; changed: {', '.join(d.fields)}" if d.fields else ""
+    return f"changed since approval (approved {d.approved_digest}, now {d.design_digest}){changed}"
 
 
 def _dataset_ref(task_dir: Path) -> str | None:
@@ -549,9 +591,14 @@ def _fenced(text: str) -> list[str]:
 def render_markdown(d: TreeDiff) -> str:
     lines = ["# daregen diff", "", f"- old: {md_code(d.old)}", f"- new: {md_code(d.new)}",
              f"- {d.summary()}"]
+    if d.curation:
+        lines.append("- review: " + ", ".join(f"{n} {state}" for state, n in d.curation.items()))
     lines += [f"- build setting {md_code(c.path)}: {md_cell(_short(c.old))} → {md_cell(_short(c.new))}"
               for c in d.build_settings]
     lines.append("")
+    if d.needs_decision:
+        lines += [f"## Needs a decision ({len(d.needs_decision)})", "", "| task | why |", "|---|---|"]
+        lines += [f"| {md_code(x.task_dir)} | {md_cell(_decision_text(x))} |" for x in d.needs_decision] + [""]
     if d.identical:
         lines += ["No task changed.", ""]
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
@@ -616,6 +663,13 @@ def render_html(d: TreeDiff) -> str:
         parts.append("<p>Build settings that differ:</p><ul>" + "".join(
             f"<li>{_code(c.path)}: {_code(_short(c.old))} → {_code(_short(c.new))}</li>" for c in d.build_settings)
             + "</ul>")
+    if d.curation:
+        parts.append("<p>review: " + e(", ".join(f"{n} {state}" for state, n in d.curation.items())) + "</p>")
+    if d.needs_decision:
+        parts.append(f"<h2>Needs a decision ({len(d.needs_decision)})</h2>"
+                     "<table><tr><th>task</th><th>why</th></tr>" + "".join(
+                         f"<tr><td>{_code(x.task_dir)}</td><td>{e(_decision_text(x))}</td></tr>"
+                         for x in d.needs_decision) + "</table>")
     if d.identical:
         parts.append("<p>No task changed.</p>")
     for title, items in (("Added tasks", d.added), ("Removed tasks", d.removed)):
@@ -670,6 +724,10 @@ def render_html(d: TreeDiff) -> str:
 def render_summary(d: TreeDiff, limit: int = 10) -> str:
     """A few lines for a terminal: the counts, then what changed in the first `limit` changed tasks."""
     lines = [f"{d.old} -> {d.new}: {d.summary()}"]
+    for x in d.needs_decision[:limit]:
+        lines.append(f"  decide   {printable(x.task_dir)}: {printable(_decision_text(x))}")
+    if len(d.needs_decision) > limit:
+        lines.append(f"  ... and {len(d.needs_decision) - limit} more tasks to decide on")
     for t in d.changed[:limit]:
         what = [f"was {t.old_task_dir}"] if t.old_task_dir else []
         what += [f"{len(t.fields)} field{'s' if len(t.fields) != 1 else ''}"] if t.fields else []

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
+from pipeline.core.curation import CURATION_STATES
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.metrics import METRICS
@@ -66,6 +67,9 @@ class TaskFacts(BaseModel):
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     design_attempts: tuple[str, ...] = ()
     val_rows: int | None = None
+    train_rows: int | None = None
+    ref: str = ""  # daregen.ref: the dataset the task was made from
+    curation_state: str = ""  # daregen.curation.state (pipeline.core.curation); "" in a tree that does not record it
 
 
 # ------------------------------------------------------------------ reading a tree
@@ -226,8 +230,12 @@ def _design_facts(question: dict, daregen: Any) -> dict:
     target = question.get("target")
     excluded = daregen.get("excluded_targets")
     attempts = daregen.get("design_attempts")
-    val_rows = daregen.get("val_rows")
+    val_rows, train_rows = daregen.get("val_rows"), daregen.get("train_rows")
+    curation = daregen.get("curation") if isinstance(daregen.get("curation"), dict) else {}
     return {
+        "ref": str(daregen.get("ref") or ""),
+        "train_rows": train_rows if isinstance(train_rows, int) and not isinstance(train_rows, bool) else None,
+        "curation_state": str(curation.get("state") or ""),
         "target": ", ".join(map(str, target)) if isinstance(target, list) else str(target or ""),
         "target_evidence": str(daregen.get("target_evidence") or ""),
         "target_evidence_kind": str(daregen.get("target_evidence_kind") or ""),
@@ -585,6 +593,12 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
                 for t, a, b in zip(types, v1, v2)]
         body += _table(["problem type", "variants", "tasks", "v1", "v2"], rows, {2, 3, 4})
         parts.append(_section("Tasks by type and variant", body))
+
+        # The curation ledger's view (pipeline.core.curation): what a release of approved tasks would hold.
+        states = [f.curation_state or "unrecorded" for f in facts]
+        reviewed = [[state, n, f"{100 * n / total:.0f}%"] for state, n in
+                    [(s, states.count(s)) for s in (*CURATION_STATES, "unrecorded")] if n or state in CURATION_STATES]
+        parts.append(_section("Review", _table(["curation state", "tasks", "share"], reviewed, {1, 2})))
 
         formats = _tally(f.file_type for f in facts)
         models = _tally(f.model_type for f in facts)

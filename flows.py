@@ -26,8 +26,7 @@ from prefect.states import Completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
-from pipeline.build import BuildJob, WaveRunner, build_generation
-from pipeline.core.safe_io import InputLimits
+from pipeline.build import WaveRunner, build_generation, build_inputs
 from pipeline.progress import WaveProgress
 from pipeline.core import names
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
@@ -36,8 +35,6 @@ from pipeline.review.reports import CORPUS_REPORT_HTML
 from pipeline.run_report import rejection_line, summary_markdown
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
-from sourcing.sources_file import resolve_spec
-from task_design.config import DesignConfig
 
 # Compute-bound stages: no retries (a retry would only repeat a deterministic failure).
 # Prefect's own result caching is off: the build cache keys on content, which Prefect cannot see.
@@ -175,10 +172,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     existing folder daregen did not write (it is moved aside, never deleted).
     """
     started = time.monotonic()
-    sources = resolve_spec(sources)
-    job = BuildJob.make(seed, designer, designer_settings,
-                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {})))
-    cache = build_cache.cache_root(cache_dir)
+    job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:

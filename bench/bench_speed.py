@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import stop_group  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKS = {"first line": "daregen: ", "candidates": "candidate dataset", "source": "  source "}
 
@@ -66,11 +68,8 @@ def until_lines(code: Path, env: dict, args: list[str]) -> dict[str, float]:
                 return seen
         raise RuntimeError(f"{code}: the build ended before all of {sorted(MARKS)} (exit {proc.wait()})")
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        stop_group(proc, signal.SIGKILL)
+        proc.stderr.close()
 
 
 def main() -> None:

@@ -130,7 +130,9 @@ def main() -> None:
         unit = "" if k == "no-op / full build" else " s"
         fmt = (lambda x: f"{x:.1%}") if not unit else (lambda x: f"{x:.1f}{unit}")
         print(f"{k:<22}{fmt(b):>10}{fmt(a):>10}{a / b:>14.2f}")
-    print("RESULT " + json.dumps({c: {k: round(v, 3) for k, v in med[c].items()} for c in codes}))
+    flat = {f"{c}_{k.replace(' / ', '_over_').replace(' ', '_').replace('-', '')}": round(v, 3)
+            for c in codes for k, v in med[c].items()}
+    print("RESULT " + json.dumps({"limit": args.limit, "rounds": args.rounds, "load": args.load, **flat}))
 
 
 if __name__ == "__main__":

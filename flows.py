@@ -26,9 +26,7 @@ from prefect.states import Completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
-from pipeline.build import PER_TASK_STAGES, BuildJob, WaveRunner, build_generation
-from pipeline.core.safe_io import InputLimits
-from pipeline.curation_check import checked_ledger
+from pipeline.build import PER_TASK_STAGES, WaveRunner, build_generation, build_inputs
 from pipeline.progress import WaveProgress
 from pipeline.core import names
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
@@ -37,8 +35,6 @@ from pipeline.review.reports import CORPUS_REPORT_HTML
 from pipeline.run_report import outcome_line, rejection_line, summary_markdown
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
-from sourcing.sources_file import resolve_spec
-from task_design.config import DesignConfig
 
 # Compute-bound stages: no retries (a retry would only repeat a deterministic failure).
 # Prefect's own result caching is off: the build cache keys on content, which Prefect cannot see.
@@ -183,12 +179,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     `approved` (only tasks approved at their current design digest).
     """
     started = time.monotonic()
-    sources = resolve_spec(sources)
-    job = BuildJob.make(seed, designer, designer_settings,
-                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
-                                     column_references=column_references),
-                        curation=checked_ledger(curation, sources), publish=publish)
-    cache = build_cache.cache_root(cache_dir)
+    job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
+                                       column_references=column_references, curation=curation, publish=publish)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:

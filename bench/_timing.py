@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
 
 
@@ -13,3 +16,13 @@ def best_of(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a run started with start_new_session=True: its whole process group (a build's Prefect server
+    with it), then reap it."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    proc.wait()

@@ -13,8 +13,8 @@ What the figures include (run_report.json's `timings.note` says the same):
   instruction check, schema check), storing the task in the build cache, the determinism
   guard's reference fits (both fresh interpreters, summed) and the DSAgentBench work made from
   each finished task (making its tasks, its sandboxed validation job: oracles, evaluations);
-- each figure is wall seconds measured inside one worker thread; the build runs 2 at a time,
-  so the steps sum to about twice the wall time they cover. A stage's `(rest)` is what its
+- each figure is wall seconds measured inside one worker thread; the build runs cpu_count at a time,
+  so the steps sum to about cpu_count times the wall time they cover. A stage's `(rest)` is what its
   named parts leave (reading the work folder, sandbox start-up, Python between the parts).
 - not included: Prefect's start-up and task overhead, the guard's two interpreter start-ups,
   the root files other than DSAgentBench, the reports and publishing; those are in `phases`

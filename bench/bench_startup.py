@@ -22,13 +22,14 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _timing import stop_group  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_LINE = "  source "  # pipeline.progress.WaveProgress.finish of the source wave, plain-line mode
@@ -57,11 +58,7 @@ def time_to_first_source(argv: list[str], env: dict, timeout_s: float = 900) -> 
                 break
         raise RuntimeError(f"no source line from {' '.join(argv[:4])}... (exit {proc.poll()})")
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        stop_group(proc)
         proc.stderr.close()
 
 

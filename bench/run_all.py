@@ -30,12 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
 EXAMPLES = os.environ.get("DARE_EXAMPLES", "/work/shared/dare-examples")
+TREE = os.environ.get("DAREGEN_BENCH_TREE", str(ROOT / "generated"))  # a built tree, for the root-files bench
 
 
 @dataclass(frozen=True)
 class Bench:
     name: str
-    command: str  # run from the repository root; {python} and {examples} are filled in
+    command: str  # run from the repository root; {python}, {examples} and {tree} are filled in
     row: str  # str.format of the RESULT JSON's fields: the table's "result" cell
     needs: str = ""  # a path that must exist, else the bench is skipped with that reason
 
@@ -64,6 +65,15 @@ BENCHES = [
     Bench("no-op", "{python} bench/bench_noop.py --limit 40",
           "{limit} candidates, {built} tasks: full build {full_s} s, no-op rerun {noop_s} s = **{noop_pct}%** "
           "(goal ≤ 5% at --limit 300; unchanged, nothing published: {unchanged}); Prefect start not charged"),
+    Bench("start-up and no-op, side by side", "{python} bench/bench_speed.py --before main --limit 10 --rounds 2 --load 1",
+          "main against this checkout, {load} busy process(es) alongside, median of {rounds}: first progress line "
+          "{before_first_line_s} -> **{after_first_line_s} s**, candidate count {before_candidates_s} -> "
+          "{after_candidates_s} s, first wave line {before_source_s} -> {after_source_s} s; `--limit {limit}` "
+          "no-op {before_noop_s} -> {after_noop_s} s = {before_noop_over_full_build} -> "
+          "**{after_noop_over_full_build}** of the full build"),
+    Bench("root files, side by side", "{python} bench/bench_root_files.py {tree} --before main --tasks 24 --rounds 2",
+          "DSAgentBench's root files of {tasks} DARE tasks, main against this checkout, median of {rounds}: "
+          "{before_s} -> **{after_s} s** (×{after_over_before}); same bytes: {same_bytes}", needs="{tree}"),
     Bench("build costs", "{python} bench/bench_build_costs.py --limit 30",
           "{candidates} candidates, {built} tasks, build wall {wall_s} s = {s_per_candidate} s per candidate "
           "(× 2328 candidates = {corpus_h} h); top five steps: {top5}"),
@@ -83,7 +93,7 @@ class Outcome:
 
 
 def run(bench: Bench, python: str) -> Outcome:
-    fill = {"python": python, "examples": EXAMPLES}
+    fill = {"python": python, "examples": EXAMPLES, "tree": TREE}
     command = bench.command.format(**fill)
     shown = command.replace(python, ".venv/bin/python")
     needs = bench.needs.format(**fill)

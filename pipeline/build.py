@@ -13,25 +13,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 from collections.abc import Callable
 
-from finalize.dsagent.build import write_dsagent
-from finalize.timeseries import ts_counts
 from pipeline import build_cache, steps
 from pipeline.core import cache as core_cache, names
 from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE, Ledger
 from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.safe_io import InputLimits
 from pipeline.core.text import shorten_cause
-from pipeline.guard import guard_staging_tree
+from pipeline.curation_check import checked_ledger
 from pipeline.progress import note, phase_seconds, plural
-from pipeline.publish import (build_manifest, check_generation, crash_point, publish, published_generation,
-                              sealed_path, write_question_list)
+from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, publish,
+                              published_generation, sealed_path, write_question_list)
 from pipeline.review.curation import state_counts, task_review, tree_reviews
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.task_index import write_task_index
@@ -39,6 +40,7 @@ from pipeline.review.reports import design_rows, read_json_or_none, write_tree_r
 from pipeline.run_report import build_report, step_timings, write_report_md
 from pipeline.steps import Outcome
 from sourcing.registry import open_source, parse_sources
+from sourcing.sources_file import resolve_spec
 from task_design.config import DesignConfig
 from task_design.llm_schema import LLMUsage
 from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
@@ -147,6 +149,20 @@ def list_candidates(sources: str, limit: int | None) -> list[Candidate]:
     return out if limit is None else out[: max(0, limit)]
 
 
+def build_inputs(seed: int, designer: str, designer_settings: dict | None, sources: str,
+                 input_limits: dict | None, cache_dir: str | None, *, column_references: str = "dare",
+                 curation: str | None = None, publish: str = "all") -> tuple[BuildJob, str, Path]:
+    """What a build's parameters name: its BuildJob (the curators' ledger at `curation` checked against
+    the sources), its sources spec (a sources file read) and its build cache folder; one reading for
+    the flow and for the no-op check before Prefect."""
+    sources = resolve_spec(sources)
+    job = BuildJob.make(seed, designer, designer_settings,
+                        DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
+                                     column_references=column_references),
+                        curation=checked_ledger(curation, sources), publish=publish)
+    return job, sources, build_cache.cache_root(cache_dir)
+
+
 class Laps:
     """Seconds per phase of a build, printed at the end: where a rerun spends its time."""
 
@@ -183,16 +199,34 @@ def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
     return out
 
 
-def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path,
-                   cache: Path, lap: Laps) -> Built:
-    """Every candidate through the stage waves into `staging`, cache hits restored instead of built,
-    then the guard. A cache hit never enters a wave: it is held apart in `Built.hits`."""
+class NeedsWork(Exception):
+    """A stage would have to run: what `no_waves` raises for the no-op check before Prefect."""
+
+
+def no_waves(stage: str, outcomes: list[Outcome], args: Callable[[Outcome], dict]) -> list[Outcome]:
+    """A WaveRunner that runs nothing: only the caches may answer (unchanged_before_start)."""
+    if outcomes:
+        raise NeedsWork(stage)
+    return outcomes
+
+
+def _stage_wave(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path):
+    """(stage, extra step arguments) -> a wave of `run_wave` over a batch of outcomes."""
     by_ref = {c.ref: c for c in candidates}
 
     def wave(stage: str, extra: Callable[[Outcome], dict] = lambda o: {}):
         return lambda batch: run_wave(stage, batch, lambda o: {
             **job.step_args(stage, by_ref[o.ref], staging), **extra(o)})
+    return wave
 
+
+def source_and_look_up(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path,
+                       cache: Path, lap: Laps) -> tuple[list[Outcome], dict[str, str], dict[str, str], set[str]]:
+    """Every candidate sourced (from the source cache when its data cannot change, else by the source
+    wave), duplicate tables dropped, and looked up in the build cache: (outcomes, build cache keys,
+    hits as {uid: task folder}, the units restored from the cache, hits and rejections alike).
+    A dataset its curators rejected fails here, before its source step."""
+    wave = _stage_wave(run_wave, job, candidates, staging)
     outcomes = curator_rejections([steps.start(c.ref, str(staging / ".work")) for c in candidates], job.curation)
     sources_cache = cache.parent / core_cache.SOURCES
     source_keys = immutable_source_keys(candidates, job.limits_json)
@@ -224,6 +258,15 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
         note(f"build cache: {plural(len(hits), 'task')} and {plural(len(restored) - len(hits), 'rejection')} "
              "restored, not rebuilt")
     lap("cache lookup")
+    return outcomes, keys, hits, restored
+
+
+def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path,
+                   cache: Path, lap: Laps) -> Built:
+    """Every candidate through the stage waves into `staging`, cache hits restored instead of built,
+    then the guard. A cache hit never enters a wave: it is held apart in `Built.hits`."""
+    wave = _stage_wave(run_wave, job, candidates, staging)
+    outcomes, keys, hits, restored = source_and_look_up(run_wave, job, candidates, staging, cache, lap)
 
     def fresh(o: Outcome) -> bool:
         return o.uid not in hits
@@ -247,6 +290,8 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # which copies none of them when the tree is unchanged.
     restore_hits(outcomes, hits, keys, cache, staging, lambda uid: uid not in verified)
     lap("cache restore")
+    from pipeline.guard import guard_staging_tree  # loads scikit-learn: see write_root_files
+
     to_check = sum(o.ok and o.uid not in verified for o in outcomes)
     if to_check:
         note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
@@ -397,6 +442,10 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
     folder), a DARE task whose folder was already validated is not validated again. `dsagent_seconds`
     receives the DSAgentBench steps' seconds per task folder."""
+    # Imported here, not at the top: it loads scikit-learn, which no build needs before its design wave,
+    # and `import flows` is on the way to a build's first progress line (so is finalize.timeseries).
+    from finalize.dsagent.build import write_dsagent
+
     write_question_list(staging, entries)
     dsagent_cache = cache.parent / core_cache.DSAGENT if cache is not None else None
     # desktop configs, validated
@@ -455,6 +504,53 @@ def _report_or_warn(what: str, write: Callable, *args) -> None:
         note(f"warning: {what} not written ({type(exc).__name__}: {reason})")
 
 
+def unchanged_report(outcomes: list[Outcome], entries: list[dict], usages: list[dict], hits: dict[str, str],
+                     restored: set[str], previous: Path, job: BuildJob, key: str, sources: str, limit: int | None,
+                     considered: int, started: float, lap: Laps) -> dict:
+    """The run report of a build whose tree is the published generation `previous` (nothing written)."""
+    report = build_report(outcomes, entries, considered, time.monotonic() - started, job.seed, sources, limit)
+    kept = read_json(previous / names.RUN_REPORT_JSON)
+    report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs", "curation") if k in kept})
+    report["timings"] = step_timings(outcomes, entries, {}, lap.seconds, restored)
+    report.update(cached=sum(o.ok and o.uid in hits for o in outcomes), inputs_key=key, published=False,
+                  unchanged=True, generation=previous.name)
+    if job.settings_json:
+        report["llm"] = LLMUsage.total(usages)
+    note(f"unchanged: the inputs of every task are those of the published generation {previous.name}; "
+         "nothing published")
+    note(f"seconds by phase: {phase_seconds(lap.seconds)}")
+    return report
+
+
+def unchanged_before_start(job: BuildJob, out: Path, *, sources: str, limit: int | None, cache: Path,
+                           started: float) -> dict | None:
+    """The no-op, told before Prefect starts: the run report when the generation published at `out` was
+    built from exactly these inputs (inputs_key) and the caches answer every candidate (its source
+    step cached, every task a cache hit that already passed the guard); None as soon as anything
+    would have to run, and the build then goes on as always (its own unchanged check included).
+    It reads the caches and the published tree only, under the build lock, in a scratch folder."""
+    out = Path(os.path.abspath(out))
+    previous = published_generation(out)
+    if previous is None:
+        return None
+    lap = Laps()
+    candidates = list_candidates(sources, limit)
+    with build_lock(out), tempfile.TemporaryDirectory(prefix="daregen-unchanged-") as scratch:
+        try:
+            outcomes, keys, hits, restored = source_and_look_up(no_waves, job, candidates, Path(scratch), cache, lap)
+        except NeedsWork:
+            return None
+        if any(o.ok and not (o.uid in hits and build_cache.is_verified(cache, keys[o.uid])) for o in outcomes):
+            return None
+        entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
+        key = inputs_key(job, sources, limit, outcomes, keys)
+        if not entries or not unchanged(previous, key):
+            return None
+        lap("unchanged check")
+        return unchanged_report(outcomes, entries, [], hits, restored, previous, job, key, sources, limit,
+                                len(candidates), started, lap)
+
+
 def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Path, *, sources: str,
                      limit: int | None, cache: Path, keep: int, started: float) -> dict:
     """Build the first `limit` candidates of `sources` into the partial generation `staging` and publish
@@ -475,23 +571,14 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
         # Keep it and write nothing, so no published file is rewritten (the nightly no-op).
         shutil.rmtree(staging)
         lap("unchanged check")
-        report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources,
-                              limit)
-        kept = read_json(previous / names.RUN_REPORT_JSON)
-        report.update({k: kept[k] for k in ("dsagentbench", "time_series", "designs", "curation") if k in kept})
-        report["timings"] = step_timings(outcomes, entries, {}, lap.seconds, built.restored)
-        report.update(cached=sum(o.ok and o.uid in built.hits for o in outcomes), inputs_key=key, published=False,
-                      unchanged=True, generation=previous.name)
-        if job.settings_json:
-            report["llm"] = LLMUsage.total(usages)
-        note(f"unchanged: the inputs of every task are those of the published generation {previous.name}; "
-             "nothing published")
-        note(f"seconds by phase: {phase_seconds(lap.seconds)}")
-        return report
+        return unchanged_report(outcomes, entries, usages, built.hits, built.restored, previous, job, key, sources,
+                                limit, len(candidates), started, lap)
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
     if job.publish == "approved":
         outcomes, entries = withhold_unapproved(outcomes, entries, staging)
+    from finalize.timeseries import ts_counts  # loads scikit-learn: see write_root_files
+
     dsagent_seconds: dict[str, dict[str, float]] = {}
     dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
     lap("root files")

@@ -181,8 +181,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); "
           + ("starting Prefect's local server while the pipeline loads" if api else
              "using the configured Prefect API (PREFECT_API_URL)"), file=sys.stderr, flush=True)
-    from flows import build_tasks
+    from pipeline.build import build_inputs, unchanged_before_start
     from pipeline.run_report import summary_table
+
+    # A rerun with nothing to do is told from the caches while the server starts, and ends there: Prefect's
+    # start-up (the flow's imports, the server, the run) is most of what a no-op would otherwise cost.
+    job, sources, cache = build_inputs(args.seed, args.designer, settings, args.sources,
+                                       limits.model_dump() if limits else None, None,
+                                       column_references=args.column_references, curation=curation,
+                                       publish=args.publish)
+    report = unchanged_before_start(job, Path(args.out), sources=sources, limit=args.limit, cache=cache,
+                                    started=STARTED)
+    if report is not None:
+        print(summary_table(report, Path(args.out)))
+        return 0
+    from flows import build_tasks
 
     list_offline_candidates(args.sources)
     if api is not None:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import shutil
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -197,14 +199,17 @@ def verdict(record: dict) -> str:
 
 
 def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None,
-                  cache_dir: Path | None = None, seconds: dict[str, dict[str, float]] | None = None) -> dict:
+                  cache_dir: Path | None = None, seconds: dict[str, dict[str, float]] | None = None,
+                  jobs: int | None = None) -> dict:
     """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason.
 
     With `cache_dir`, each DARE task's desktop tasks, their validation and verdicts are kept there under
     a hash of the task folder's bytes, its question-list entry, the seed, the settings and the code
     (task_cache_key); a later tree holding the same task folder copies them instead of validating again.
-    `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile)."""
+    `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile). `jobs`:
+    how many sandboxed validation jobs run at once (default: one per core; they are CPU-bound)."""
     seconds = {} if seconds is None else seconds
+    jobs = max(1, jobs or os.cpu_count() or 1)
     settings = settings or DesktopSettings()
     tree = Path(tree)
     out = tree / OUT_DIR
@@ -219,43 +224,43 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     rejections: dict[str, str] = {}
     validation: dict[str, dict] = {}
     index: list[dict] = []
-    batches: list[tuple[Path, list[DesktopTask], dict[str, str], str | None]] = []
-    for task_dir in task_dirs:
+    # One DARE task at a time per worker, from its tasks to its verdicts: the Python that makes a task's
+    # desktop tasks then overlaps other tasks' sandboxed validation jobs (separate processes), where it
+    # used to run for every task before the first job started. At most `jobs` jobs run at once; the
+    # parts are merged in task folder order, so the output never depends on the schedule.
+    running = threading.BoundedSemaphore(jobs)
+
+    def part_of(task_dir: Path) -> dict:
         key = task_cache_key(task_dir, entries.get(task_dir.name), seed, settings) if cache_dir else None
         part = _cached_part(Path(cache_dir), key, out) if key else None
         if part is not None:
-            _merge(part, validation, index, rejections)
-            continue
+            return part
+        spent = seconds.setdefault(task_dir.name, {})
         started = time.perf_counter()
         try:
             tasks, rejected = tasks_for(tree, task_dir, entries.get(task_dir.name), seed)
         except (DatasetRejected, OSError, ValueError, KeyError) as exc:
-            rejections[f"{task_dir.name}/*"] = str(exc) if isinstance(exc, DatasetRejected) else \
-                f"{type(exc).__name__}: {exc}"[:300]
-            continue
+            return {"validation": {}, "index": [], "rejections": {f"{task_dir.name}/*": str(exc) if isinstance(
+                exc, DatasetRejected) else f"{type(exc).__name__}: {exc}"[:300]}}
         finally:
-            seconds.setdefault(task_dir.name, {})["dsagent/make tasks"] = time.perf_counter() - started
+            spent["dsagent/make tasks"] = time.perf_counter() - started
         for t in tasks:
             _write_task_files(out / TASKS_DIR / t.name, t, evaluator)
-        batches.append((task_dir, tasks, rejected, key))
-
-    def timed_validate(batch: tuple[Path, list[DesktopTask], dict[str, str], str | None]) -> dict:
-        started = time.perf_counter()
-        result = _validate(tree, batch[1], evaluator, settings)
-        spent = seconds[batch[0].name]
-        spent["dsagent/validation job"] = time.perf_counter() - started
-        for part in ("oracles", "evaluations"):  # measured inside the job (validate_job.validate_batch)
-            spent[f"dsagent/{part}"] = sum(float((r.get("seconds") or {}).get(part, 0.0)) for r in result.values())
-        return result
-
-    workers = max(1, min(len(batches), 2))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(timed_validate, batches))
-    for (task_dir, tasks, rejected, key), result in zip(batches, results):
+        with running:
+            started = time.perf_counter()
+            result = _validate(tree, tasks, evaluator, settings)
+            spent["dsagent/validation job"] = time.perf_counter() - started
+        for step in ("oracles", "evaluations"):  # measured inside the job (validate_job.validate_batch)
+            spent[f"dsagent/{step}"] = sum(float((r.get("seconds") or {}).get(step, 0.0)) for r in result.values())
         part = _judge(task_dir, tasks, rejected, result, settings, schema, out)
-        _merge(part, validation, index, rejections)
         if key:
             _store_part(Path(cache_dir), key, part, out)
+        return part
+
+    # One more worker than jobs: one makes the next task's desktop tasks while the jobs run.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(task_dirs), jobs + 1))) as pool:
+        for part in pool.map(part_of, task_dirs):
+            _merge(part, validation, index, rejections)
     index.sort(key=lambda r: r["name"])
     report = _summary(index, rejections, len(task_dirs))
     write_json(out / "validation.json", dict(sorted(validation.items())))

@@ -23,9 +23,12 @@ pytestmark = [
 ]
 
 
-def test_the_build_guard_drops_a_task_that_fresh_interpreters_do_not_reproduce(tree: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("cores", [2, 4])
+def test_the_build_guard_drops_a_task_that_fresh_interpreters_do_not_reproduce(tree: Path, tmp_path: Path,
+                                                                               cores: int) -> None:
     """Fresh interpreters (PYTHONHASHSEED 1 and 2718) reproduce every honest task; our task's recorded
-    predictions, altered on one row as a hash-order bug in the warm pool would, no longer match them."""
+    predictions, altered on one row as a hash-order bug in the warm pool would, no longer match them.
+    With 4 cores the tasks are checked in two shares at once, with the same verdicts."""
     ours = our_task(tree)
     path = ours / names.VERIFY_DIR / names.SIMULATED_PRED
     sim = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -38,7 +41,7 @@ def test_the_build_guard_drops_a_task_that_fresh_interpreters_do_not_reproduce(t
         work.mkdir(parents=True)
         write_json(work / ENTRY_JSON, {"file_path": task.name})
         outcomes.append(Outcome(ref=f"ref/{task.name}", work_dir=str(work), stage="finalize"))
-    guarded = {o.ref.removeprefix("ref/"): o for o in guard_staging_tree(tree, outcomes)}
+    guarded = {o.ref.removeprefix("ref/"): o for o in guard_staging_tree(tree, outcomes, cores)}
     dropped = guarded[ours.name]
     assert not dropped.ok and dropped.stage == "verify" and not ours.exists()
     assert dropped.reason == ("determinism: simulated_pred_local.csv (written by a forked warm-pool job) differs "

@@ -80,9 +80,10 @@ def test_ids_are_uuid5_of_the_task_key(desktop_tree) -> None:
 
 
 def test_same_seed_gives_byte_identical_output_and_the_same_ids(desktop_tree, small_tree, tmp_path) -> None:
+    """Also whatever the schedule: the second tree validates one DARE task at a time, the first one per core."""
     first, _ = desktop_tree
     second = Path(shutil.copytree(small_tree, tmp_path / "tasks"))
-    write_dsagent(second, SEED)
+    write_dsagent(second, SEED, jobs=1)
     files = lambda root: {p.relative_to(root / OUT_DIR).as_posix(): p.read_bytes()  # noqa: E731
                           for p in sorted((root / OUT_DIR).rglob("*")) if p.is_file()}
     a, b = files(first), files(second)

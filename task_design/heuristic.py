@@ -368,12 +368,18 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     of the other problem type, designed once on the same roles with its own seeded choices
     (`rngs[other type]`, e.g. rng_for(seed, ref, "design-regression")), so adding it never changes
     the first. The second needs evidence of its own, as the first does (a source hint, the documentation
-    or an outcome-reading description: try_targets keeps to those); the caller names them `<slug>_class`
+    or an outcome-reading description: try_targets keeps to those; only the first two when the source
+    documents any outcome, as for a first task); the caller names them `<slug>_class`
     and `<slug>_reg`. DatasetRejected when the first fails, as design() would."""
     first, frame, _ = _design_first(record, profile, table, rng, config)
     kind: ProblemType = "regression" if first.problem_type == "classification" else "classification"
     eligible = [c for c, k in frame.problem_types.items() if k == kind and c not in first.target]
     ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
+    if documented_columns(record, profile.names, frame.roles):
+        # The source names the study's outcome(s): the second task predicts another documented one, never a
+        # column read as an outcome by its own words beside it (azprocedure's `admit` beside `los`, SwissLabor's
+        # `income` beside `participation`): the first task's rule (try_targets), kept for the second.
+        ranked = [r for r in ranked if r.documented]
     if not any(has_evidence(r) for r in ranked) or survival_problem(frame, ranked) is not None:
         return [first]
     try:

@@ -171,7 +171,7 @@ _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
 # performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
 COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
-                           r"pre-\w+|pretest|pre-?treatment|at (study )?entry|at enrol?ment|before (the )?"
+                           r"pre-\w+|pretest|pre-?treatment|(at|on) (study )?entry|at enrol?ment|before (the )?"
                            r"(treatment|study|program|intervention)|score band|band of|above grade|"
                            r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
                            r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
@@ -183,6 +183,8 @@ _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[._]?(?P<year>(19|20)
 BLOCK_MIN_COLUMNS = 20  # a run of at least this many same-stem columns is a homogeneous block
 FLAG_BLOCK_MIN_COLUMNS = 50  # ... and of 0/1 flags without a common stem (640 word flags)
 NEAR_UNIQUE = 0.95
+ITEM_MIN_COLUMNS = 3  # numbered columns of one stem with the same few values: the items of a scale
+ITEM_MAX_LEVELS = 10
 DERIVED_RANK_CORR = 0.999  # |Spearman| at which one column is a monotone transform of another
 MAX_PAIRWISE_COLUMNS = 150  # wider tables skip the pairwise derived-copy test (cost is quadratic)
 SAMPLE_ROWS = 2000
@@ -488,6 +490,19 @@ def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRec
             for name in group:
                 out.setdefault(name, ColumnRole("covariate", f"one dummy of the one-hot group {stem}* "
                                                              f"({', '.join(group[:5])})"))
+    # A battery of items: three or more numbered columns of one stem taking the same few values (psych's
+    # LSAT7 Q1..Q5 right/wrong answers, DavisThin's DT1..DT7): one item is part of a scale, not a question.
+    batteries: dict[str, list[str]] = {}
+    for c in free:
+        m = _TRAILING_NUMBER.match(c.name)
+        if m and m.group("stem") and c.n_unique <= ITEM_MAX_LEVELS:
+            batteries.setdefault(m.group("stem").rstrip("._-").lower(), []).append(c.name)
+    for stem, items in batteries.items():
+        levels = {frozenset(table[name].dropna().unique().tolist()) for name in items}
+        if len(items) >= ITEM_MIN_COLUMNS and len(levels) == 1:
+            for name in items:
+                out.setdefault(name, ColumnRole("covariate", f"one item of the battery {stem}* "
+                                                             f"({', '.join(items[:5])})"))
     # A choice table: `price.heinz32` is the price of the alternative `heinz32` of the chosen `choice`.
     for c in profile.columns:
         if c.kind != "categorical" or not c.categories or len(c.categories) < 2:

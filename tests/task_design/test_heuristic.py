@@ -425,8 +425,16 @@ def test_a_second_task_needs_its_own_evidence() -> None:
                                                "price": "Sale price of the item."},
                           documented_outcomes={"label": "model response in glm(label ~ .) in Examples"})
     specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
+    # The documentation names the study's outcome: an undocumented column beside it is not a second
+    # question, whatever its own words (azprocedure's `admit` beside `los`).
+    assert [s.target for s in specs] == [("label",)]
+    record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
+                                               "price": "Sale price of the item."},
+                          documented_outcomes={"label": "model response in glm(label ~ .) in Examples",
+                                               "price": "model response in lm(price ~ .) in Examples"})
+    specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert [s.target for s in specs] == [("label",), ("price",)]
-    assert [s.target_evidence_kind for s in specs] == ["model_formula", "outcome_description"]
+    assert [s.target_evidence_kind for s in specs] == ["model_formula", "model_formula"]
 
 
 def test_a_dataset_below_the_mm_validation_floor_is_rejected_with_that_reason() -> None:

@@ -287,3 +287,19 @@ def test_only_the_latest_year_of_a_measure_is_an_outcome() -> None:
     assert roles["re78"].role == roles["earn98"].role == roles["age"].role == "outcome"
     assert roles["re74"].role == roles["re75"].role == roles["earn96"].role == "covariate"
     assert roles["re74"].related == "re78" and "1974" in roles["re74"].evidence
+
+
+def test_one_item_of_a_battery_is_a_covariate_not_an_outcome() -> None:
+    rng = np.random.default_rng(3)
+    items = {f"Q{i}": rng.integers(0, 2, 60) for i in range(1, 6)}
+    roles = _roles({**items, "score": rng.normal(size=60)})
+    assert all(roles[f"Q{i}"].role == "covariate" and "battery q*" in roles[f"Q{i}"].evidence for i in range(1, 6))
+    assert roles["score"].role == "outcome"
+    # Numbered columns that take different values are not items of one scale.
+    spread = {"x1": rng.integers(0, 2, 60), "x2": rng.integers(0, 5, 60), "x3": rng.normal(size=60)}
+    assert {_roles(spread)[c].role for c in spread} == {"outcome"}
+
+
+def test_a_score_on_entry_is_a_baseline_covariate() -> None:
+    cols = {"verbal": [3.5, 1.25, 7.0, 2.5, 6.0], "attain": [2.0, 3.5, 5.0, 4.0, 1.5]}
+    assert _role(cols, "verbal", column_descriptions={"verbal": "Verbal reasoning score on entry to secondary school"}) == "covariate"

@@ -84,6 +84,12 @@ _UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|reg
                             r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
                             r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
                             re.I)
+# mlmRev/ScotsSec's `second`, "a factor indicating the secondary school that the student attended": which
+# unit a row belongs to, a grouping label however it is stored.
+_UNIT_FACTOR_DOC = re.compile(r"\bfactor (indicating|identifying|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
+                              r"class(room)?|teacher|district|county|state|country|region|site|centre|center|"
+                              r"plant|farm|firm|household|family|subject|patient|person|individual|litter|herd|"
+                              r"batch|block|plot)\b", re.I)
 _ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
                              r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)
 _CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
@@ -225,7 +231,7 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
             return f"name {col.name!r} reads as an identifier or code"
     if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or _integral(s)):
         return f"documented as an identifier or code ({_ID_DOC.search(doc).group(0)!r})"
-    if (m := _UNIT_CODE_DOC.search(doc)) is not None:
+    if (m := _UNIT_CODE_DOC.search(doc) or _UNIT_FACTOR_DOC.search(doc)) is not None:
         # COUNT/azprocedure's `hospital`, "encrypted facility code", is stored as 0.1 .. 9.1.
         return f"documented as a code of a unit ({m.group(0)!r})"
     non_missing = n_rows - col.n_missing

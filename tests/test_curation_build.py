@@ -164,6 +164,7 @@ def _approval_block(ledger: Path) -> str:
     (f'[[pin]]\nref = "{SOCIAL}"\ntarget = "takeup"\n', "unknown column 'takeup'"),
     (f'[[pin]]\nref = "{SOCIAL}"\ntargets = "takeup_survey"\n', "unknown key 'targets'"),
     ('[[reject]]\nref = "local/absent"\nreason = "r"\n', "unknown ref (not in the built-in corpus"),
+    (f'[[reject]]\nref = "builtin:{HEIGHTS}"\nreason = "r"\n', f"not a source spec: write '{HEIGHTS}'"),
 ])
 def test_a_bad_ledger_stops_the_build_in_one_line(tmp_path, capsys, body, message):
     ledger = tmp_path / "curation.toml"

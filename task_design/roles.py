@@ -386,14 +386,19 @@ def _censoring(profile: DatasetProfile, table: pd.DataFrame, record: DatasetReco
     return out
 
 
-def _blocks(profile: DatasetProfile, table: pd.DataFrame) -> dict[str, ColumnRole]:
+def _numbered_stems(names: list[str]) -> dict[str, list[str]]:
+    """Names ending in a number, grouped by what comes before it (`Q1`..`Q5` under "q"), in order."""
     stems: dict[str, list[str]] = {}
-    for c in profile.columns:
-        m = _TRAILING_NUMBER.match(c.name)
+    for name in names:
+        m = _TRAILING_NUMBER.match(name)
         if m and m.group("stem"):
-            stems.setdefault(m.group("stem").rstrip("._-").lower(), []).append(c.name)
+            stems.setdefault(m.group("stem").rstrip("._-").lower(), []).append(name)
+    return stems
+
+
+def _blocks(profile: DatasetProfile, table: pd.DataFrame) -> dict[str, ColumnRole]:
     out: dict[str, ColumnRole] = {}
-    for stem, cols in stems.items():
+    for stem, cols in _numbered_stems(profile.names).items():
         if len(cols) >= BLOCK_MIN_COLUMNS:
             for c in cols:
                 out[c] = ColumnRole("block_member", f"one of {len(cols)} similar columns {stem}*")
@@ -498,12 +503,7 @@ def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRec
                                                              f"({', '.join(group[:5])})"))
     # A battery of items: three or more numbered columns of one stem taking the same few values (psych's
     # LSAT7 Q1..Q5 right/wrong answers, DavisThin's DT1..DT7): one item is part of a scale, not a question.
-    batteries: dict[str, list[str]] = {}
-    for c in free:
-        m = _TRAILING_NUMBER.match(c.name)
-        if m and m.group("stem") and c.n_unique <= ITEM_MAX_LEVELS:
-            batteries.setdefault(m.group("stem").rstrip("._-").lower(), []).append(c.name)
-    for stem, items in batteries.items():
+    for stem, items in _numbered_stems([c.name for c in free if c.n_unique <= ITEM_MAX_LEVELS]).items():
         levels = {frozenset(table[name].dropna().unique().tolist()) for name in items}
         if len(items) >= ITEM_MIN_COLUMNS and len(levels) == 1:
             for name in items:

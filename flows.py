@@ -27,6 +27,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
 from pipeline.build import PER_TASK_STAGES, WaveRunner, build_generation, build_inputs
+from pipeline.curation_check import checked_ledger
 from pipeline.progress import WaveProgress
 from pipeline.core import names
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
@@ -180,7 +181,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     """
     started = time.monotonic()
     job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
-                                       column_references=column_references, curation=curation, publish=publish)
+                                       column_references=column_references,
+                                       ledger=checked_ledger(curation, sources), publish=publish)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:

@@ -29,7 +29,6 @@ from pipeline.core.environment import code_version, fingerprint, fingerprint_dig
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.text import shorten_cause
-from pipeline.curation_check import checked_ledger
 from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, publish,
                               published_generation, sealed_path, write_question_list)
@@ -151,15 +150,15 @@ def list_candidates(sources: str, limit: int | None) -> list[Candidate]:
 
 def build_inputs(seed: int, designer: str, designer_settings: dict | None, sources: str,
                  input_limits: dict | None, cache_dir: str | None, *, column_references: str = "dare",
-                 curation: str | None = None, publish: str = "all") -> tuple[BuildJob, str, Path]:
-    """What a build's parameters name: its BuildJob (the curators' ledger at `curation` checked against
-    the sources), its sources spec (a sources file read) and its build cache folder; one reading for
-    the flow and for the no-op check before Prefect."""
+                 ledger: Ledger | None = None, publish: str = "all") -> tuple[BuildJob, str, Path]:
+    """What a build's parameters name: its BuildJob (with the curators' `ledger`, already checked against
+    the sources by the caller), its sources spec (a sources file read) and its build cache folder; one
+    reading for the flow and for the no-op check before Prefect."""
     sources = resolve_spec(sources)
     job = BuildJob.make(seed, designer, designer_settings,
                         DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
                                      column_references=column_references),
-                        curation=checked_ledger(curation, sources), publish=publish)
+                        curation=ledger, publish=publish)
     return job, sources, build_cache.cache_root(cache_dir)
 
 

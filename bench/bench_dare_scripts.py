@@ -236,7 +236,10 @@ def _copy_tree(tree: Path, tasks: Sequence[tuple[str, str]], databases: Path) ->
         (databases / task / names.VERIFY_DIR / names.SIMULATED_PRED).unlink(missing_ok=True)
 
 
-def bench(dare_repo: Path, tree: Path, work: Path, mm: bool = True) -> tuple[list[Check], dict[str, float]]:
+def bench(dare_repo: Path, tree: Path, work: Path, mm: bool = True
+          ) -> tuple[list[Check], dict[str, float], dict[str, bool]]:
+    """The checks, the timings and, per tabular task DARE's script ran, whether its simulated_pred_local.csv is
+    byte-identical to ours (shown, not judged: IF regression agrees up to numpy.allclose)."""
     tasks = _tasks(tree)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -319,7 +322,7 @@ def bench(dare_repo: Path, tree: Path, work: Path, mm: bool = True) -> tuple[lis
                 ours = score_prediction(tree / task, variant, path)
                 checks.append(judge_scorer(task, f"scorer {pset} {variant}", result, ours.score, ours.reason))
     timings["daregen_score_s"] = time.perf_counter() - clock
-    return checks, timings
+    return checks, timings, byte_identical
 
 
 def format_table(checks: Sequence[Check]) -> str:
@@ -361,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{args.work} is not empty")
     start = time.perf_counter()
     try:
-        checks, timings = bench(args.dare_repo.resolve(), args.tree.resolve(), work.resolve(), mm=not args.no_mm)
+        checks, timings, byte_identical = bench(args.dare_repo.resolve(), args.tree.resolve(), work.resolve(), mm=not args.no_mm)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -374,10 +377,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad_tasks = sorted({c.task for c in bad})
     counted = [c for c in checks if c.agree is not None]
     print(f"{len(tasks)} task(s) run, {len(tasks) - len(bad_tasks)} agree, {len(bad_tasks)} disagree | "
-          f"{len(counted)} comparisons, {len(bad)} disagreement(s) | "
+          f"{len(counted)} comparisons, {len(bad)} disagreement(s) | IF references byte-identical to ours: "
+          f"{sum(byte_identical.values())} of {len(byte_identical)} | "
           + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
     print("RESULT " + json.dumps({"tasks": len(tasks), "tasks_disagreeing": len(bad_tasks),
                                   "comparisons": len(counted), "disagreements": len(bad),
+                                  "if_byte_identical": sum(byte_identical.values()), "if_regenerated": len(byte_identical),
                                   **{k: round(v, 2) for k, v in timings.items()}}))
     return 1 if bad else 0
 

@@ -87,9 +87,10 @@ def test_dare_scripts_agree_with_published_tasks_and_catch_a_wrong_if_reference(
     reference.loc[0, target] = "not a class"
     reference.to_csv(sabotaged, index=False)
 
-    checks, _ = bench(Path(DARE_REPO).resolve(), tree, tmp_path / "work", mm=False)
+    checks, _, identical = bench(Path(DARE_REPO).resolve(), tree, tmp_path / "work", mm=False)
 
     bad = {(c.task, c.name) for c in disagreements(checks)}
     assert bad == {("vishushekhar_pokemonunitedataset_class", "IF")}
+    assert identical["vishushekhar_pokemonunitedataset_class"] is False
     judged = {c.task for c in checks if c.agree is True}
     assert len(judged) == 4  # every task has at least one comparison that ran and agreed

@@ -137,7 +137,7 @@ def _read_text(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def perturbed(truth: pd.DataFrame, targets: Sequence[str], problem_type: str, variant: str) -> pd.DataFrame:
+def perturbed(truth: pd.DataFrame, targets: Sequence[str], problem_type: str) -> pd.DataFrame:
     """`truth` with every PERTURB_EVERY-th row's targets changed: a label to the next label in sorted order
     (IF and MM classification), a number by half the column's standard deviation (plus one, so a constant
     column changes too). Scores strictly between the extremes for the continuous metrics."""
@@ -271,16 +271,16 @@ def bench(dare_repo: Path, tree: Path, work: Path, mm: bool = True
             if fault:
                 checks.append(Check(task, "truth v2 layout", False, fault))
             _write(as_agent, pred / "reference" / "v2", task)
-            _write(perturbed(truth_v1, targets, kind, "v1"), pred / "perturbed" / "v1", task)
-            _write(perturbed(truth_v2, targets, kind, "v2"), pred / "perturbed" / "v2", task)
+            _write(perturbed(truth_v1, targets, kind), pred / "perturbed" / "v1", task)
+            _write(perturbed(truth_v2, targets, kind), pred / "perturbed" / "v2", task)
             continue
         regenerated = work / "databases" / task / names.VERIFY_DIR / names.SIMULATED_PRED
         checks.append(judge_reference_run(task, failures.get(task), regenerated.is_file()))
         if regenerated.is_file():
             byte_identical[task] = regenerated.read_bytes() == (verify / names.SIMULATED_PRED).read_bytes()
             _write(_read_text(regenerated), pred / "reference" / "v1", task)
-        _write(perturbed(_read_text(verify / names.SIMULATED_PRED), targets, kind, "v1"), pred / "perturbed" / "v1", task)
-        _write(perturbed(_read_text(verify / names.GROUND_TRUTH), targets, kind, "v2"), pred / "perturbed" / "v2", task)
+        _write(perturbed(_read_text(verify / names.SIMULATED_PRED), targets, kind), pred / "perturbed" / "v1", task)
+        _write(perturbed(_read_text(verify / names.GROUND_TRUTH), targets, kind), pred / "perturbed" / "v2", task)
         if mm:
             recorded = _metadata(tree, task).get("daregen", {}).get("mm_baselines", {})
             key = f"reference_{metric_for(kind, 'v2').name}"

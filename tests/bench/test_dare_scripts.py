@@ -55,11 +55,11 @@ def test_a_reference_run_that_failed_or_wrote_nothing_disagrees() -> None:
 
 def test_a_perturbed_prediction_changes_every_third_row_and_scores_between_the_extremes() -> None:
     labels = pd.DataFrame({"row_id": [str(i) for i in range(9)], "y": list("abcabcabc")})
-    changed = perturbed(labels, ["y"], "classification", "v2")
+    changed = perturbed(labels, ["y"], "classification")
     assert (changed["y"] != labels["y"]).tolist() == [True, False, False] * 3
     assert 0 < macro_f1(labels["y"], changed["y"]) < 1
     numbers = pd.DataFrame({"row_id": [str(i) for i in range(9)], "y": [str(v) for v in range(9)]})
-    shifted = perturbed(numbers, ["y"], "regression", "v2")
+    shifted = perturbed(numbers, ["y"], "regression")
     assert shifted["row_id"].tolist() == numbers["row_id"].tolist()
     assert 0 < clipped_r2(numbers["y"].astype(float), shifted["y"].astype(float)) < 1
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -355,17 +356,47 @@ def restore_hits(outcomes: list[Outcome], hits: dict[str, str], keys: dict[str, 
             build_cache.restore(cache, keys[o.uid], hits[o.uid], staging)
 
 
+# Two tables hold the same data when every column of the narrower one holds the values of a column
+# of the wider one, the narrower keeps most of the wider's columns (a few columns taken from a large
+# survey ask another question), and at least two of them are informative (column_fingerprint: flags,
+# constants and row numbers coincide by chance).
+TWIN_MIN_ROWS = 10
+TWIN_MIN_COLUMN_SHARE = 0.75
+TWIN_MIN_INFORMATIVE = 2
+
+
+def same_data(a: dict, b: dict) -> bool:
+    """Whether two tables' column_fingerprints hold the same data up to column names, column order,
+    row order and a column the wider one adds (AER/Electricity1970's row names beside Ecdat/Electricity)."""
+    if a["rows"] != b["rows"] or a["rows"] < TWIN_MIN_ROWS:
+        return False
+    narrow, wide = sorted((a["columns"], b["columns"]), key=len)
+    if len(narrow) < TWIN_MIN_COLUMN_SHARE * len(wide):
+        return False
+    spare = Counter(digest for digest, _ in wide)
+    for digest, _ in narrow:
+        if spare[digest] == 0:
+            return False
+        spare[digest] -= 1
+    return sum(informative for _, informative in narrow) >= TWIN_MIN_INFORMATIVE
+
+
 def dedupe_tables(outcomes: list[Outcome]) -> list[Outcome]:
-    """The same table reaching the build twice (two sources, two versions) is built once: the source
-    step's digest is the content hash of the normalised table, and the later ref loses."""
-    seen: dict[str, str] = {}
+    """The same data reaching the build twice (two sources, two versions, two packages shipping one
+    table under other column names) is built once: the first in candidate order (the sources'
+    catalogue order) is kept, and the other is skipped naming its twin. Each sourced dataset's
+    column_fingerprints were written once by its source step."""
+    kept: list[tuple[str, dict]] = []
     out = []
     for o in outcomes:
         if o.ok:
-            if o.digest in seen:
-                o = o.failed("source", f"duplicate of {seen[o.digest]} (same table content)")
+            content = read_json(Path(o.work_dir) / steps.CONTENT_JSON)
+            twin = next((ref for ref, other in kept if same_data(content, other)), None)
+            if twin is not None:
+                o = o.failed("source", f"duplicate of {twin}: the same values in {content['rows']} rows, up to "
+                                       "column names, column order and row order")
             else:
-                seen[o.digest] = o.ref
+                kept.append((o.ref, content))
         out.append(o)
     return out
 

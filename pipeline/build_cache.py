@@ -28,9 +28,10 @@ from pipeline.core import cache
 from pipeline.core.environment import code_digest, fingerprint_digest, source_code_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.steps import ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, Outcome, finalize_step
+from pipeline.steps import CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, Outcome, finalize_step
 
 RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
+SOURCED_FILES = (RECORD_JSON, TABLE_PARQUET, CONTENT_JSON)  # what a source step leaves in the work folder
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
 # only failed checks (`check failed: ...`, e.g. MM infeasible): a reference run that timed out on
 # a loaded machine must be retried. Build-level ones (a duplicate table, a task folder taken by
@@ -85,7 +86,7 @@ def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
     if not result["ok"]:
         return prev.failed("source", result["reason"])
     work = Path(prev.work_dir)
-    for name in (RECORD_JSON, TABLE_PARQUET):
+    for name in SOURCED_FILES:
         shutil.copyfile(root / key / name, work / name)
     return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage="source", digest=result["digest"])
 
@@ -97,7 +98,7 @@ def store_source(root: Path, key: str, done: Outcome) -> None:
 
     def fill(tmp: Path) -> None:
         if done.ok:
-            for name in (RECORD_JSON, TABLE_PARQUET):
+            for name in SOURCED_FILES:
                 shutil.copyfile(Path(done.work_dir) / name, tmp / name)
         write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "digest": done.digest})
     cache.commit_entry(root, key, fill)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.core import names
 from pipeline.core.curation import Ledger, Pin
-from pipeline.core.hashing import frame_digest, sha256_file
+from pipeline.core.hashing import column_fingerprints, frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec,
                                    TimeSeriesSpec, is_time_series)
@@ -32,6 +32,8 @@ from pipeline.core.timing import collecting
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
 DESIGN_USAGE_JSON = "design_usage.json"  # LLM calls, cache hits, tokens, cost (designers with settings only)
+# The source step's column_fingerprints of the table: the build finds the same data under two refs by it.
+CONTENT_JSON = "content.json"
 UNITS_JSON = "units.json"  # the problem types the design step made tasks of, first one in this work folder
 # What a second unit's work folder shares with the first: everything up to the design.
 _UNIT_INPUTS = (RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, "ref.txt")
@@ -109,6 +111,7 @@ def source_step(work: Path, source_key: str, source_arg: str | None, limits_json
     """`limits_json`: the build's InputLimits, for the sources that read untrusted files."""
     from sourcing.normalize import normalize_table
     from sourcing.registry import open_source
+    from sourcing.split_time import DATE_COLUMN, join_split_time_index
 
     source = open_source(source_key, source_arg)
     if limits_json and hasattr(source, "limits"):
@@ -121,10 +124,15 @@ def source_step(work: Path, source_key: str, source_arg: str | None, limits_json
         raise DatasetRejected(f"cannot load: {exc}") from exc
     table = normalize_table(raw)
     record = _follow_renames(record, [str(c) for c in raw.columns], list(table.columns))
+    table, split_index = join_split_time_index(table)
+    if split_index is not None:
+        record = record.model_copy(update={"column_descriptions": {
+            DATE_COLUMN: split_index.description(), **record.column_descriptions}})
     if table.shape[1] == 0 or table.shape[0] == 0:
         raise DatasetRejected(f"empty table ({table.shape[0]} rows, {table.shape[1]} columns)")
     write_json(work / RECORD_JSON, record.model_dump(mode="json"))
     table.to_parquet(work / TABLE_PARQUET, index=False)
+    write_json(work / CONTENT_JSON, column_fingerprints(table))
     return frame_digest(table)
 
 

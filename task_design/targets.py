@@ -175,8 +175,9 @@ _TITLE_STOP = frozenset({"data", "dataset", "datasets", "study", "studies", "sur
                          "reduce", "factors", "effect", "effects", "table", "series", "years", "annual", "from", "with",
                          "year", "time", "name", "type", "some", "each", "more", "than", "over"})
 # A description that computes the column from others: vote1's shareA "100*(expendA/(expendA+expendB))",
-# OJ's PriceDiff "Sale price of MM less sale price of CH". A derived quantity is not what is studied.
-_ARITHMETIC_DOC = re.compile(r"[*/+=]|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I)
+# OJ's PriceDiff "Sale price of MM less sale price of CH", statsmodels macrodata's realint "Real interest
+# rate (tbilrate - infl)" (a spaced minus, never a hyphen). A derived quantity is not what is studied.
+_ARITHMETIC_DOC = re.compile(r"[*/+=]|\s[-−]\s|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I)
 
 
 def _words(text: str, shortest: int = 5) -> set[str]:

@@ -6,7 +6,9 @@ Three structures make a table's rows something other than independent draws:
   are a series to forecast, so the table goes to the time-series designer
   (regular_time_index; pipeline.steps routes it) or is skipped, and a series whose index
   the table lost (quantreg/MelTemp's frequency-365 `time`, fpp2/melsyd, Ecdat/MoneyUS, whose
-  help pages call them time series) is skipped with that reason (time_table_problem);
+  help pages call them time series) is skipped with that reason (time_table_problem); a time
+  written over a year and a month or quarter column arrives here joined into one `date`
+  (sourcing.split_time), so it counts as a regular index;
 - a duration with a status beside it (mosaicData/HELPrct's `dayslink` with `linkstatus`,
   survival/hoel's `days` with an `outcome` that has a `censor` level, survival/pbcseq's
   `futime` with a 0/1/2 `status`): a censored survival outcome, which neither column

@@ -9,11 +9,13 @@ The time column is found in this order:
    years at 4 or 12 periods a year, written back as `%Y-%m`; integer years fall to 2.);
 2. an integer year column (`year`, `yr`, `time`, ...: values 1000..2200, `%Y`);
 3. a text column whose every value parses with one of TEXT_FORMATS and is written
-   back identically (dates, datetimes with offsets, year-month strings).
+   back identically (dates, datetimes with offsets, year-month strings; among them the
+   `date` the source step joins from a year and a month or quarter column, sourcing.split_time).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -56,6 +58,8 @@ MAX_ENTITIES = 60
 # A column named like a panel unit (country, state, firm, subject) may hold many more units: a
 # country panel is kept as one series per country, never averaged into one.
 MAX_PANEL_ENTITIES = 400
+# Columns tried in pairs and triples as a panel's key when no single column is one.
+MAX_KEY_COLUMNS = 8
 MIN_TIME_POINTS = 15
 MAX_ROWS = 5000
 SPLIT_RATIOS = (0.7, 0.75, 0.8)
@@ -226,11 +230,20 @@ def infer_frequency(times: pd.Series, entities: pd.DataFrame | None) -> tuple[st
     return "irregular", 1, median, duplicated
 
 
+def _history(keys: pd.Series, times: pd.Series) -> tuple[int, int]:
+    """(rows that repeat an (entity, time) pair, fewest time points of an entity)."""
+    frame = pd.DataFrame({"e": keys.to_numpy(), "t": times.to_numpy()})
+    return int(frame.duplicated().sum()), int(frame.groupby("e")["t"].nunique().min())
+
+
 def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple[str, ...]:
-    """The one column that makes (entity, time) unique with enough history per entity, if any."""
+    """The column that makes (entity, time) unique with enough history per entity, if any; failing
+    one, the fewest columns that together do (fpp2/prisonLF: one quarterly series per state, sex and
+    legal status, where no column alone leaves fewer than 1,152 of 1,536 rows repeated)."""
     if not times.duplicated().any():
         return ()
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None
+    levels: list[str] = []  # columns that may name a series, for the combined keys below
     for c in table.columns:
         if c == time_col:
             continue
@@ -241,16 +254,26 @@ def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple
             continue
         if _numeric(col) and not (_is_integral(col) and ENTITY_NAMES.search(str(c))):
             continue
-        frame = pd.DataFrame({"e": col.astype(str).to_numpy(), "t": times.to_numpy()})
-        dups = int(frame.duplicated().sum())
-        if frame.groupby("e")["t"].nunique().min() < 6:
+        levels.append(c)
+        dups, shortest = _history(col.astype(str), times)
+        if shortest < 6:
             continue
         named = 0 if ENTITY_NAMES.search(str(c)) else 1  # country before iso2c: both make (unit, year) unique
         if best is None or (dups, named, str(c)) < best:
             best = (dups, named, str(c))
-    if best is None or best[0] > 0.5 * len(table):
-        return ()
-    return (best[2],)
+    if best is not None and best[0] <= 0.5 * len(table):
+        return (best[2],)
+    # Only keys that make every (series, time) pair unique: a partial key would average rows that
+    # belong to different series.
+    for size in (2, 3):
+        for combo in itertools.combinations(levels[:MAX_KEY_COLUMNS], size):
+            keys = table[list(combo)].astype(str).agg("\x1f".join, axis=1)
+            if keys.nunique() > MAX_PANEL_ENTITIES:
+                continue
+            dups, shortest = _history(keys, times)
+            if dups == 0 and shortest >= 6:
+                return tuple(combo)
+    return ()
 
 
 def ranked_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, reserved: set[str],

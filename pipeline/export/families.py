@@ -14,8 +14,9 @@ made over *families*, never over tasks. Two tasks are in one family when:
   dropped or added are caught.
 
 Column fingerprints carry all three content checks: a column's fingerprint is the
-hash of its sorted canonical values (numbers as floats, so `1`, `1.0` and a parquet
-int agree; missing values as one token), and the table hash is the hash of the
+hash of its sorted canonical values (pipeline.core.hashing.column_fingerprint: numbers
+at six significant digits, so `1`, `1.0`, a parquet int and a float32 copy agree;
+missing values as one token), and the table hash is the hash of the
 sorted column fingerprints. Columns that say nothing about the data (constants,
 near-constants, a 0..n-1 row index) are not informative: two unrelated tables share them.
 
@@ -34,16 +35,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pipeline.core import names
+from pipeline.core.hashing import column_fingerprint
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
 from pipeline.export.split_rules import check_eval_fraction
 from postprocess.formats import read_frame
 
-MIN_DISTINCT = 5  # a column with fewer distinct values (a flag, a constant) is shared by unrelated tables
 NEAR_DUPLICATE_SHARE = 0.5  # of the smaller table's informative columns
 
 
@@ -123,37 +123,6 @@ def source_key(meta: dict) -> str:
 
 
 # --------------------------------------------------------------------------- content fingerprints
-
-
-def _canonical(values: pd.Series) -> list[str]:
-    """Cells as comparable text: finite numbers as their shortest float repr (so `1`, `1.0` and a parquet
-    int agree), missing values as one token, other text stripped. Vectorised: tables have 10^6 cells."""
-    numbers = (values.astype(float) if values.dtype.kind in "biuf"
-               else pd.to_numeric(values, errors="coerce").astype(float)).to_numpy()
-    text = values.astype("string").str.strip().fillna("")
-    missing = values.isna().to_numpy() | text.isin(["", "nan", "NaN", "None", "<NA>"]).to_numpy()
-    finite = np.isfinite(numbers) & ~missing
-    out = text.to_numpy(dtype=object)  # an object array: a numpy str array would strip the NUL token
-    out[missing] = "\x00"
-    out[finite] = (numbers[finite] + 0.0).astype(str)  # + 0.0 turns -0.0 into 0.0
-    return out.tolist()
-
-
-def column_fingerprint(values: pd.Series) -> tuple[str, bool]:
-    """(hash of the sorted canonical values, informative?)."""
-    cells = sorted(_canonical(values))
-    digest = hashlib.sha256("\x1f".join(cells).encode("utf-8")).hexdigest()[:32]
-    distinct = set(cells) - {"\x00"}
-    informative = len(distinct) >= MIN_DISTINCT
-    if informative:  # a row index 0..n-1 or 1..n: every table of that length has it
-        try:
-            nums = sorted(float(c) for c in cells if c != "\x00")
-            steps = np.diff(nums)
-            if len(steps) and np.allclose(steps, 1.0) and nums[0] in (0.0, 1.0):
-                informative = False
-        except ValueError:
-            pass
-    return digest, informative
 
 
 def _frame(path: Path) -> pd.DataFrame:

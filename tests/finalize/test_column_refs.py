@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from finalize.checks import check_instruction
-from finalize.column_refs import description_phrase, feature_references, resolve
+from finalize.column_refs import description_phrase, feature_references, resolve, why_name_appears, with_name_use
 from finalize.instructions import question_v1, spec_references
 from finalize.layout import question_block
 from pipeline.build import BuildJob, build_one
@@ -113,6 +113,55 @@ def test_explicit_style_names_every_column_and_keeps_the_description():
     assert {r.by for r in refs.values()} == {"name"}
     assert refs["Support"].phrase == "support stat of the pokemon out of 5.0 (`Support`)"
     assert all("column_references" in r.reason for r in refs.values())
+
+
+@pytest.mark.parametrize("doc, phrase", [
+    ("mos. in prison during 1986", "mos. in prison during 1986"),  # an abbreviation ends no sentence
+    ("chl. camp. expends., 1990", "chl. camp. expends."),
+    ("Age (Child vs. Adult). A factor", "age (Child vs. Adult)"),  # nor one in brackets
+    ("Band of student's intake score - a factor. Levels are bottom 25%", "band of student's intake score"),
+    ("Number of children. More text", "number of children"),
+    ("1=Urgent/Emerg; 0=elective (type of admission)", "type of admission"),  # what the codes code
+])
+def test_a_phrase_keeps_abbreviations_and_the_meaning_of_a_code_list(doc, phrase):
+    assert description_phrase("c", doc) == phrase
+
+
+def test_descriptions_that_differ_after_their_first_comma_keep_the_qualifier():
+    docs = {"regday": "spending per pupil, regular", "specneed": "spending per pupil, special needs",
+            "totday": "spending per pupil, total", "score": "test score, 4th grade"}
+    refs = _refs(docs)
+    assert {c: r.phrase for c, r in refs.items() if c != "score"} == {
+        "regday": "spending per pupil (regular)", "specneed": "spending per pupil (special needs)",
+        "totday": "spending per pupil (total)"}
+    assert refs["score"].phrase == "test score"  # nothing else reads the same: no need to qualify
+    text = "select spending per pupil (total), spending per pupil (regular) and test score"
+    assert [c for c, _ in resolve(text, docs)] == ["totday", "regday", "score"]
+
+
+def test_a_tie_is_broken_only_by_words_in_a_row_that_no_rival_name_has():
+    docs = {"goodhealth": "=1 if in good health", "vghealth": "=1 if in very good health", "age": "in years"}
+    refs = _refs(docs)
+    assert refs["goodhealth"].by == "description" and refs["goodhealth"].phrase == "whether in good health"
+    assert "tied with 'vghealth'" in refs["goodhealth"].reason
+    assert [c for c, _ in resolve("whether in good health and whether in very good health", docs)] == \
+        ["goodhealth", "vghealth"]
+
+
+def test_why_a_column_name_appears_in_the_question_is_recorded():
+    docs = {"age": "mother's age in years", "pcnv": "proportion of prior convictions", "pcnvsq": "pcnv^2",
+            "race": "race of the patient", "white": "whether the patient is white or not", "K": "[no description]"}
+    refs = _refs(docs)
+    text = ("filter mother's age in years, proportion of prior convictions, pcnv^2 and race of the patient "
+            'limited to the values "White", "Black"; select `K`. Train a model.')
+    recorded = with_name_use(refs, text)
+    assert "uses the word 'age' itself" in recorded["age"].name_in_question
+    assert "the reference to 'pcnvsq' ('pcnv^2')" in recorded["pcnv"].name_in_question
+    assert recorded["K"].name_in_question.startswith("the reference names the column")
+    assert "category value" in why_name_appears("white", refs, text)
+    assert "uses the word 'race' itself" in recorded["race"].name_in_question
+    assert recorded["pcnvsq"].name_in_question == ""  # "pcnv^2" carries `pcnv`, not `pcnvsq`
+    assert "fixed wording" in why_name_appears("train", refs, text)  # "Train a model", as a word in any case
 
 
 def test_resolve_reads_descriptions_and_names_longest_first():

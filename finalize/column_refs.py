@@ -14,7 +14,9 @@ alone only when metadata.txt singles the column out by it. The test, on metadata
   phrase that mentions another column ("log of wage") still names its own ("lwage: log of wage")
   better, and one that another column's name or description covers as fully is ambiguous.
 
-A column that fails any of these is named: "description (`column`)", or `` `column` `` when it
+A column without a description whose name joins words ("Lot_Area", "Sepal.Length") is referred
+to by those words ("lot area"), as DARE-bench's writers do, when no other column of metadata.txt
+has them all. Any other column is named: "description (`column`)", or `` `column` `` when it
 has no usable description. Everything here is a pure function of its arguments, ties broken by
 column order, so the same metadata always gives the same references.
 """
@@ -30,6 +32,7 @@ from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
 
 MIN_CONTENT_WORDS = 2
+NAME_WORDS_REASON = "the words of the column name single the column out"
 MAX_PHRASE = 90
 # Words that say nothing about which column is meant.
 STOP_WORDS = frozenset(
@@ -170,12 +173,31 @@ def _sequence(text: str) -> str:
     return " " + " ".join(_WORD.findall(_CAMEL.sub(" ", text).lower().replace("_", " "))) + " "
 
 
+def name_words(column: str) -> str:
+    """The words a column's name joins, lower-cased ("Lot_Area": "lot area", "Sepal.Length": "sepal
+    length", "passengerClass": "passenger class"), or "" unless it joins two or more parts that each
+    read as a word: letters only, three or more of them, a vowel, not an acronym in capitals. A code
+    ("chem_fp_050", "Bsmt", "Pool_QC", "std_7th_delta") is no word, and a single word (`age`, `x1`)
+    says nothing beyond the name."""
+    parts = [p for p in re.split(r"[._\s-]+|(?<=[a-z])(?=[A-Z])", column) if p]
+    if len(parts) < 2 or not all(_READS_AS_WORD.fullmatch(p) and not p.isupper() for p in parts):
+        return ""
+    return " ".join(p.lower() for p in parts)
+
+
+_READS_AS_WORD = re.compile(r"(?=[A-Za-z]*[AEIOUYaeiouy])[A-Za-z]{3,}")
+
+
 def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
     """(phrase, reason): a non-empty phrase when the description may stand alone, else ("", why not).
     Its first phrase is tried, then, if that does not single the column out, the qualified one
-    ("spending per pupil (regular)" where every spending column is "spending per pupil, ...")."""
+    ("spending per pupil (regular)" where every spending column is "spending per pupil, ...").
+    An undocumented column whose name joins words is referred to by those words, as DARE-bench's
+    writers do ("the sepal length"), when no other column of metadata.txt has them all."""
     if column not in columns:
         return "", "the column is not listed in metadata.txt"
+    if not columns[column].phrase and (words := _unique_name_words(column, columns)):
+        return words
     phrase, reason, shared = _judge(column, columns[column].phrase, columns)
     qualified = columns[column].qualified
     # only a phrase that another column shares is qualified: a clause too short to say anything
@@ -184,6 +206,21 @@ def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
         return phrase, reason
     better, why, _ = _judge(column, qualified, columns)
     return (better, why) if better else (phrase, reason)
+
+
+def _unique_name_words(column: str, columns: dict[str, _Column]) -> tuple[str, str] | None:
+    """(the words of `column`'s name, reason) when they single it out in metadata.txt: no other column's
+    name or description has every one of them, and none is another column's name (the words would
+    carry it); None otherwise."""
+    phrase = name_words(column)
+    if not phrase:
+        return None
+    words = content_words(phrase)
+    for other, known in columns.items():
+        if other != column and (words <= known.known_words or name_match(phrase, other)):
+            return None
+    return phrase, (f"{NAME_WORDS_REASON}: metadata.txt has no description, and no other column's name or "
+                    "description has all of its name's words")
 
 
 def _judge(column: str, phrase: str, columns: dict[str, _Column]) -> tuple[str, str, bool]:
@@ -250,7 +287,8 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
     for column in columns:
         phrase, reason = _decide(column, prepared)
         if phrase and style == "dare":
-            out[column] = FeatureReference(column=column, by="description", phrase=phrase, reason=reason)
+            by = "name words" if reason.startswith(NAME_WORDS_REASON) else "description"
+            out[column] = FeatureReference(column=column, by=by, phrase=phrase, reason=reason)
             continue
         if style == "explicit":
             reason = "[build] column_references is \"explicit\""

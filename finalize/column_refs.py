@@ -14,7 +14,9 @@ alone only when metadata.txt singles the column out by it. The test, on metadata
   phrase that mentions another column ("log of wage") still names its own ("lwage: log of wage")
   better, and one that another column's name or description covers as fully is ambiguous.
 
-A column that fails any of these is named: "description (`column`)", or `` `column` `` when it
+A column without a description whose name joins words ("Lot_Area", "Sepal.Length") is referred
+to by those words ("lot area"), as DARE-bench's writers do, when no other column of metadata.txt
+has them all. Any other column is named: "description (`column`)", or `` `column` `` when it
 has no usable description. Everything here is a pure function of its arguments, ties broken by
 column order, so the same metadata always gives the same references.
 """
@@ -30,6 +32,7 @@ from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
 
 MIN_CONTENT_WORDS = 2
+NAME_WORDS_REASON = "the words of the column name single the column out"
 MAX_PHRASE = 90
 # Words that say nothing about which column is meant.
 STOP_WORDS = frozenset(
@@ -57,16 +60,20 @@ _BINARY = re.compile(rf"^\(?\s*(?:1\s*=\s*(?P<one>{_CODE})\s*(?:;|,|\bor\b)\s*0\
                      rf"|0\s*=\s*{_CODE}\s*(?:;|,|\bor\b)\s*1\s*=\s*(?P<one2>{_CODE}))\s*\)?\s*\.?\s*$", re.I)
 _WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
 _CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
+# "1=Urgent/Emerg; 0=elective (type of admission)": a code list that ends by saying what it codes
+_CODES_THEN_MEANING = re.compile(r"^[^()]*=[^()]*\((?P<meaning>[^()=<>]{3,})\)$")
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
-def description_phrase(column: str, description: str, whole: bool = False) -> str:
+def description_phrase(column: str, description: str, whole: bool = False, qualified: bool = False) -> str:
     """The words of `description` that say what `column` means ("" when none do): storage types,
     level lists and everything after the first sentence cut, long ones cut at a word with "…",
     the first letter lowered as in running text. Unless `whole` (a phrase shown beside the column
     name, which needs no cut to stand alone), binary codes read as "whether ..." and the phrase
-    ends at its first comma or semicolon outside brackets."""
+    ends at its first comma or semicolon outside brackets; `qualified` keeps what follows that
+    comma in brackets instead ("expenditures per pupil (special needs)"), for columns whose
+    descriptions differ only there."""
     desc = (description or "").strip()
     # "Factor. Does the ..." and "factor - equals 1 if ..." keep what follows
     desc = re.sub(r"^(an? )?(ordered )?factor\s*[.:-]\s*", "", desc, flags=re.I)
@@ -75,8 +82,10 @@ def description_phrase(column: str, description: str, whole: bool = False) -> st
     desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
     desc = _BOILERPLATE.sub("", desc).strip()
     desc = _TRAILING_TYPE.sub("", desc).strip()
-    desc = re.split(r"(?<=[a-z0-9)])\.\s", desc, maxsplit=1)[0].strip().rstrip(".;:,")
+    desc = _first_sentence(desc).strip().rstrip(".;:,-– ")
     if not whole:
+        codes = _CODES_THEN_MEANING.match(desc)
+        desc = codes["meaning"].strip() if codes else desc
         # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") and "1=smoker or
         # 0=nonsmoker" say whether
         binary = _BINARY.match(desc)
@@ -84,7 +93,9 @@ def description_phrase(column: str, description: str, whole: bool = False) -> st
         desc = _INDICATOR.sub(r"whether \g<what>", desc)
         desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
         desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
-        desc = _first_clause(desc)
+        first = _first_clause(desc)
+        rest = desc[len(first):].lstrip(",; ").rstrip(".;:, ")
+        desc = f"{first} ({rest})" if qualified and rest and not re.search(r"[()\[\]{}\"]", rest) else first
     if len(desc) > MAX_PHRASE:
         desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
     if len(desc) < 3 or desc.lower() == column.lower():
@@ -92,6 +103,22 @@ def description_phrase(column: str, description: str, whole: bool = False) -> st
     if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
         desc = desc[0].lower() + desc[1:]
     return desc
+
+
+def _first_sentence(text: str) -> str:
+    """`text` up to its first full stop that ends a sentence: one outside brackets, after a word of
+    six letters or more or before a capital. Wooldridge abbreviates ("mos. in prison during 1986",
+    "chl. camp. expends., 1990") and help pages abbreviate in brackets ("age (Child vs. Adult)");
+    cut there, the phrase is one word that says nothing."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}" and depth > 0)
+        if ch != "." or depth or text[i + 1:i + 2] != " " or i == 0 or not re.match(r"[a-z0-9)]", text[i - 1]):
+            continue
+        word = re.search(r"[A-Za-z]*$", text[:i])[0]
+        if len(word) >= 6 or not text[i + 2:i + 3].islower():
+            return text[:i]
+    return text
 
 
 def _first_clause(text: str) -> str:
@@ -126,47 +153,122 @@ def content_words(text: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class _Column:
     phrase: str  # description_phrase of its description
+    qualified: str  # the same with the qualifier after its first comma kept in brackets
     named: str  # the same, whole: shown beside the column name
     known_words: frozenset[str]  # the content words of its name and description
+    text: str  # its name and description as lower-case words, in order, stop words kept
 
 
 def _prepared(documented: dict[str, str]) -> dict[str, _Column]:
     """Each column's phrase and words, once; metadata.txt's "[no description]" is no description."""
     documented = {c: "" if d.strip() == NO_DESCRIPTION else d for c, d in documented.items()}
-    return {c: _Column(description_phrase(c, d), description_phrase(c, d, whole=True),
-                       content_words(c) | content_words(d)) for c, d in documented.items()}
+    return {c: _Column(description_phrase(c, d), description_phrase(c, d, qualified=True),
+                       description_phrase(c, d, whole=True), content_words(c) | content_words(d),
+                       _sequence(f"{c} {d}")) for c, d in documented.items()}
+
+
+def _sequence(text: str) -> str:
+    """`text` as lower-case words separated by single spaces (and padded by one), so that a
+    phrase's words found in it in a row are a substring."""
+    return " " + " ".join(_WORD.findall(_CAMEL.sub(" ", text).lower().replace("_", " "))) + " "
+
+
+def name_words(column: str) -> str:
+    """The words a column's name joins, lower-cased ("Lot_Area": "lot area", "Sepal.Length": "sepal
+    length", "passengerClass": "passenger class"), or "" unless it joins two or more parts that each
+    read as a word: letters only, three or more of them, a vowel, not an acronym in capitals. A code
+    ("chem_fp_050", "Bsmt", "Pool_QC", "std_7th_delta") is no word, and a single word (`age`, `x1`)
+    says nothing beyond the name."""
+    parts = [p for p in re.split(r"[._\s-]+|(?<=[a-z])(?=[A-Z])", column) if p]
+    if len(parts) < 2 or not all(_READS_AS_WORD.fullmatch(p) and not p.isupper() for p in parts):
+        return ""
+    return " ".join(p.lower() for p in parts)
+
+
+_READS_AS_WORD = re.compile(r"(?=[A-Za-z]*[AEIOUYaeiouy])[A-Za-z]{3,}")
 
 
 def _decide(column: str, columns: dict[str, _Column]) -> tuple[str, str]:
-    """(phrase, reason): a non-empty phrase when the description may stand alone, else ("", why not)."""
+    """(phrase, reason): a non-empty phrase when the description may stand alone, else ("", why not).
+    Its first phrase is tried, then, if that does not single the column out, the qualified one
+    ("spending per pupil (regular)" where every spending column is "spending per pupil, ...").
+    An undocumented column whose name joins words is referred to by those words, as DARE-bench's
+    writers do ("the sepal length"), when no other column of metadata.txt has them all."""
     if column not in columns:
         return "", "the column is not listed in metadata.txt"
-    phrase = columns[column].phrase
+    if not columns[column].phrase and (words := _unique_name_words(column, columns)):
+        return words
+    phrase, reason, shared = _judge(column, columns[column].phrase, columns)
+    qualified = columns[column].qualified
+    # only a phrase that another column shares is qualified: a clause too short to say anything
+    # ("1st" of "1st, 2nd, or 3rd class") does not become a name by what follows it
+    if phrase or not shared or qualified == columns[column].phrase:
+        return phrase, reason
+    better, why, _ = _judge(column, qualified, columns)
+    return (better, why) if better else (phrase, reason)
+
+
+def _unique_name_words(column: str, columns: dict[str, _Column]) -> tuple[str, str] | None:
+    """(the words of `column`'s name, reason) when they single it out in metadata.txt: no other column's
+    name or description has every one of them, and none is another column's name (the words would
+    carry it); None otherwise."""
+    phrase = name_words(column)
     if not phrase:
-        return "", "metadata.txt has no description that says what the column means"
+        return None
+    words = content_words(phrase)
+    for other, known in columns.items():
+        if other != column and (words <= known.known_words or name_match(phrase, other)):
+            return None
+    return phrase, (f"{NAME_WORDS_REASON}: metadata.txt has no description, and no other column's name or "
+                    "description has all of its name's words")
+
+
+def _judge(column: str, phrase: str, columns: dict[str, _Column]) -> tuple[str, str, bool]:
+    """_decide's test of one phrase for `column`: (the phrase or "", the reason, whether it failed
+    because another column shares it)."""
+    if not phrase:
+        return "", "metadata.txt has no description that says what the column means", False
     if re.search(r"[=<>]", phrase):
-        return "", "the description is a code list, which does not read as the name of a quantity"
+        return "", "the description is a code list, which does not read as the name of a quantity", False
     words = content_words(phrase)
     # one word may do when it is all the description says ("Potassium" for `K`), never a word among
     # stop words ("in years" for `age`)
     if len(words) < MIN_CONTENT_WORDS and not (len(words) == 1 and re.fullmatch(r"[A-Za-z][\w-]{3,}", phrase)):
-        return "", f"the description is too short ({len(words)} content word{'s' if len(words) != 1 else ''})"
+        return "", f"the description is too short ({len(words)} content word{'s' if len(words) != 1 else ''})", False
     if words <= content_words(column):
-        return "", "the description only repeats the column name"
+        return "", "the description only repeats the column name", False
     own = len(words & columns[column].known_words) / len(words)
     best_other, best_score = "", -1.0
+    tied = []
     for other, known in columns.items():
         if other == column:
             continue
-        if known.phrase.lower() == phrase.lower():
-            return "", f"column {other!r} has the same description"
+        if phrase.lower() in (known.phrase.lower(), known.qualified.lower()):
+            return "", f"column {other!r} has the same description", True
         score = len(words & known.known_words) / len(words)
         if score > best_score:
             best_other, best_score = other, score
-    if best_score >= own:
-        return "", f"the description matches column {best_other!r} as well (overlap {best_score:.2f} vs {own:.2f})"
+        if score == own:
+            tied.append(other)
+    if best_score > own or (best_score == own and not _verbatim_only(column, phrase, tied, columns)):
+        return "", f"the description matches column {best_other!r} as well (overlap {best_score:.2f} vs {own:.2f})", True
     runner_up = f", next best {best_score:.2f} for {best_other!r}" if best_other else ""
-    return phrase, f"the description singles the column out in metadata.txt (overlap {own:.2f}{runner_up})"
+    if best_score == own:
+        return phrase, (f"the description singles the column out in metadata.txt: its words in a row are in no "
+                        f"other column's (overlap {own:.2f}, tied with {', '.join(map(repr, tied))})"), False
+    return phrase, f"the description singles the column out in metadata.txt (overlap {own:.2f}{runner_up})", False
+
+
+def _verbatim_only(column: str, phrase: str, tied: list[str], columns: dict[str, _Column]) -> bool:
+    """Whether the phrase's words, in a row, are in `column`'s name and description and in none of
+    the `tied` columns': "whether in good health" is `goodhealth`'s "=1 if in good health", not
+    `vghealth`'s "=1 if in very good health", though the two share every content word. A tied
+    column whose name has one of the phrase's words stays a rival: "the car's weight" may as well
+    be `weight_car`."""
+    core = _sequence(re.sub(r"^whether\s+", "", phrase))
+    words = content_words(phrase)
+    return (core.strip() != "" and core in columns[column].text
+            and not any(core in columns[o].text or content_words(o) & words for o in tied))
 
 
 def named_text(column: str, phrase: str) -> str:
@@ -185,7 +287,8 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
     for column in columns:
         phrase, reason = _decide(column, prepared)
         if phrase and style == "dare":
-            out[column] = FeatureReference(column=column, by="description", phrase=phrase, reason=reason)
+            by = "name words" if reason.startswith(NAME_WORDS_REASON) else "description"
+            out[column] = FeatureReference(column=column, by=by, phrase=phrase, reason=reason)
             continue
         if style == "explicit":
             reason = "[build] column_references is \"explicit\""
@@ -193,6 +296,36 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
         shown = shown or description_phrase(column, fallback.get(column, ""), whole=True)
         out[column] = FeatureReference(column=column, by="name", phrase=named_text(column, shown), reason=reason)
     return out
+
+
+def name_match(text: str, column: str) -> re.Match[str] | None:
+    """Where `column` first appears in `text` as a word, in any case (no letter, digit or _ touches
+    it): how a reader counts a feature that carries its column name, so "the mother's age in years"
+    carries `age` and "community income level" carries `Income`."""
+    return re.search(rf"(?<!\w){re.escape(column)}(?!\w)", text, re.I)
+
+
+def why_name_appears(column: str, refs: dict[str, FeatureReference], text: str) -> str:
+    """Why `column`'s name appears in `text` (question_v1, whose references are `refs`), "" if it does not."""
+    if not name_match(text, column):
+        return ""
+    ref = refs.get(column)
+    if ref is not None and ref.by == "name":
+        return f"the reference names the column ({ref.reason})"
+    own = name_match(ref.phrase, column) if ref is not None and ref.phrase in text else None
+    if own:
+        return f"metadata.txt's description, which singles the column out, uses the word {own[0]!r} itself"
+    for other, other_ref in refs.items():
+        if other != column and other_ref.phrase in text and name_match(other_ref.phrase, column):
+            return f"the reference to {other!r} ({other_ref.phrase!r}) contains the word"
+    if any(name_match(value, column) for value in re.findall(r'"((?:[^"\\]|\\.)*)"', text)):
+        return "a category value the ranges list spells the word"
+    return "the text's fixed wording (a file, table or target name) contains the word"
+
+
+def with_name_use(refs: dict[str, FeatureReference], text: str) -> dict[str, FeatureReference]:
+    """`refs` with name_in_question recorded: why each column's name appears in question_v1 `text`."""
+    return {c: r.model_copy(update={"name_in_question": why_name_appears(c, refs, text)}) for c, r in refs.items()}
 
 
 def resolve(text: str, documented: dict[str, str]) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from finalize.checks import agent_tables, check_instruction, check_tabular_task, errors
+from finalize.column_refs import with_name_use
 from finalize.instructions import question_v1, question_v2, spec_references
 from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
@@ -133,6 +134,9 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             write_text(src / names.METADATA_TXT, metadata_txt)
             documented = metadata_descriptions(metadata_txt)  # what an agent can look a description up in
             refs = spec_references(spec, documented)
+            entry = question_list_entry(pkg, refs)
+            # why a column's name still appears in the text, for each feature where it does
+            refs = with_name_use(refs, entry["question_v1"])
             write_data_files(pkg, src)
             pkg.ground_truth.to_csv(verify / names.GROUND_TRUTH, index=False, lineterminator="\n")
             env = fingerprint()
@@ -156,7 +160,6 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             ), ctx.decisions))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)
-        entry = question_list_entry(pkg, refs)
         with timed("finalize/file checks"):
             problems = check_tabular_task(task_dir)
         with timed("finalize/instruction check"):

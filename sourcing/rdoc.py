@@ -476,10 +476,30 @@ def match_column_descriptions(docs: dict[str, str], columns: list[str]) -> dict[
         by_loose.setdefault(_loose(name), desc)
     out: dict[str, str] = {}
     for col in columns:
-        desc = docs.get(col) or by_fold.get(col.casefold()) or by_loose.get(_loose(col))
+        desc = docs.get(col) or by_fold.get(col.casefold()) or by_loose.get(_loose(col)) or _from_family(docs, col)
         if desc:
             out[col] = desc
     return out
+
+
+# Ecdat's brand-choice pages (Catsup, Ketchup, ...) document a family of columns once:
+# "price.z: price of brand z" stands for price.heinz41, price.hunts32, ..., z being the brand.
+_FAMILY = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*[._])(?P<slot>[b-hj-z])$")
+
+
+def _from_family(docs: dict[str, str], column: str) -> str:
+    """`column`'s description from a documented family ("price.z"), the placeholder replaced by the
+    column's own suffix; "" when no family documents it. A placeholder that the description does
+    not use as a word ("x.y: a numeric vector") documents nothing about the member."""
+    for name, desc in docs.items():
+        family = _FAMILY.match(name)
+        if not family or not column.startswith(family["stem"]):
+            continue
+        member = column[len(family["stem"]):]
+        slot = re.compile(rf"(?<![\w.-]){family['slot']}(?![\w-])")
+        if re.fullmatch(r"[A-Za-z0-9]+", member) and slot.search(desc):
+            return slot.sub(member, desc)
+    return ""
 
 
 # ------------------------------------------------------------ plain text

@@ -389,6 +389,12 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     return [first, second]
 
 
+def is_documented(record: DatasetRecord, column: str) -> bool:
+    """Whether the source describes `column` in words of its own, not only by repeating its name."""
+    description = " ".join((record.column_descriptions.get(column) or "").split()).rstrip(".")
+    return bool(description) and description.lower() != column.lower()
+
+
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
                       all_candidates: list[str], features: list[str], excluded: dict[str, str],
                       leaks: tuple[str, ...], rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
@@ -403,7 +409,11 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
             excluded[f] = f"not sampled (more than {config.max_related_features} usable features)"
     ranged = list(related)  # every related feature has a range, so all are filterable
     k = int(rng.integers(math.ceil(len(ranged) / 2), len(ranged) + 1))
-    selected = [ranged[i] for i in rng.permutation(len(ranged))[:k]]
+    # Documented features first (in the seeded order), undocumented ones only to make up k: DARE-bench's
+    # questions refer to a feature by what metadata.txt says it means, which an undocumented column
+    # cannot be. The same draws as before, so every other choice stays as it was.
+    visit = [ranged[i] for i in rng.permutation(len(ranged))]
+    selected = sorted(visit, key=lambda f: not is_documented(record, f))[:k]
     kinds = {c.name: ("numerical" if c.dtype.startswith(("int", "float", "uint")) else "categorical")
              for c in profile.columns}
     numerical = [f for f in selected if kinds[f] == "numerical"]

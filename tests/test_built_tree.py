@@ -19,6 +19,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from finalize.column_refs import name_match
 from pipeline.core import names
 from pipeline.core.ts_reference import RESAMPLE_ALIASES
 
@@ -210,11 +211,14 @@ def test_instructions_spell_out_every_choice(built_tree):
         q = _meta(task_dir)["question"]
         text = entry["question_v1"]
         assert q["model_type"] in text and q["imputer_type"] in text
-        # each feature as all_metadata.json records it: by description alone or with its name, and why
+        # each feature as all_metadata.json records it: by description alone, by its undocumented name's
+        # words, or with its name, and why
         refs = {r["column"]: r for r in _meta(task_dir)["daregen"]["feature_references"]}
         for col in q["selected_features"] + list(q["expected_ranges"]):
             assert refs[col]["phrase"] in text and refs[col]["reason"], (task_dir.name, col)
-            assert refs[col]["by"] == "description" or f"`{col}`" in text, (task_dir.name, col)
+            assert refs[col]["by"] != "name" or f"`{col}`" in text, (task_dir.name, col)
+            # every column whose name the text carries as a word says why, and only those
+            assert bool(refs[col]["name_in_question"]) == bool(name_match(text, col)), (task_dir.name, col)
         for f in q["needed_files_v1"][:2]:
             assert f"`{f}`" in text
         assert f"`{q['target'][0]}`" in entry["question_v2"]

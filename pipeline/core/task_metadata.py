@@ -198,13 +198,18 @@ class MetaData(_Block):
 
 class FeatureReference(_Block):
     """How question_v1 refers to one feature: by its metadata.txt description alone (as DARE-bench's
-    questions do), or with its column name, and why."""
+    questions do), by the words its undocumented name joins ("lot area" for `Lot_Area`), or with its
+    column name, and why."""
 
     column: NonEmpty
-    by: Literal["description", "name"]
+    by: Literal["description", "name words", "name"]
     phrase: str = Field(description="The words question_v1 uses for the column (its backticked name included "
                                     "when `by` is name).")
     reason: NonEmpty
+    name_in_question: str = Field("", description="Why the column's name appears in question_v1 as a word, in any "
+                                                  "case (the reference names it, its description uses the word, "
+                                                  "another reference or a category value contains it); empty when "
+                                                  "it does not appear.")
 
 
 class Provenance(_Block):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from finalize.checks import check_instruction
-from finalize.column_refs import description_phrase, feature_references, resolve
+from finalize.column_refs import (description_phrase, feature_references, name_words, resolve, why_name_appears,
+                                  with_name_use)
 from finalize.instructions import question_v1, spec_references
 from finalize.layout import question_block
 from pipeline.build import BuildJob, build_one
@@ -115,12 +116,95 @@ def test_explicit_style_names_every_column_and_keeps_the_description():
     assert all("column_references" in r.reason for r in refs.values())
 
 
+@pytest.mark.parametrize("doc, phrase", [
+    ("mos. in prison during 1986", "mos. in prison during 1986"),  # an abbreviation ends no sentence
+    ("chl. camp. expends., 1990", "chl. camp. expends."),
+    ("Age (Child vs. Adult). A factor", "age (Child vs. Adult)"),  # nor one in brackets
+    ("Band of student's intake score - a factor. Levels are bottom 25%", "band of student's intake score"),
+    ("Number of children. More text", "number of children"),
+    ("1=Urgent/Emerg; 0=elective (type of admission)", "type of admission"),  # what the codes code
+])
+def test_a_phrase_keeps_abbreviations_and_the_meaning_of_a_code_list(doc, phrase):
+    assert description_phrase("c", doc) == phrase
+
+
+def test_descriptions_that_differ_after_their_first_comma_keep_the_qualifier():
+    docs = {"regday": "spending per pupil, regular", "specneed": "spending per pupil, special needs",
+            "totday": "spending per pupil, total", "score": "test score, 4th grade"}
+    refs = _refs(docs)
+    assert {c: r.phrase for c, r in refs.items() if c != "score"} == {
+        "regday": "spending per pupil (regular)", "specneed": "spending per pupil (special needs)",
+        "totday": "spending per pupil (total)"}
+    assert refs["score"].phrase == "test score"  # nothing else reads the same: no need to qualify
+    text = "select spending per pupil (total), spending per pupil (regular) and test score"
+    assert [c for c, _ in resolve(text, docs)] == ["totday", "regday", "score"]
+
+
+def test_a_tie_is_broken_only_by_words_in_a_row_that_no_rival_name_has():
+    docs = {"goodhealth": "=1 if in good health", "vghealth": "=1 if in very good health", "age": "in years"}
+    refs = _refs(docs)
+    assert refs["goodhealth"].by == "description" and refs["goodhealth"].phrase == "whether in good health"
+    assert "tied with 'vghealth'" in refs["goodhealth"].reason
+    assert [c for c, _ in resolve("whether in good health and whether in very good health", docs)] == \
+        ["goodhealth", "vghealth"]
+
+
+def test_why_a_column_name_appears_in_the_question_is_recorded():
+    docs = {"age": "mother's age in years", "pcnv": "proportion of prior convictions", "pcnvsq": "pcnv^2",
+            "race": "race of the patient", "white": "whether the patient is white or not", "K": "[no description]"}
+    refs = _refs(docs)
+    text = ("filter mother's age in years, proportion of prior convictions, pcnv^2 and race of the patient "
+            'limited to the values "White", "Black"; select `K`. Train a model.')
+    recorded = with_name_use(refs, text)
+    assert "uses the word 'age' itself" in recorded["age"].name_in_question
+    assert "the reference to 'pcnvsq' ('pcnv^2')" in recorded["pcnv"].name_in_question
+    assert recorded["K"].name_in_question.startswith("the reference names the column")
+    assert "category value" in why_name_appears("white", refs, text)
+    assert "uses the word 'race' itself" in recorded["race"].name_in_question
+    assert recorded["pcnvsq"].name_in_question == ""  # "pcnv^2" carries `pcnv`, not `pcnvsq`
+    assert "fixed wording" in why_name_appears("train", refs, text)  # "Train a model", as a word in any case
+
+
 def test_resolve_reads_descriptions_and_names_longest_first():
     text = ("the support stat of the pokemon out of 5.0, `Role`, and whether the attacks of the pokemon are "
             "ranged or close (`Ranged_or_Melee`)")
     assert [c for c, _ in resolve(text, POKEMON)] == ["Support", "Role", "Ranged_or_Melee"]
     # an ambiguous phrase is no reference at all
     assert resolve("the price of the house", {"a": "price of the house", "b": "price of the house in dollars"}) == []
+
+
+@pytest.mark.parametrize("column, words", [
+    ("Lot_Area", "lot area"), ("Sepal.Length", "sepal length"), ("Three_season_porch", "three season porch"),
+    ("year_built", "year built"), ("passengerClass", "passenger class"),
+    # codes, acronyms and single words are no words to refer by
+    ("chem_fp_050", ""), ("Total_Bsmt_SF", ""), ("Pool_QC", ""), ("std_7th_delta", ""), ("age", ""), ("x1", ""),
+])
+def test_name_words_are_the_words_a_compound_name_joins(column, words):
+    assert name_words(column) == words
+
+
+def test_an_undocumented_compound_name_is_referred_to_by_its_words_when_they_are_unique():
+    # modeldata's ames and the iris data document no column: DARE-bench's writers say "the sepal length"
+    documented = {"Sepal.Length": "[no description]", "Sepal.Width": "", "Petal.Length": "",
+                  "Lot_Area": "", "Gr_Liv_Area": "Above grade living area square feet", "Species": "",
+                  "chem_fp_050": "", "Area": "the area of the lot in acres"}
+    refs = _refs(documented)
+    assert refs["Sepal.Length"].by == "name words" and refs["Sepal.Length"].phrase == "sepal length"
+    assert refs["Sepal.Width"].phrase == "sepal width"
+    assert refs["Species"].by == "name" and refs["Species"].phrase == "`Species`"  # one word says no more
+    assert refs["chem_fp_050"].by == "name"  # a code, not words
+    # "lot area" would carry `Area`'s name, and `Area`'s description has both words: not unique
+    assert refs["Lot_Area"].by == "name", refs["Lot_Area"]
+    assert refs["Gr_Liv_Area"].by == "description"  # documented: its description wins
+    assert _refs(documented, "explicit")["Sepal.Length"].phrase == "`Sepal.Length`"
+    # the oracle reads the words back to their one column, longest first
+    text = "filter sepal length between 4.3 and 7.9 inclusive, then use sepal width and `Species`"
+    assert [c for c, _ in resolve(text, documented)] == ["Sepal.Length", "Sepal.Width", "Species"]
+
+
+def test_name_words_another_column_has_are_no_reference():
+    refs = _refs({"Sale_Type": "", "Sale_Condition": "the type of sale, normal or abnormal"})
+    assert refs["Sale_Type"].by == "name", refs["Sale_Type"]
 
 
 def test_the_decision_is_deterministic_and_independent_of_the_dict_order():
@@ -166,6 +250,25 @@ def test_a_question_missing_a_fact_is_refused(task, edit, fact):
     tables = [f"table_{i}" for i in range(1, spec.n_split_tables + 1)] + [names.VAL_SET_TABLE]
     [problem] = check_instruction("t", edit(text, spec), q, documented, strict=True, tables=tables)
     assert problem.severity == "error" and fact in problem.message, problem.message
+
+
+def test_a_question_with_name_word_references_passes_the_strict_oracle():
+    """Undocumented compound names read as their words; the oracle maps them back through metadata.txt."""
+    table = build_table().rename(columns={"x": "Sepal_Length", "visits": "Petal_Width"})
+    docs = {"colour": "Colour of the item.", "label": "the outcome"}
+    spec = spec_where(table, lambda s: {"Sepal_Length", "Petal_Width"} <= set(s.selected_features),
+                      config=DesignConfig(file_types=("sqlite",)), column_descriptions=docs)
+    documented = {c: docs.get(c, "") for c in table.columns}
+    refs = spec_references(spec, documented)
+    assert refs["Sepal_Length"].by == "name words" and refs["Petal_Width"].by == "name words"
+    text = question_v1(build_record(column_descriptions=docs), spec, refs)
+    assert "petal width" in text and "Petal_Width" not in text
+    tables = [f"table_{i}" for i in range(1, spec.n_split_tables + 1)] + [names.VAL_SET_TABLE]
+    assert check_instruction("t", text, question_block(spec), documented, strict=True, tables=tables) == []
+    # a second column with the same words makes them no reference, and the oracle refuses the text
+    [problem] = check_instruction("t", text, question_block(spec), {**documented, "Width": "petal width in cm"},
+                                  strict=True, tables=tables)
+    assert "Petal_Width" in problem.message
 
 
 def test_a_description_metadata_txt_no_longer_singles_out_is_refused(task):

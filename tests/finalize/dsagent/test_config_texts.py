@@ -188,6 +188,9 @@ def test_modelling_variants_say_how_prediction_csv_is_scored(small_tree: Path) -
         for task in tasks:
             metric = task.expected["check"]["metric"]
             assert task.instruction.endswith(dare_variants.SCORING_NOTES[metric])
+            # the evaluator reads the predictions by the target's name: the text names that column
+            check = task.expected["check"]
+            assert f"holds `row_id`, `{check['targets'][0]}`, named exactly so" in task.instruction
             seen.add(metric)
     assert seen >= {"exact_match", "macro_f1"} or seen >= {"allclose", "r2"}
     assert "not rounded" in dare_variants.SCORING_NOTES["allclose"]

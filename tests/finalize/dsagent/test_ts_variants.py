@@ -82,7 +82,10 @@ def test_ts_configs_validate_and_never_place_hidden_files_in_the_vm(ts_tree) -> 
         assert cfg["category"] == "modelling" and cfg["daregen"]["variant"] == kind
         vm = f"/home/user/dsagent/{COVID}__{kind}"
         # the task's own text, then how prediction.csv is scored
-        assert cfg["instruction"].endswith(entry[question_key] + scoring_note("r2"))
+        expected = read_json(folder / "expected.json")
+        assert cfg["instruction"].endswith(entry[question_key] + scoring_note(expected["check"]))
+        assert all(f"`{c}`" in cfg["instruction"].rsplit("Columns:", 1)[1]
+                   for c in expected["check"]["id_columns"] + expected["check"]["targets"])
         assert f"`{vm}/prediction.csv`" in cfg["instruction"]
         placed = next(s for s in cfg["config"] if s["type"] == "download")["parameters"]["files"]
         assert sorted(f["path"].rsplit("/", 1)[1] for f in placed) == sorted(["metadata.txt", "train.csv", val_file])

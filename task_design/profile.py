@@ -81,6 +81,8 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
             # min/max keep the column's dtype: a cast to Float64 would round int64 above 2**53
             exprs += [col.min().alias(f"{c}\x00min"), col.max().alias(f"{c}\x00max"),
                       col.mean().alias(f"{c}\x00mean"), col.std().alias(f"{c}\x00std")]
+            if schema[c].is_float():
+                exprs += [(col.drop_nulls() % 1 == 0).all().alias(f"{c}\x00whole")]
         else:
             exprs += [col.str.len_chars().mean().alias(f"{c}\x00len")]
     stats = frame.select(exprs).row(0, named=True) if n else {}
@@ -96,7 +98,10 @@ def profile_table(df: pd.DataFrame) -> DatasetProfile:
         fields: dict = dict(name=c, dtype=str(df[c].dtype), n_missing=n_missing, n_unique=n_unique, top_share=top_share)
         distinct_share = n_unique / non_missing if non_missing else 0.0
         if c in numeric:
-            is_int = s.dtype.is_integer()
+            # Whole numbers with a missing value arrive as floats (an R integer column with NA read by pandas):
+            # a 0/1 outcome with three NAs is still a 0/1 outcome. A float column with no missing value keeps
+            # its dtype's word: its author wrote it as a measurement.
+            is_int = s.dtype.is_integer() or bool(n_missing and stats.get(f"{c}\x00whole"))
             lo, hi = stats.get(f"{c}\x00min"), stats.get(f"{c}\x00max")
             if lo is not None:
                 lo, hi = (int(lo), int(hi)) if is_int else (float(lo), float(hi))

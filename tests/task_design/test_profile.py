@@ -197,3 +197,14 @@ def test_long_table_profiles_exactly() -> None:
     assert (small.min, small.max, small.n_unique) == (int(ints.min()), int(ints.max()), len(set(ints.tolist())))
     assert p.column("group").categories == ("a", "b", "c")
     assert p.column("record").kind == "id" and p.column("record").n_unique == n
+
+
+def test_whole_numbers_with_a_missing_value_are_integers() -> None:
+    # an R 0/1 column with NA reaches pandas as float64; it is still a 0/1 column (a class candidate)
+    prof = profile_table(pd.DataFrame({"overdrawn": [0.0, 1.0, np.nan, 1.0, 0.0],
+                                       "dose": [0.5, 1.0, np.nan, 2.0, 4.0],
+                                       "weight": [1.0, 2.0, 3.0, 4.0, 5.0]}))
+    cols = {c.name: c for c in prof.columns}
+    assert cols["overdrawn"].is_integer and (cols["overdrawn"].min, cols["overdrawn"].max) == (0, 1)
+    assert not cols["dose"].is_integer  # not whole
+    assert not cols["weight"].is_integer  # whole floats with no missing value stay a measurement

@@ -63,6 +63,9 @@ _STOP = frozenset({
     "effects", "having", "ever", "one", "two", "all", "any", "new", "old", "total", "average", "mean", "type",
     # A factor's description lists its levels ("an ordered factor with levels 2am < 6am"): no quantity.
     "level", "levels",
+    # How the data were collected: "Field data on lizards observed in their natural habitat" and `site`,
+    # "Site of lizard observation", where the study measured their sunlight.
+    "observed", "observation", "observations", "collected", "recorded",
 })
 # The least share of a description head's words that the whole title must spell ("glucose levels": 2 of 2).
 _HEAD_SHARE = 2 / 3

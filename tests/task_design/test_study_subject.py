@@ -103,6 +103,11 @@ def test_a_topic_list_a_unit_and_a_computed_table_single_out_nothing() -> None:
     rec = build_record(title="Panel Data of Individual Wages", column_descriptions={
         "union": "individual's wage set by a union contract?", "exp": "years of full-time work experience"})
     assert study_subject(rec, ["union", "exp"]) is None
+    # openintro/lizard_habitat: the title's unit and how it was observed name no measure of `site`.
+    rec = build_record(title="Field data on lizards observed in their natural habitat", column_descriptions={
+        "site": "Site of lizard observation: desert, mountain, or valley.",
+        "sunlight": "Sunlight level at time of observation: sun, partial, shade."})
+    assert study_subject(rec, ["site", "sunlight"]) is None
     # gt/sza: solar zenith angles computed for each month and latitude, a lookup table with nothing measured.
     rec = build_record(title="Twice hourly solar zenith angles by month & latitude", description=(
         "This dataset contains solar zenith angles (in degrees) every half hour. This set of values is "

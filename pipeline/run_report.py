@@ -34,7 +34,7 @@ DESIGN_ROWS_NOTE = (f"A cell ending in {ELLIPSIS} is shortened at a word boundar
 EVIDENCE_KIND_COLUMN = "evidence kind"
 UNRECORDED_KIND = "unrecorded"
 # The evidence kinds that do not document the target: a reviewer reads these tasks first.
-FALLBACK_KINDS = frozenset({"outcome_description", "outcome_name", "ranked_fallback", UNRECORDED_KIND})
+FALLBACK_KINDS = frozenset({"study_subject", "outcome_description", "outcome_name", "ranked_fallback", UNRECORDED_KIND})
 
 
 def evidence_kind_rows(designs: list[dict[str, str]]) -> list[list[Any]]:

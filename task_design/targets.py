@@ -16,7 +16,9 @@ Precision over recall: a tabular target needs evidence, and each ranked target c
    `outcome_description` by its description, `outcome_name` by a conventional outcome name or the
    title when it has no description of its own. The others (`ranked_fallback`) may be a forecast's
    series, never a tabular target. A column's place (first or last) is no evidence: it broke ties
-   toward covariates (cpus' `estperf` over `perf`).
+   toward covariates (cpus' `estperf` over `perf`). Read before them: the one candidate that the
+   dataset's title or the opening of its description names as what it studies, or that is named the
+   dependent variable (`study_subject`, task_design.study_subject).
 
 Only outcome columns (task_design.roles) are ranked; a source hint or the documentation
 may also name a column whose role is a soft one (a design factor, one of a block, a
@@ -35,6 +37,7 @@ import numpy as np
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
 from sourcing.rdoc import resolve_column
 from task_design.roles import ColumnRole
+from task_design.study_subject import study_subject
 
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
@@ -343,6 +346,15 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
     scores = {c: fallback_score(c, record, names) for c in outcomes}
     title_named = _title_named(record, [c for c in names if roles[c].role == "outcome"])
+    # The dataset's own wording singles out what it studies (task_design.study_subject): first among the
+    # fallback's readings, unless it is who the unit is or what the design set.
+    subject = study_subject(record, [c for c in names if roles[c].role == "outcome"])
+    if subject is not None and subject.column in scores and not (
+            _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
+            or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):
+        push(subject.column, f"study subject among {len(outcomes)} outcome candidates (score "
+                             f"{scores[subject.column]:.2f}: {subject.why})", 3, "study_subject",
+             scores[subject.column])
     for col in sorted(outcomes, key=lambda c: (-scores[c], tie[c])):
         column = profile.column(col)
         reading = outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,

@@ -27,16 +27,18 @@ ProblemType = Literal["classification", "regression"]
 FileType = Literal["csv", "sqlite", "parquet"]
 ImputerType = Literal["mean", "median", "most_frequent"]
 ColumnReferences = Literal[names.COLUMN_REFERENCE_STYLES]  # type: ignore[valid-type] (names says what each means)
-# The kind of evidence a target rests on (task_design.targets), strongest first. Every kind but the
-# last two documents the target: the source's own hint, a model the documentation fits to it, a
+# The kind of evidence a target rests on (task_design.targets), strongest first. The kinds before
+# `study_subject` document the target: the source's own hint, a model the documentation fits to it, a
 # series model of it, its own Format entry calling it the response or outcome, the series of an R ts
-# object, the LLM designer's validated choice. The fallback's kinds: `outcome_description`, the
+# object, the LLM designer's validated choice. The fallback's kinds: `study_subject`, the dataset's
+# title or the opening of its description names what this one candidate measures, or its name calls it
+# the dependent variable (task_design.study_subject); `outcome_description`, the
 # column's own description reads as a measured outcome; `outcome_name`, a column with no description
 # of its own (or "a numeric vector") whose name is a conventional outcome's or the dataset's title;
 # `ranked_fallback`, a time series' best-ranked numeric column with no such reading (never a tabular target).
 # `curator`: a curator pinned it in the curation ledger (pipeline.core.curation); it documents the target.
 TargetEvidenceKind = Literal["curator", "source_hint", "model_formula", "series_model", "documented_response", "r_series",
-                             "llm", "outcome_description", "outcome_name", "ranked_fallback"]
+                             "llm", "study_subject", "outcome_description", "outcome_name", "ranked_fallback"]
 TARGET_EVIDENCE_KINDS: tuple[str, ...] = TargetEvidenceKind.__args__  # type: ignore[attr-defined]
 
 # DARE-bench's model lists (docs/dare-format.md).

@@ -242,7 +242,8 @@ class Provenance(_Block):
         None, description="The kind of that evidence (pipeline.core.records.TargetEvidenceKind): documented "
                           "(curator: pinned in the curation ledger; source_hint, model_formula, series_model, "
                           "documented_response, r_series), the LLM's "
-                          "choice (llm), or the fallback (outcome_description: the column's own description reads "
+                          "choice (llm), or the fallback (study_subject: the dataset's title or description names what "
+                          "this one candidate measures; outcome_description: the column's own description reads "
                           "as a measured outcome; outcome_name: an undescribed column with a conventional outcome "
                           "name or the title's; ranked_fallback: time series only).")
     excluded_targets: dict[str, str] = Field({}, description="Every other column and why it is not the target: its "

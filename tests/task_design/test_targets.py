@@ -62,7 +62,8 @@ def test_the_title_names_the_studied_outcome() -> None:
                         title="Pulse Rates and Exercise",
                         column_descriptions={"Exercise": "Typical hours of exercise (per week)",
                                              "Active": "Pulse rate (beats per minute) after exercise"})
-    assert ranked[0].column == "Active" and ranked[0].kind == "outcome_description"
+    # (The head of `Active`'s description, "Pulse rate", is the title's words: the study's subject.)
+    assert ranked[0].column == "Active" and ranked[0].kind == "study_subject"
     assert next(r for r in ranked if r.column == "Exercise").kind == "ranked_fallback"
 
 

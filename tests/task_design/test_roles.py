@@ -327,3 +327,16 @@ def test_the_seasonally_adjusted_copy_of_a_raw_series_is_derived_from_it() -> No
                    column_descriptions=docs)
     assert roles["hssa"].role == "derived_copy" and roles["hssa"].related == "hs"
     assert roles["hs"].role == roles["cpi"].role == "outcome"
+
+
+def test_the_error_term_of_a_simulated_response_is_derived_from_it() -> None:
+    # stevedata/fakeTSD: `y` = 20 + .25 year + .25 x1 + x2 + e, with `e` ("randomly generated errors") a column.
+    rng = np.random.default_rng(6)
+    e, x1 = rng.normal(size=60), rng.normal(size=60)
+    docs = {"y": "an outcome", "x1": "a continuous variable", "e": "randomly generated errors"}
+    roles = _roles({"y": 20 + 0.25 * x1 + e, "x1": x1, "e": e}, column_descriptions=docs,
+                   documented_outcomes={"y": "documented as 'outcome' in Format"})
+    assert roles["e"].role == "derived_copy" and roles["e"].related == "y"
+    assert roles["x1"].role == roles["y"].role == "outcome"
+    # Without a documented response nothing says whose error it is.
+    assert _roles({"y": 20 + x1 + e, "x1": x1, "e": e}, column_descriptions=docs)["e"].role == "outcome"

@@ -214,11 +214,17 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
 def _documented(record: DatasetRecord, names: list[str],
                 roles: dict[str, ColumnRole]) -> list[tuple[str, str, TargetEvidenceKind]]:
     out: list[tuple[str, str, TargetEvidenceKind]] = []
-    resolved = [(resolve_column(name, names), evidence) for name, evidence in record.documented_outcomes.items()]
-    modelled = {col for col, evidence in resolved if col is not None
-                and evidence.startswith(("model response", "series modelled"))}
+    resolved = [(col, evidence) for name, evidence in record.documented_outcomes.items()
+                if (col := resolve_column(name, names)) is not None]
+    # When the documentation names a column the roles read as an outcome, a covariate it also names is a
+    # side fit, not the question: HistData/GaltonFamilies draws `abline(lm(father ~ mother))` over its
+    # scatterplots of `childHeight`; a father's height is the parent's measure.
+    studied = {col for col, _ in resolved if roles[col].role in ("outcome", "derived_copy")}
+    if studied:
+        resolved = [(col, evidence) for col, evidence in resolved if col in studied]
+    modelled = {col for col, evidence in resolved if evidence.startswith(("model response", "series modelled"))}
     for col, evidence in resolved:
-        if col is None or weak_documentation(col, evidence, record, roles, modelled) is not None:
+        if weak_documentation(col, evidence, record, roles, modelled) is not None:
             continue
         role = roles[col]
         kind = documented_kind(evidence)

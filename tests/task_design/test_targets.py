@@ -278,3 +278,18 @@ def test_an_undescribed_ratio_ranks_below_the_series_it_is_computed_from() -> No
     cols = {"wcough": rng.poisson(50, 60), "ratio": rng.uniform(size=60), "alldeaths": rng.poisson(900, 60)}
     ranked, _ = _ranked(cols)
     assert ranked[-1].column == "ratio"
+
+
+def test_a_model_of_a_covariate_is_a_side_fit_beside_a_documented_outcome() -> None:
+    # HistData/GaltonFamilies: `abline(lm(father ~ mother))` over `scatterplot(childHeight ~ midparentHeight)`;
+    # the father's height is a parent's measure, the child's height the question.
+    rng = np.random.default_rng(14)
+    cols = {"father": rng.normal(69, 2, 60), "mother": rng.normal(64, 2, 60), "childHeight": rng.normal(66, 3, 60)}
+    documented = {"father": "model response in lm(father ~ …) in Examples",
+                  "childHeight": "formula response in scatterplot(childHeight ~ …) in Examples"}
+    docs = {"father": "height of father", "mother": "height of mother", "childHeight": "height of child"}
+    ranked, _ = _ranked(cols, documented_outcomes=documented, column_descriptions=docs)
+    assert [r.column for r in ranked if r.documented] == ["childHeight"]
+    # Alone, the documentation still overrules the role it names.
+    ranked, _ = _ranked(cols, documented_outcomes={"father": documented["father"]}, column_descriptions=docs)
+    assert ranked[0].column == "father" and ranked[0].documented

@@ -37,6 +37,7 @@ from sklearn.model_selection import KFold
 from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
+from sourcing.rdoc import resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
 
@@ -145,12 +146,32 @@ def _derives_from(doc: str, other: str, columns: set[str]) -> str | None:
     return None
 
 
+# A documented response that the Examples compute from columns (sourcing.rdoc: "..., 'score' computed from
+# 'math'"): AER/CASchools' `score` is (`math` + `read`)/2.
+_COMPUTED_PART = re.compile(r"'(?P<whole>[^']+)' computed from '(?P<part>[^']+)'$")
+
+
+def sibling_parts(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
+    """The other parts of the documented response that `target` is one part of: {column: why}. With
+    `read` beside it, `math` is half of the studied score given away by the other half (r ~ 0.9);
+    without it, it is the score of a school, predicted from the school."""
+    parts: dict[str, list[str]] = {}
+    for name, evidence in record.documented_outcomes.items():
+        if (m := _COMPUTED_PART.search(evidence)) is not None and (col := resolve_column(name, [*columns, target])):
+            parts.setdefault(m.group("whole"), []).append(col)
+    return {c: f"with the target, a part of the documented response {whole!r} (computed from {', '.join(cols)})"
+            for whole, cols in parts.items() if target in cols for c in cols if c != target and c in columns}
+
+
 def described_derivations(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
-    """Columns that a description computes from the target, or the target from: {column: why}."""
+    """Columns that a description computes from the target, or the target from, and the other parts of a
+    documented response computed from the target and them: {column: why}."""
     docs = record.column_descriptions
     names = {*columns, target}
-    out: dict[str, str] = {}
+    out: dict[str, str] = sibling_parts(record, target, columns)
     for c in columns:
+        if c in out:
+            continue
         if (why := _derives_from(docs.get(c, ""), target, names)) is not None:
             out[c] = f"computed from the target: described as {docs[c][:80]!r} ({why!r})"
         elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:

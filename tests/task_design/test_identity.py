@@ -223,3 +223,15 @@ def test_a_ratio_of_sums_is_found_among_noise_columns() -> None:
     table = pd.DataFrame({**counts, "rate": rate})
     score, error, used = rate_fit(table, "rate", list(counts))
     assert score > 0.99 and error < 0.01 and set(used) == {"hits", "walks", "outs"}
+
+
+def test_the_other_part_of_a_documented_computed_response_is_no_feature() -> None:
+    # AER/CASchools: the Examples fit `lm(score ~ ...)` with `score <- (math + read)/2`; predicting `math`
+    # with `read` (r ~ 0.9) beside it is half the answer given away by the other half.
+    docs = {"math": "model response in lm(score ~ …) in Examples, 'score' computed from 'math'",
+            "read": "model response in lm(score ~ …) in Examples, 'score' computed from 'read'",
+            "income": "model response in lm(income ~ …) in Examples"}
+    record = build_record(documented_outcomes=docs)
+    drops = described_derivations(record, "math", ["read", "income", "students"])
+    assert set(drops) == {"read"} and "'score'" in drops["read"]
+    assert described_derivations(record, "income", ["read", "math", "students"]) == {}

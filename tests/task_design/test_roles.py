@@ -238,7 +238,10 @@ def test_a_running_number_of_events_is_a_row_index() -> None:
                                  "Verbal Reasoning (VR) score band at intake", "Half baths above grade",
                                  "estimated performance (by Ein-Dor & Feldmesser)", "treatment group assigned",
                                  "mother's weight in pounds", "number of prior arrests",
-                                 "previous weekly wage"])  # wooldridge/injury's `prewage`
+                                 "previous weekly wage",  # wooldridge/injury's `prewage`
+                                 "mean grade level of mother",  # Ecdat/RetSchool's `momed`
+                                 "infusion rate in [µg / min]",  # nlme/Remifentanil's `Rate`
+                                 "amount of remifentanil given in the current time interval in [µg]"])
 def test_a_column_whose_own_words_fix_it_before_the_outcome_is_a_covariate(doc: str) -> None:
     rng = np.random.default_rng(1)
     role = _roles({"v": rng.normal(size=40).round(3), "y": rng.normal(size=40)},
@@ -310,3 +313,30 @@ def test_a_factor_indicating_the_school_attended_is_an_identifier_of_a_unit() ->
     doc = {"second": "A factor indicating the secondary school that the student attended."}
     assert _role(cols, "second", column_descriptions=doc) == "identifier"
     assert _role(cols, "attain", column_descriptions=doc) == "outcome"
+
+
+def test_the_seasonally_adjusted_copy_of_a_raw_series_is_derived_from_it() -> None:
+    # Ecdat/Hstarts: `hssa` is `hs` with its seasonal pattern taken out, a copy that gives `hs`'s
+    # forecast away; a series adjusted from nothing in the table stays what it is.
+    rng = np.random.default_rng(5)
+    hs = rng.normal(size=60).cumsum()
+    docs = {"hs": "the log of urban housing starts in Canada, not seasonally adjusted, CANSIM series J6001",
+            "hssa": "the log of urban housing starts in Canada, seasonally adjusted, CANSIM series J9001",
+            "cpi": "consumer prices, seasonally adjusted"}
+    roles = _roles({"hs": hs, "hssa": hs + rng.normal(scale=0.5, size=60), "cpi": rng.normal(size=60)},
+                   column_descriptions=docs)
+    assert roles["hssa"].role == "derived_copy" and roles["hssa"].related == "hs"
+    assert roles["hs"].role == roles["cpi"].role == "outcome"
+
+
+def test_the_error_term_of_a_simulated_response_is_derived_from_it() -> None:
+    # stevedata/fakeTSD: `y` = 20 + .25 year + .25 x1 + x2 + e, with `e` ("randomly generated errors") a column.
+    rng = np.random.default_rng(6)
+    e, x1 = rng.normal(size=60), rng.normal(size=60)
+    docs = {"y": "an outcome", "x1": "a continuous variable", "e": "randomly generated errors"}
+    roles = _roles({"y": 20 + 0.25 * x1 + e, "x1": x1, "e": e}, column_descriptions=docs,
+                   documented_outcomes={"y": "documented as 'outcome' in Format"})
+    assert roles["e"].role == "derived_copy" and roles["e"].related == "y"
+    assert roles["x1"].role == roles["y"].role == "outcome"
+    # Without a documented response nothing says whose error it is.
+    assert _roles({"y": 20 + x1 + e, "x1": x1, "e": e}, column_descriptions=docs)["e"].role == "outcome"

@@ -8,7 +8,10 @@ side with the ratio. `--limit N` first runs `daregen build --limit N` into a tem
 folder with an empty build cache (so every task is built, nothing restored) and reads its report.
 
 What the figures include (run_report.json's `timings.note` says the same):
-- every step of every unit the build worked on, built or rejected: source, profile, design,
+- every step of every unit the build worked on, built or rejected: source, profile, design and its
+  parts (time index: is the table a regular series; time series: the time-series designer; leak
+  screens and learnability: the tabular designer's checks of each target it tries, both tasks of a
+  pair included, the second task's few checks inside the same single design step),
   postprocess, finalize and its parts (writes, MM check, reference run, file checks,
   instruction check, schema check), storing the task in the build cache, the determinism
   guard's reference fits (both fresh interpreters, summed) and the DSAgentBench work made from

@@ -105,7 +105,8 @@ def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, 
 TIMINGS_NOTE = (
     "Wall seconds per step of each unit the build worked on, built or rejected (cache hits did no step). "
     "source, profile and design run once per dataset and sit on its first unit; a `stage/part` figure is "
-    "a part of `stage` (finalize/reference run is inside finalize). guard: the unit's reference fits in "
+    "a part of `stage` (finalize/reference run is inside finalize, design/learnability inside design: "
+    "the design step designs both tasks of a dataset at once). guard: the unit's reference fits in "
     "the two fresh interpreters of the determinism check, summed (their start-ups are in phases.guard only). "
     "dsagent/*: DSAgentBench made from the finished task: its tasks made (dsagent/make tasks), their "
     "sandboxed validation job (dsagent/validation job), of which running the oracles and evaluating the "

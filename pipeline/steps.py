@@ -27,7 +27,7 @@ from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejecte
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
 from pipeline.core.text import shorten
-from pipeline.core.timing import collecting
+from pipeline.core.timing import collecting, timed
 
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
@@ -191,15 +191,18 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         table.to_parquet(work / TABLE_PARQUET, index=False)
         write_json(work / PROFILE_JSON, profile.model_dump(mode="json"))
     pinned_tabular = pin is not None and pin.problem_type in ("classification", "regression")
-    if not pinned_tabular and (is_time_series(record) or regular_time_index(table) is not None):
+    with timed("design/time index"):  # every table is asked whether its rows are a regular series
+        regular = not pinned_tabular and (is_time_series(record) or regular_time_index(table) is not None)
+    if regular:
         # The source routed it to the time-series path (docs/time-series.md), or its rows are a regular
         # series (one per month, per unit and year), whatever the designer; a table without a time axis
         # after all goes on to the tabular designer below.
         from task_design.timeseries import NoTimeColumn, design_ts
 
         try:
-            ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config,
-                                pinned=pin.target[0] if pin is not None and pin.target else None)
+            with timed("design/time series"):
+                ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config,
+                                    pinned=pin.target[0] if pin is not None and pin.target else None)
         except NoTimeColumn:
             ts_spec = None
         if ts_spec is not None:

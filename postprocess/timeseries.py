@@ -296,10 +296,23 @@ def shows_a_forecast(baselines: dict[str, float]) -> bool:
         v >= RESCUE_R2 for v in standard.values())
 
 
+def _array_key(x: np.ndarray | None) -> tuple | None:
+    return None if x is None else (x.dtype.str, x.shape, x.tobytes())
+
+
 def _per_entity(spec: TimeSeriesSpec, hist: pd.DataFrame, fut: pd.DataFrame, model: str,
-                exog: list[str]) -> dict[str, np.ndarray]:
+                exog: list[str], memo: dict | None = None) -> dict[str, np.ndarray]:
     """Forecasts for the rows of `fut` (in its order), entity by entity: seasonal naive, the fitted
-    `model` and the STANDARD_BASELINES, by name."""
+    `model` and the STANDARD_BASELINES, by name. `memo` keeps each fit's forecast by its exact inputs
+    (method, history, horizon, season, exogenous values): a series that is not resampled is the same
+    history for v1 and v2, so each model is fitted once for both, to the same forecast."""
+    memo = {} if memo is None else memo
+
+    def once(key: tuple, forecast):
+        if key not in memo:
+            memo[key] = forecast()
+        return memo[key]
+
     target = spec.target[0]
     names_ = ["seasonal_naive", model, *STANDARD_BASELINES]
     out = {name: pd.Series(np.nan, index=fut.index) for name in names_}
@@ -315,11 +328,14 @@ def _per_entity(spec: TimeSeriesSpec, hist: pd.DataFrame, fut: pd.DataFrame, mod
         if fitted:
             x_h = h[exog].to_numpy(dtype=float) if exog else None
             x_f = f[exog].to_numpy(dtype=float) if exog else None
-            out[model][f.index] = _fit_forecast(y, len(f), spec.season_length, model, x_h, x_f)
+            out[model][f.index] = once((model, _array_key(y), len(f), spec.season_length, _array_key(x_h),
+                                        _array_key(x_f)),
+                                       lambda: _fit_forecast(y, len(f), spec.season_length, model, x_h, x_f))
         else:
             out[model][f.index] = naive
         for name in STANDARD_BASELINES:
-            out[name][f.index] = _standard_forecast(name, y, len(f), spec.season_length) if fitted else naive
+            out[name][f.index] = once((name, _array_key(y), len(f), spec.season_length), lambda: _standard_forecast(
+                name, y, len(f), spec.season_length)) if fitted else naive
     return {name: series.fillna(fallback).to_numpy() for name, series in out.items()}
 
 
@@ -341,8 +357,9 @@ def compute_baselines(spec: TimeSeriesSpec, train: pd.DataFrame, future: pd.Data
     else:
         hist_v2 = hist
     grid_sorted = _sorted_by_time(grid, spec)
-    v2 = _per_entity(spec, hist_v2.reset_index(drop=True), grid_sorted, "ExponentialSmoothing", [])
-    v1 = _per_entity(spec, hist.reset_index(drop=True), future, spec.model_type, exog)
+    memo: dict = {}
+    v2 = _per_entity(spec, hist_v2.reset_index(drop=True), grid_sorted, "ExponentialSmoothing", [], memo)
+    v1 = _per_entity(spec, hist.reset_index(drop=True), future, spec.model_type, exog, memo)
     y1 = future[target].to_numpy(dtype=float)
     y2 = grid_sorted[target].to_numpy(dtype=float)
     scores = {f"v1/{name}": _baseline_score("v1", y1, pred) for name, pred in v1.items()}

@@ -26,6 +26,7 @@ from pipeline.core.records import (
     ProblemType,
     TaskSpec,
 )
+from pipeline.core.timing import timed
 from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem
@@ -265,10 +266,12 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         if problem is None:
             candidates = [c for c in frame.usable if c != target and c not in failed_outcomes]
             others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
-            features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng)
-            # Answers the other columns compute together (products, ratios, sums, described derivations).
-            derived = screen_derived_answers(record, profile, table, target, problem_type, [
-                c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
+            with timed("design/leak screens"):
+                features, leaks = _screen_features(target, candidates, others, table, profile, problem_type,
+                                                   config, rng)
+                # Answers the other columns compute together (products, ratios, sums, described derivations).
+                derived = screen_derived_answers(record, profile, table, target, problem_type, [
+                    c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
             leaks.update(derived.drops)
             features = [f for f in features if f not in derived.drops]
             if derived.problem is not None:
@@ -280,7 +283,8 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
                 mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
                 margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
                                                                                 config.learnable_fallback_margin)
-                problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
+                with timed("design/learnability"):
+                    problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
         if problem is not None:
             attempts.append(_failure(choice, problem))
             excluded[target] = f"tried: {problem}"

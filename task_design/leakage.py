@@ -35,6 +35,33 @@ def _encode(feature: pd.Series) -> np.ndarray:
     return codes.astype("float64").reshape(-1, 1)
 
 
+def balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """sklearn's balanced_accuracy_score, the same float: the mean recall over the classes of `y_true` in
+    sorted order (a class only predicted has no recall, and sklearn drops it too), from the same integer
+    counts. sklearn's input validation and confusion matrix cost 10-15 ms a call, and the leak and
+    encoding screens score thousands of single-feature fits; anything unusual (no rows, mixed label
+    types) takes sklearn's path, so it fails (or not) exactly as before."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if len(y_true) == 0 or len(y_true) != len(y_pred) or y_true.ndim != 1 or y_pred.ndim != 1 or not (
+            _plain_labels(y_true) and _plain_labels(y_pred) and _same_kind(y_true, y_pred)):
+        return float(balanced_accuracy_score(y_true, y_pred))
+    classes, index = np.unique(y_true, return_inverse=True)
+    support = np.bincount(index, minlength=len(classes))
+    hits = np.bincount(index[y_true == y_pred], minlength=len(classes))
+    return float(np.mean(hits / support))
+
+
+def _plain_labels(y: np.ndarray) -> bool:
+    """Labels the fast path reads as sklearn does: all str (object or unicode arrays) or all integers."""
+    if y.dtype.kind in "iuU":
+        return True
+    return y.dtype.kind == "O" and all(type(v) is str for v in y)
+
+
+def _same_kind(a: np.ndarray, b: np.ndarray) -> bool:
+    return (a.dtype.kind in "iu") == (b.dtype.kind in "iu")
+
+
 def tree_fit_predict(model, x_fit: np.ndarray, y_fit: np.ndarray, x_pred: np.ndarray) -> np.ndarray:
     """`model.fit(x_fit, y_fit).predict(x_pred)` for a scikit-learn decision tree, its input validation
     skipped where it could change nothing: a tree casts X to float32 and, finding no NaN or infinity,
@@ -97,7 +124,7 @@ def single_feature_fit(feature: pd.Series, target: pd.Series, problem_type: Prob
     if found is None:
         return SingleFeatureFit(0.0)
     y, folds = found
-    metric = balanced_accuracy_score if problem_type == "classification" else r2_score
+    metric = balanced_accuracy if problem_type == "classification" else r2_score
     score = float(np.clip(np.mean([metric(y[test], pred) for test, pred in folds]), 0.0, 1.0))
     if problem_type != "classification":
         return SingleFeatureFit(score)
@@ -157,7 +184,7 @@ def encoding_problem(feature: pd.Series, target: pd.Series, problem_type: Proble
     if problem_type == "classification":
         # Each class's most common code is the best guess the class allows; few classes, so no folds.
         guess = pd.crosstab(target.astype(str), code).idxmax(axis=1)
-        score = float(balanced_accuracy_score(code.to_numpy(), guess.loc[target.astype(str)].to_numpy()))
+        score = balanced_accuracy(code.to_numpy(), guess.loc[target.astype(str)].to_numpy())
     else:
         score = leak_score(target, code, "classification")
     if score < ENCODING_SCORE:

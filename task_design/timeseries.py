@@ -157,8 +157,9 @@ def text_format(col: pd.Series) -> str | None:
     if values.empty:
         return None
     sample = values.iloc[:: max(1, len(values) // 200)]
+    distinct = dict.fromkeys(values)  # the verdict is all-or-nothing: each distinct text once
     for fmt in TEXT_FORMATS:
-        if all(round_trips(s, fmt) for s in sample) and all(round_trips(s, fmt) for s in values):
+        if all(round_trips(s, fmt) for s in sample) and all(round_trips(s, fmt) for s in distinct):
             return fmt
     return None
 

@@ -22,6 +22,7 @@ are detected with `%q`, and trees written before this rule still parse.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 
@@ -72,6 +73,16 @@ def parse_time(text: str, fmt: str) -> datetime:
 
 def round_trips(text: str, fmt: str) -> bool:
     try:
+        return _round_trips(text, fmt)
+    except TypeError:  # an unhashable value: not a time text, and no cache entry either
+        return False
+
+
+# Memoised: a pure function of its two arguments, asked again for every repeated value of a panel's time
+# column and for the same column by each of the designers' time checks (a build asks it millions of times).
+@functools.lru_cache(maxsize=1 << 17)
+def _round_trips(text: str, fmt: str) -> bool:
+    try:
         return format_time(parse_time(text, fmt), fmt) == str(text)
     except (ValueError, TypeError):
         return False
@@ -112,7 +123,10 @@ def check_standard_format(texts: pd.Series, fmt: str) -> str | None:
 
 def parse_times(texts: pd.Series, fmt: str) -> pd.Series:
     """Timestamps of `texts` (UTC when the pattern carries an offset, so DST shifts still order)."""
-    values = [parse_time(t, fmt) for t in texts.astype(str)]
+    texts = texts.astype(str)
+    # Each distinct text parsed once (in order of first appearance, so a bad one fails as before).
+    parsed = {t: parse_time(t, fmt) for t in dict.fromkeys(texts)}
+    values = [parsed[t] for t in texts]
     aware = any(v.tzinfo is not None for v in values)
     return pd.Series(pd.to_datetime(values, utc=aware), index=texts.index)
 

@@ -291,3 +291,20 @@ def test_a_partial_key_is_no_panel():
     table = pd.DataFrame(rows)
     times = parse_times(table["t"], "%Y-%m-%d")
     assert find_entities(table, "t", times) == ()
+
+
+def test_repeated_time_texts_parse_as_each_would_alone():
+    # A panel repeats each time once per entity: each distinct text is parsed once, the result is per row.
+    texts = pd.Series(["2020-03-01", "2020-01-01", "2020-03-01", "2020-02-01", "2020-01-01"], index=[9, 3, 5, 1, 7])
+    parsed = parse_times(texts, "%Y-%m-%d")
+    assert list(parsed.index) == [9, 3, 5, 1, 7]
+    assert list(parsed) == [pd.Timestamp(parse_time(t, "%Y-%m-%d")) for t in texts]
+    # The first text that does not parse is the one named, as when every row was parsed in turn.
+    with pytest.raises(ValueError, match="2020-13-01"):
+        parse_times(pd.Series(["2020-01-01", "2020-13-01", "2020-01-01", "2020-14-01"]), "%Y-%m-%d")
+
+
+def test_round_trips_answers_the_same_when_asked_again():
+    for _ in range(2):  # the second answer comes from the memo
+        assert round_trips("2020-01-01", "%Y-%m-%d") and not round_trips("2020-1-01", "%Y-%m-%d")
+    assert not round_trips(["2020-01-01"], "%Y-%m-%d")  # an unhashable value is no time text

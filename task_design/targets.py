@@ -447,8 +447,12 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     described = {c: s for c in outcomes for s in prose if described_by(record.column_descriptions.get(c, ""), s)}
     # The dataset's own wording singles out what it studies (task_design.study_subject): first among the
     # fallback's readings, unless it is who the unit is or what the design set, or the description already
-    # names the response in words (that sentence is the stronger reading).
-    subject = None if prose else study_subject(record, [c for c in names if roles[c].role == "outcome"])
+    # names the response in words, or a column's own entry calls it the response or outcome (each the
+    # stronger reading: a local table titled "Clinic visits" whose `label` is "the outcome").
+    own_response = any(_RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", record.column_descriptions.get(c, "")))
+                       for c in outcomes)
+    subject = None if prose or own_response else study_subject(record, [c for c in names
+                                                                       if roles[c].role == "outcome"])
     if subject is not None and subject.column in scores and not (
             _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
             or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):

@@ -326,3 +326,16 @@ def test_a_school_year_named_grade_is_no_outcome_by_its_name() -> None:
             "x": "a measurement"}
     ranked, _ = _ranked(cols, column_descriptions=docs, title="Annual survey of health-risk youth behaviors")
     assert "grade" not in [r.column for r in ranked if has_evidence(r)]
+
+
+def test_a_column_called_the_outcome_outranks_the_titles_study_subject() -> None:
+    # A local table titled "Clinic visits": the title names `visits`, but `label`'s own entry says it is the
+    # outcome, which is the stronger reading.
+    rng = np.random.default_rng(7)
+    n = 80
+    cols = {"visits": rng.poisson(3, n).astype(float), "label": rng.choice(["a", "b"], n), "x": rng.normal(size=n)}
+    docs = {"visits": "Number of visits to the clinic.", "label": "the outcome", "x": "a probe measurement"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Clinic visits")
+    assert ranked[0].column == "label" and ranked[0].kind != "study_subject"
+    ranked, _ = _ranked(cols, column_descriptions={**docs, "label": "a group code"}, title="Clinic visits")
+    assert ranked[0].column == "visits" and ranked[0].kind == "study_subject"

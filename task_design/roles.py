@@ -85,9 +85,10 @@ _UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|reg
                             r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
                             r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
                             re.I)
-# mlmRev/ScotsSec's `second`, "a factor indicating the secondary school that the student attended": which
-# unit a row belongs to, a grouping label however it is stored.
-_UNIT_FACTOR_DOC = re.compile(r"\bfactor (indicating|identifying|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
+# mlmRev/ScotsSec's `second`, "a factor indicating the secondary school that the student attended", and
+# mlmRev/Hsb82's `school`, "an ordered factor designating the school that the student attends": which unit
+# a row belongs to, a grouping label however it is stored.
+_UNIT_FACTOR_DOC = re.compile(r"\bfactor (indicating|identifying|designating|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
                               r"class(room)?|teacher|district|county|state|country|region|site|centre|center|"
                               r"plant|farm|firm|household|family|subject|patient|person|individual|litter|herd|"
                               r"batch|block|plot)\b", re.I)
@@ -138,8 +139,10 @@ _STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring
                           r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
 _STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(0|1) ?= ?(alive|censored|dead|"
                          r"death|event)|(alive|censored|dead|death) ?= ?(0|1))\b", re.I)
+# `stop`/`tstop`: the exit time of a counting-process interval (survival/heart's start, stop, event), the
+# duration its status closes.
 _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
-                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival)(?P<k>_?\d*)$|"
+                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival|stop|tstop)(?P<k>_?\d*)$|"
                             r"time$", re.I)
 _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
                            r"duration|censor)", re.I)

@@ -313,6 +313,22 @@ def test_a_factor_indicating_the_school_attended_is_an_identifier_of_a_unit() ->
     doc = {"second": "A factor indicating the secondary school that the student attended."}
     assert _role(cols, "second", column_descriptions=doc) == "identifier"
     assert _role(cols, "attain", column_descriptions=doc) == "outcome"
+    # mlmRev/Hsb82: "an ordered factor designating the school that the student attends"
+    doc = {"second": "an ordered factor designating the school that the student attends."}
+    assert _role(cols, "second", column_descriptions=doc) == "identifier"
+
+
+def test_the_exit_time_of_a_counting_process_interval_is_a_censored_duration() -> None:
+    # survival/heart: (start, stop] intervals closed by `event`; `stop` is the duration the status censors.
+    rng = np.random.default_rng(8)
+    n = 60
+    start = rng.uniform(0, 50, n).round(1)
+    cols = {"start": start, "stop": start + rng.uniform(1, 300, n).round(1), "event": rng.integers(0, 2, n),
+            "age": rng.normal(0, 9, n)}
+    doc = {"start": "Entry and exit time and status for this interval of time"}
+    roles = _roles(cols, column_descriptions=doc)
+    assert roles["stop"].role == "censored_duration" and roles["stop"].related == "event"
+    assert roles["event"].role == "censoring_status"
 
 
 def test_the_seasonally_adjusted_copy_of_a_raw_series_is_derived_from_it() -> None:

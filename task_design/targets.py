@@ -56,13 +56,15 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
                            r"visitors|arrivals|passengers|production|consumption|employment|unemployment|gdp|"
                            r"output|births|deaths|value)$|"
                            r"(^|[._])(target|label|class|outcome|response|price|yield|score)($|[._])", re.I)
-# Wording of the column's own description that reads as a measured outcome. Not "whether the": every
+# Wording of the column's own description that reads as a measured outcome. A "grade" is a mark or a stage
+# of disease, not a school year ("10th grade students", "4th grade math", "a mixed-grade class": mediation/
+# student's `free`, the share of 10th graders on free lunch, read X blind). Not "whether the": every
 # yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`).
 _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
                           r"classification|classed|classified|indicator of (success|death|disease)|survived|"
                           r"income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
-                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )grade(?!s? (level|completed|span|range))|"
+                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children))|"
                           r"median value|house value|"
                           r"home value|market value|performance|"
                           r"value of (owner|the house|the home)|sale price|selling price)", re.I)
@@ -70,7 +72,7 @@ _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of i
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
 _CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
                                 r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                                r"mortality|killed|(?<!highest )grade(?!s? (level|completed|span|range)))", re.I)
+                                r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
 _CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|species|"

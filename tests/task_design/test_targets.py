@@ -339,3 +339,16 @@ def test_a_column_called_the_outcome_outranks_the_titles_study_subject() -> None
     assert ranked[0].column == "label" and ranked[0].kind != "study_subject"
     ranked, _ = _ranked(cols, column_descriptions={**docs, "label": "a group code"}, title="Clinic visits")
     assert ranked[0].column == "visits" and ranked[0].kind == "study_subject"
+
+
+@pytest.mark.parametrize("doc", ["Percentage of 10th grade students receiving free lunch",
+                                 "a factor indicating if the class is a mixed-grade class"])
+def test_a_school_year_in_a_description_is_no_grade_outcome(doc: str) -> None:
+    rng = np.random.default_rng(9)
+    n = 60
+    cols = {"free": rng.choice(["0-5", "6-10", "11-20", "21-30"], n), "x": rng.normal(size=n)}
+    ranked, _ = _ranked(cols, column_descriptions={"free": doc, "x": "a measurement"}, title="Student data")
+    assert "free" not in [r.column for r in ranked if has_evidence(r)]
+    ranked, _ = _ranked(cols, column_descriptions={"free": "final grade in the course", "x": "a measurement"},
+                        title="Student data")
+    assert "free" in [r.column for r in ranked if has_evidence(r)]

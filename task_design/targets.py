@@ -214,9 +214,15 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
             return f"a plot's formula shows it, while a model fits {sorted(modelled - {col})[0]!r}"
     if evidence.startswith("documented as") and "in Format" in evidence:
         doc = record.column_descriptions.get(col, "")
-        if doc and _RESPONSE_AS_NOUN.search(doc) and not _RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", doc)):
+        if doc and _RESPONSE_AS_NOUN.search(doc) and not _says_response(doc):
             return f"its description uses 'response' as a noun of the data ({_RESPONSE_AS_NOUN.search(doc).group(0)!r})"
     return None
+
+
+def _says_response(doc: str) -> bool:
+    """The description calls its column the response or outcome, once "response" as a noun of the data
+    ("response rate to mailings", "item response") is set aside."""
+    return _RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", doc)) is not None
 
 
 def _documented(record: DatasetRecord, names: list[str],
@@ -442,7 +448,8 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     outcomes = [c for c in allowed if roles[c].role == "outcome" and c not in seen]
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
     scores = {c: fallback_score(c, record, names) for c in outcomes}
-    title_named = _title_named(record, [c for c in names if roles[c].role == "outcome"])
+    outcome_columns = [c for c in names if roles[c].role == "outcome"]  # every outcome, the seen ones too
+    title_named = _title_named(record, outcome_columns)
     # The description names the response in words: the column it describes is the outcome, and no other
     # column reads as one by its own words (schooldays' `school`, named in the title, beside `absent`).
     prose = response_sentences(record)
@@ -451,10 +458,8 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     # fallback's readings, unless it is who the unit is or what the design set, or the description already
     # names the response in words, or a column's own entry calls it the response or outcome (each the
     # stronger reading: a local table titled "Clinic visits" whose `label` is "the outcome").
-    own_response = any(_RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", record.column_descriptions.get(c, "")))
-                       for c in outcomes)
-    subject = None if prose or own_response else study_subject(record, [c for c in names
-                                                                       if roles[c].role == "outcome"])
+    own_response = any(_says_response(record.column_descriptions.get(c, "")) for c in outcomes)
+    subject = None if prose or own_response else study_subject(record, outcome_columns)
     if subject is not None and subject.column in scores and not (
             _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
             or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):

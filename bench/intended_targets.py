@@ -17,10 +17,11 @@ right answer is no task. Such a dataset is *abstained* when the build considered
 `bench/intended_targets_2.csv`, a second list labelled independently from the datasets' help pages
 before the code it measures was tuned, has the same format, and so has `bench/intended_targets_3.csv`
 (80 datasets drawn by bench/draw_heldout.py after list 2 had been used for tuning, labelled blind
-from help pages and data only, and never used to tune a rule), and `bench/intended_targets_4.csv`
+from help pages and data only, and never used to tune a rule), `bench/intended_targets_4.csv`
 (80 more, drawn the same way once list 3 had been read for what the designer missed, and labelled
-blind before any rule was tuned). INTENDED_LISTS names the lists a
-bench run reports when no list is given.
+blind before any rule was tuned) and `bench/intended_targets_5.csv` (80 more, drawn by
+`bench/draw_heldout.py 5` once list 4 had been built and measured, labelled blind the same way).
+INTENDED_LISTS names the lists a bench run reports when no list is given.
 
 Everything here reads files and computes figures; nothing builds. bench_designers.py builds the
 listed datasets (`--sources builtin:REF,...`) and prints these figures per designer.
@@ -38,9 +39,10 @@ INTENDED_CSV = Path(__file__).resolve().parent / "intended_targets.csv"
 INTENDED_CSV_2 = Path(__file__).resolve().parent / "intended_targets_2.csv"
 INTENDED_CSV_3 = Path(__file__).resolve().parent / "intended_targets_3.csv"
 INTENDED_CSV_4 = Path(__file__).resolve().parent / "intended_targets_4.csv"
+INTENDED_CSV_5 = Path(__file__).resolve().parent / "intended_targets_5.csv"
 KINDS = ("classification", "regression", "time_series")
 NO_QUESTION = "none"  # a dataset with no defensible question: no task is the right answer
-INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3, INTENDED_CSV_4)
+INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3, INTENDED_CSV_4, INTENDED_CSV_5)
 # With a 0.7 split, 200 rows give 60 validation rows: the 40-row floor survives missing targets.
 LARGE_ROWS = 200
 _COLUMNS = ["ref", "outcomes", "kind", "rows", "justification"]

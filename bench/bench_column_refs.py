@@ -5,7 +5,7 @@
 DARE-bench's questions refer to a feature by what it means ("the support stat of the Pokemon"), so an
 agent must map the words to a column through metadata.txt. For every tabular task of each TREE (its
 question_list.json and each task's verify/all_metadata.json), a selected feature *carries its name*
-when the column name appears in question_v1 as a word in any case (finalize.column_refs.name_match:
+when the column name appears in question_v1 as a word in any case (pipeline.core.column_refs.name_match:
 "the mother's age in years" carries `age`, "community income level" carries `Income`); that strict
 share is the headline. Beside it: the share that appear case as written, and the share that are
 backticked. The issue's DARE-bench figure (16% of the selected features of its 88 tabular eval tasks)
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from finalize.column_refs import name_match, why_name_appears  # noqa: E402
 from pipeline.core import names  # noqa: E402
+from pipeline.core.column_refs import name_match, why_name_appears  # noqa: E402
 from pipeline.core.task_metadata import FeatureReference  # noqa: E402
 
 

@@ -16,11 +16,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from finalize.column_refs import resolve
 from finalize.instructions import (SELECTION_ANCHOR, VAL_MISSING_RULE, format_number, quoted_value,
                                    row_order_sentence)
 from finalize.task_files import TaskFiles
 from pipeline.core import names
+from pipeline.core.column_refs import resolve
 from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
 from pipeline.core.sqlite import connect_read_only, table_names

@@ -3,7 +3,7 @@ workflow in order; question_v2 (MM) asks for free modelling.
 
 The wording follows the published DARE-bench tasks. A feature is named by its metadata.txt
 description alone where that singles its column out, and as "description (`column`)" elsewhere
-or when the build asks for explicit references (finalize.column_refs decides, per feature). The
+or when the build asks for explicit references (pipeline.core.column_refs decides, per feature). The
 text also states what the reference's result depends on beyond the choices: the SQLite tables to
 read, the training rows' order and the validation file's missing-value rule.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 
-from finalize.column_refs import description_phrase, feature_references, named_text
 from pipeline.core import names
+from pipeline.core.column_refs import description_phrase, feature_references, named_text
 from pipeline.core.csv_convention import QUESTION_V1_PHRASE
 from pipeline.core.if_workflow import MULTI_OUTPUT_WRAPPED, make_model
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec

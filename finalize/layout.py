@@ -12,13 +12,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from finalize.checks import agent_tables, check_instruction, check_tabular_task, errors
-from finalize.column_refs import with_name_use
 from finalize.instructions import question_v1, question_v2, spec_references
 from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
 from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
+from pipeline.core.column_refs import with_name_use
 from pipeline.core.curation import Ledger
 from pipeline.core.environment import fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text

@@ -31,13 +31,12 @@ import re
 
 import pandas as pd
 
+from pipeline.core.column_refs import NO_DESCRIPTION
 from pipeline.core.records import DatasetRecord
 
 ABOUT_HEADER = "=== About this file ==="
 ABOUT_TITLE = "About this file"
 COLUMNS_HEADER = "=== Columns & descriptions ==="
-# DARE-bench's own spelling for an undocumented column (the covid-19 example).
-NO_DESCRIPTION = "[no description]"
 
 
 def _one_line(text: str) -> str:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from pipeline.core.column_refs import unnamed_references
 from pipeline.core.records import (
     MODELS_BY_PROBLEM,
     ColumnProfile,
@@ -152,11 +153,13 @@ def size_floor_problem(n_known: int, config: DesignConfig) -> str | None:
 
 def _screen_features(target: str, features: list[str], others: list[str], table: pd.DataFrame,
                      profile: DatasetProfile, problem_type: ProblemType, config: DesignConfig,
-                     rng: np.random.Generator) -> tuple[list[str], dict[str, str]]:
+                     rng: np.random.Generator, rank: Callable[[str], tuple[bool, ...]]
+                     ) -> tuple[list[str], dict[str, str]]:
     """Up to max_related_features non-leaky features (in column order, visited in a seeded
-    order) and the leaks found among them and among `others`, the columns that are not
-    features but stay in the MM files (identifiers too: a sorted id can give the target away)."""
-    visit = [features[i] for i in rng.permutation(len(features))]
+    order, the features `rank` puts first before the others: see reference_rank) and the leaks
+    found among them and among `others`, the columns that are not features but stay in the MM
+    files (identifiers too: a sorted id can give the target away)."""
+    visit = sorted((features[i] for i in rng.permutation(len(features))), key=rank)
     clean, leaks = screen_leaks(target, visit, table, profile, problem_type, config,
                                 max_clean=config.max_related_features)
     clean = clean[:config.max_related_features]
@@ -268,7 +271,7 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
             with timed("design/leak screens"):
                 features, leaks = _screen_features(target, candidates, others, table, profile, problem_type,
-                                                   config, rng)
+                                                   config, rng, reference_rank(record, profile.names))
                 # Answers the other columns compute together (products, ratios, sums, described derivations).
                 derived = screen_derived_answers(record, profile, table, target, problem_type, [
                     c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
@@ -399,6 +402,19 @@ def is_documented(record: DatasetRecord, column: str) -> bool:
     return bool(description) and description.lower() != column.lower()
 
 
+def reference_rank(record: DatasetRecord, columns: Sequence[str]) -> Callable[[str], tuple[bool, ...]]:
+    """A sort key that puts first the features question_v1 can refer to by meaning alone, then the
+    documented ones, then the rest, judged on metadata.txt-to-be: `columns` (the task files'
+    columns, or a superset of them, where a description that singles its column out still does)
+    with the record's descriptions on one line. DARE-bench's questions name a feature by what it
+    means, so an agent has to look it up; a description that uses the column's name ("average age"
+    for `Age`) or none at all leaves the name in the text. Sorting is stable, so the seeded order
+    decides among equals."""
+    described = {c: " ".join((record.column_descriptions.get(c) or "").split()) for c in columns}
+    by_meaning = unnamed_references(list(columns), described)
+    return lambda f: (f not in by_meaning, not is_documented(record, f))
+
+
 def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_type: ProblemType, target: str,
                       all_candidates: list[str], features: list[str], excluded: dict[str, str],
                       leaks: tuple[str, ...], rng: np.random.Generator, config: DesignConfig) -> TaskSpec:
@@ -413,11 +429,10 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
             excluded[f] = f"not sampled (more than {config.max_related_features} usable features)"
     ranged = list(related)  # every related feature has a range, so all are filterable
     k = int(rng.integers(math.ceil(len(ranged) / 2), len(ranged) + 1))
-    # Documented features first (in the seeded order), undocumented ones only to make up k: DARE-bench's
-    # questions refer to a feature by what metadata.txt says it means, which an undocumented column
-    # cannot be. The same draws as before, so every other choice stays as it was.
+    # Features named by meaning first, then documented ones (each in the seeded order), the rest
+    # only to make up k: see reference_rank. The same draws as before, so every other choice stays.
     visit = [ranged[i] for i in rng.permutation(len(ranged))]
-    selected = sorted(visit, key=lambda f: not is_documented(record, f))[:k]
+    selected = sorted(visit, key=reference_rank(record, [c for c in profile.names if c not in leaks]))[:k]
     kinds = {c.name: ("numerical" if c.dtype.startswith(("int", "float", "uint")) else "categorical")
              for c in profile.columns}
     numerical = [f for f in selected if kinds[f] == "numerical"]

@@ -19,8 +19,8 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from finalize.column_refs import name_match
 from pipeline.core import names
+from pipeline.core.column_refs import name_match
 from pipeline.core.ts_reference import RESAMPLE_ALIASES
 
 

@@ -254,7 +254,7 @@ class Provenance(_Block):
     v2_dropped_columns: Names = []
     feature_references: list[FeatureReference] = Field(
         [], description="Tabular tasks: how question_v1 refers to each feature it names (selected or filtered), "
-                        "in the order of the columns of metadata.txt (finalize.column_refs).")
+                        "in the order of the columns of metadata.txt (pipeline.core.column_refs).")
     mm_baselines: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         {}, description="MM difficulty: trivial baseline, reference model and best single feature scores "
                         "(finalize.mm_check), rounded.")

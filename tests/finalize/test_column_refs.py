@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from finalize.checks import check_instruction
-from finalize.column_refs import (description_phrase, feature_references, name_words, resolve, why_name_appears,
-                                  with_name_use)
 from finalize.instructions import question_v1, spec_references
 from finalize.layout import question_block
 from pipeline.build import BuildJob, build_one
 from pipeline.core import names
+from pipeline.core.column_refs import (description_phrase, feature_references, name_match, name_words, resolve,
+                                       unnamed_references, why_name_appears, with_name_use)
 from pipeline.core.jsonio import read_json
 from pipeline.steps import ENTRY_JSON
 from task_design.config import DesignConfig
@@ -319,3 +319,16 @@ def test_column_references_setting_reaches_the_text_the_record_and_the_digest(tm
             assert set(by.values()) == {"name"}
         else:  # the documented, unambiguous ones by description; `sparse` ("a numeric vector") by name
             assert by.get("x", "description") == "description" and by.get("sparse", "name") == "name"
+
+
+def test_unnamed_references_are_the_features_the_dare_reference_names_by_meaning_alone():
+    """The predicate the designers select by is the question writer's own decision: a description that
+    singles its column out and does not use the name, or a name's words; never a description that
+    uses the name, a shared one or none."""
+    documented = {"age": "the mother's age in years", "ht": "mother's height in inches", "x3": "",
+                  "Lot_Area": "", "wt": "weight of the baby", "wt2": "weight of the baby"}
+    assert unnamed_references(list(documented), documented) == {"ht", "Lot_Area"}
+    refs = feature_references(list(documented), documented, "dare")
+    assert [refs[c].phrase for c in ("ht", "Lot_Area")] == ["mother's height in inches", "lot area"]
+    assert refs["age"].by == "description" and name_match(refs["age"].phrase, "age")  # by meaning, yet named
+    assert {refs[c].by for c in ("x3", "wt", "wt2")} == {"name"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from finalize.column_refs import description_phrase, named_text
 from finalize.instructions import question_v1, question_v2, spec_references
 from pipeline.core import names
+from pipeline.core.column_refs import description_phrase, named_text
 from tests.factories import build_record, build_table, spec_where
 
 

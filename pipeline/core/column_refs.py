@@ -27,10 +27,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from finalize.metadata_txt import NO_DESCRIPTION
 from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
 
+# DARE-bench's own spelling for an undocumented column in metadata.txt (the covid-19 example).
+NO_DESCRIPTION = "[no description]"
 MIN_CONTENT_WORDS = 2
 NAME_WORDS_REASON = "the words of the column name single the column out"
 MAX_PHRASE = 90
@@ -296,6 +297,16 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
         shown = shown or description_phrase(column, fallback.get(column, ""), whole=True)
         out[column] = FeatureReference(column=column, by="name", phrase=named_text(column, shown), reason=reason)
     return out
+
+
+def unnamed_references(columns: Sequence[str], documented: dict[str, str]) -> frozenset[str]:
+    """Those of `columns` that question_v1 refers to in DARE style without their column name: the
+    reference feature_references writes is a phrase that singles the column out in `documented`
+    (metadata.txt's {column: description}) and does not contain the name as a word. The designers
+    prefer such features when a choice between them is otherwise equal, and the question writer
+    decides the same way, so the two never disagree about which features can be named by meaning."""
+    refs = feature_references(columns, documented, "dare")
+    return frozenset(c for c, r in refs.items() if r.by != "name" and not name_match(r.phrase, c))
 
 
 def name_match(text: str, column: str) -> re.Match[str] | None:

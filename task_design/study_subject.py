@@ -211,10 +211,15 @@ def _entry_stems(doc: str) -> set[str]:
     return head if len(head) >= _ENTRY_MIN else content_stems(_TYPE_PREAMBLE.sub("", doc.strip(), count=1))
 
 
+# Words of how the data were sampled in time, never what was measured: "A daily time series from 1990 to
+# 2005 of the New York Stock Exchange composite index" and "A daily univariate time series" share these only.
+_TIME_FRAME = frozenset(content_stems("daily weekly monthly quarterly yearly annual series univariate"))
+
+
 def _spelled_by(sentence: str, record: DatasetRecord, candidates: list[str]) -> dict[str, set[str]]:
     """The candidates whose own entry the sentence mostly spells (at least _ENTRY_MIN words and
     _ENTRY_SHARE of the entry's), or whose name it spells in two words or more; with the words shared."""
-    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence))
+    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence)) - _TIME_FRAME
     out: dict[str, set[str]] = {}
     for c in candidates:
         entry = _entry_stems(record.column_descriptions.get(c, ""))

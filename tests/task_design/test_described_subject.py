@@ -134,3 +134,16 @@ def test_a_second_task_never_rests_on_the_last_resort() -> None:
     rngs = {k: rng_for(0, record.ref, f"design-{k}") for k in ("classification", "regression")}
     specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert [s.target for s in specs] == [("glu",)]
+
+
+def test_words_of_the_time_frame_name_no_measure() -> None:
+    # AER/NYSESW: the opening and the column's entry share "daily" and "series" only.
+    rec = build_record(title="Daily NYSE Composite Index", description=(
+        "A daily time series from 1990 to 2005 of the New York Stock Exchange composite index."),
+        column_descriptions={"nysesw": "A daily univariate time series from 1990-01-02 to 2005-11-11"})
+    assert described_subject(rec, ["nysesw"]) is None
+    # Stat2Data/CO2Hawaii: the readings are of the column's own quantity.
+    rec = build_record(title="Carbon Dioxide at Mauna Loa", description=(
+        "Monthly carbon dioxide readings at Mauna Loa, Hawaii"),
+        column_descriptions={"CO2": "Atmospheric carbon dioxide level (ppm)"})
+    assert described_subject(rec, ["CO2"]).column == "CO2"

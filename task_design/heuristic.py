@@ -33,7 +33,8 @@ from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
-from task_design.targets import RankedTarget, documented_columns, has_evidence, rank_targets, role_exclusions
+from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
+                                 role_exclusions)
 from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
 
 DESIGNER_NAME = "heuristic"
@@ -387,6 +388,7 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         # column read as an outcome by its own words beside it (azprocedure's `admit` beside `los`, SwissLabor's
         # `income` beside `participation`): the first task's rule (try_targets), kept for the second.
         ranked = [r for r in ranked if r.documented]
+    ranked = [r for r in ranked if not is_last_resort(r)]
     if not any(has_evidence(r) for r in ranked) or survival_problem(frame, ranked) is not None:
         return [first]
     try:

@@ -170,3 +170,142 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
             return StudySubject(column, f"the documentation's {words!r} names what it studies "
                                         f"({', '.join(sorted(shared))})")
     return None
+
+
+# ---------------------------------------------------------------- the last resort: what the opening describes
+# Read only when no column has any other outcome reading (task_design.targets.described_subject): these
+# readings are weaker than the phrases above, and they never displace a column that reads as an outcome.
+
+# A sentence naming the response in words with a clause between: "The response measured was whether they
+# had died from breast cancer", "The response, measured by eye, is the number of visible solder skips".
+_LOOSE_RESPONSE = re.compile(r"\bthe (?:response|outcome)s?(?: variables?)?(?: (?:measured|recorded|of interest))?"
+                             r"(?:,[^,.;]{1,40},)? (?:is|was|are|were)\b(?P<y>[^.;]{3,120})", re.I)
+# What the opening says the data measured: "repeated measurements on the log-size of 79 Sitka spruce trees".
+_MEASURED = re.compile(r"\b(?:measurements?|readings?) (?:on|of) (?:the )?(?P<y>[^.;:,()]{3,60})", re.I)
+# A sentence that only says how big the table is ("The `Sitka` data frame has 395 rows and 4 columns.").
+_SIZE_SENTENCE = re.compile(r"\b(?:rows|observations|columns)\b[^.]*\b(?:columns|variables)\b|"
+                            r"\bdata frame (?:has|with) \d", re.I)
+# How much of a candidate's own entry the opening sentence must spell, and the fewest words it must share:
+# two name the unit often enough ("2279 patients transplanted at the EBMT" and `agecl`, "patient age at
+# transplant"), so the opening needs three unless the candidate is the table's only one.
+_ENTRY_SHARE = 2 / 3
+_ENTRY_MIN = 2
+_OPENING_MIN = 3
+# An opening about the study's design names its factors, not what it measured ("a randomized block design
+# with 45 varieties of sugar-cane" and `var`, "the cane variety").
+_DESIGN_SENTENCE = re.compile(r"\b(design\w*|randomi[sz]ed|assigned|allocated|blocks?|factorial|treatments?)\b", re.I)
+
+
+def _first_sentence(record: DatasetRecord) -> str:
+    """The opening's first sentence that says something beyond the table's size."""
+    for sentence in re.split(r"(?<=[.;])\s+", _opening(record)):
+        if sentence.strip() and not _SIZE_SENTENCE.search(sentence):
+            return sentence
+    return ""
+
+
+def _entry_stems(doc: str) -> set[str]:
+    """The words of a column's own entry that say what it measures: the head of its description, or the
+    whole entry when the head is a list of levels ("Yes or No, for diabetic according to WHO criteria")."""
+    head = content_stems(_description_head(doc))
+    return head if len(head) >= _ENTRY_MIN else content_stems(_TYPE_PREAMBLE.sub("", doc.strip(), count=1))
+
+
+# Words of how the data were sampled in time, never what was measured: "A daily time series from 1990 to
+# 2005 of the New York Stock Exchange composite index" and "A daily univariate time series" share these only.
+_TIME_FRAME = frozenset(content_stems("daily weekly monthly quarterly yearly annual series univariate"))
+
+
+def _spelled_by(sentence: str, record: DatasetRecord, candidates: list[str]) -> dict[str, set[str]]:
+    """The candidates whose own entry the sentence mostly spells (at least _ENTRY_MIN words and
+    _ENTRY_SHARE of the entry's), or whose name it spells in two words or more; with the words shared."""
+    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence)) - _TIME_FRAME
+    out: dict[str, set[str]] = {}
+    for c in candidates:
+        entry = _entry_stems(record.column_descriptions.get(c, ""))
+        by_entry = words & entry
+        by_name = words & content_stems(c)
+        if entry and len(by_entry) >= min(_ENTRY_MIN, len(entry)) and len(by_entry) >= _ENTRY_SHARE * len(entry):
+            out[c] = by_entry
+        elif len(by_name) >= _ENTRY_MIN:
+            out[c] = by_name
+    return out
+
+
+def _single(named: dict[str, set[str]], record: DatasetRecord, candidates: list[str], sentence: str,
+            how: str) -> StudySubject | None:
+    """The one candidate named, unless another candidate shares two words of the sentence too."""
+    if len(named) != 1:
+        return None
+    (column, shared), = named.items()
+    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence))
+    if any(len(words & (_entry_stems(record.column_descriptions.get(c, "")) | content_stems(c))) >= _ENTRY_MIN
+           for c in candidates if c != column):
+        return None  # a second candidate fits as well: the sentence describes the unit, not one measure
+    return StudySubject(column, f"{how} {sentence.strip()[:160]!r} ({', '.join(sorted(shared))})")
+
+
+def described_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
+    """The one candidate that the description names as its response in a looser sentence ("The response
+    measured was ..."), whose measurements the opening announces ("repeated measurements on the log-size
+    of ..."), or whose own entry the opening sentence spells ("was tested for diabetes according to World
+    Health Organization criteria" and `type`, "Yes or No, for diabetic according to WHO criteria"; "purchases
+    where the customer either purchased Citrus Hill or Minute Maid" and `Purchase`). None when the wording
+    names two candidates, or a second one shares two of its words: then it describes the unit, and a unit's
+    attributes are no outcome. The caller reads this only when no column has any other outcome reading."""
+    if _COMPUTED_TABLE.search(_opening(record)):
+        return None
+    for sentence in re.split(r"(?<=[.;])\s+", record.description):
+        if (m := _LOOSE_RESPONSE.search(sentence)) is not None:
+            named = _spelled_by(m.group("y"), record, candidates)
+            if len(named) == 1:
+                return _single(named, record, candidates, m.group("y"), "the description's response")
+            return None  # the response is named, in words that single out no one column
+    opening = _opening(record)
+    for m in _MEASURED.finditer(opening):
+        stems = content_stems(m.group("y"))
+        named = {c: shared for c in candidates if (shared := stems & (content_stems(c) | content_stems(
+            _description_head(record.column_descriptions.get(c, "")))))}
+        if len(named) == 1:
+            (column, shared), = named.items()
+            return StudySubject(column, f"the description's {m.group(0).strip()!r} names what it measured "
+                                        f"({', '.join(sorted(shared))})")
+        if named:
+            return None
+    sentence = _first_sentence(record)
+    if not sentence or _DESIGN_SENTENCE.search(sentence):
+        return None
+    named = _spelled_by(sentence, record, candidates)
+    if len(candidates) > 1 and any(len(shared) < _OPENING_MIN for shared in named.values()):
+        return None
+    return _single(named, record, candidates, sentence, "the description's opening")
+
+
+def title_measure(record: DatasetRecord, candidates: list[str], attributes: list[str]) -> StudySubject | None:
+    """The one measure a title or the description's first sentence lists beside who the unit is:
+    "Vocabulary and Education" and `vocabulary` beside `education`; "Age and height of African elephants"
+    and `Height` beside `Age`. Each listed topic must name exactly one column by its whole name, and every
+    topic but one an attribute (`attributes`, the caller's demographic columns); otherwise the wording
+    lists the study's topics and singles out none."""
+    for text in (record.title.strip(), _first_sentence(record).strip().rstrip(".")):
+        if (subject := _listed_measure(text, candidates, attributes)) is not None:
+            return subject
+    return None
+
+
+def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> StudySubject | None:
+    parts = [p for p in re.split(r"\s*(?:,|;|&|\band\b)\s*", text) if p]
+    if len(parts) < 2:
+        return None
+    named: list[str] = []
+    for part in parts:
+        words = content_stems(part)
+        hits = [c for c in dict.fromkeys(candidates + attributes) if (own := content_stems(c)) and own <= words]
+        if len(hits) != 1:
+            return None
+        named.append(hits[0])
+    measures = [c for c in named if c not in attributes]
+    if len(measures) != 1 or len(set(named)) != len(named):
+        return None
+    return StudySubject(measures[0], f"the documentation's {text!r} lists it beside who the unit is "
+                                     f"({', '.join(c for c in named if c in attributes)})")

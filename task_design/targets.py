@@ -18,7 +18,10 @@ Precision over recall: a tabular target needs evidence, and each ranked target c
    series, never a tabular target. A column's place (first or last) is no evidence: it broke ties
    toward covariates (cpus' `estperf` over `perf`). Read before them: the one candidate that the
    dataset's title or the opening of its description names as what it studies, or that is named the
-   dependent variable (`study_subject`, task_design.study_subject).
+   dependent variable (`study_subject`, task_design.study_subject). Read last, only when no column has
+   any other evidence (with_described_subject): weaker wording of the description that names one column
+   as what was measured, a title listing one measure beside who the unit is, or an experiment's table of
+   its arm and one measure; the same kind, never displacing a column with evidence of its own.
 
 Documentation that names no outcome is dropped first (weak_documentation): a plot's formula beside a
 model of another column or showing a non-outcome, "response" as a noun of the data ("response rate"),
@@ -42,7 +45,7 @@ import numpy as np
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
 from sourcing.rdoc import resolve_column
 from task_design.roles import ColumnRole
-from task_design.study_subject import study_subject
+from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
 
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
@@ -475,7 +478,55 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
         kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"
         push(col, f"{kind.replace('_', ' ')} among {len(outcomes)} outcome candidates (score {scores[col]:.2f}: "
                   f"{reading[1] if reading else roles[col].evidence})", 3, kind, scores[col])
-    return ranked
+    return with_described_subject(record, roles, ranked)
+
+
+# An experiment's or a trial's own wording: what the study set, so its table's other column is what it measured.
+_EXPERIMENT = re.compile(r"\b(experiment\w*|randomi[sz]ed|trials?|treatment)\b", re.I)
+
+
+def _sole_measure(record: DatasetRecord, roles: dict[str, ColumnRole], candidates: list[str]) -> StudySubject | None:
+    """An experiment's table of its arms and one more column: that column is what the experiment measured
+    (openintro/sinusitis' `self_reported_improvement` beside `group`, "treatment or control")."""
+    arms = [c for c, r in roles.items() if r.role == "design_factor"]
+    measured = [c for c, r in roles.items() if r.role not in ("design_factor", "identifier", "row_index")]
+    if not arms or len(candidates) != 1 or measured != candidates or not _EXPERIMENT.search(
+            f"{record.title} {record.description[:600]}"):
+        return None
+    return StudySubject(candidates[0], f"the experiment's table holds its arm {arms[0]!r} and this one measure")
+
+
+# The words that mark a target read by the last resort, in its evidence.
+LAST_RESORT = "none of them reading as an outcome by its own words"
+
+
+def with_described_subject(record: DatasetRecord, roles: dict[str, ColumnRole],
+                           ranked: list[RankedTarget]) -> list[RankedTarget]:
+    """The ranked targets, led by the column that the description describes as what was measured
+    (task_design.study_subject.described_subject) or an experiment's one measure, when no column has any
+    other evidence: a last resort, which never displaces a documented or outcome-reading column. Who
+    the unit is and what the design set are never it, as for the study subject."""
+    if any(has_evidence(r) for r in ranked):
+        return ranked
+    fallback = {r.column: r for r in ranked}
+    outcome_columns = [c for c, r in roles.items() if r.role == "outcome"]
+    attributes = [c for c in roles if _DEMOGRAPHIC.match(c)]
+    subject = (described_subject(record, outcome_columns) or title_measure(record, outcome_columns, attributes)
+               or _sole_measure(record, roles, list(fallback)))
+    if subject is None or subject.column not in fallback or (
+            _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
+            or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):
+        return ranked
+    was = fallback[subject.column]
+    chosen = RankedTarget(was.column, f"study subject among {len(fallback)} outcome candidates, "
+                                      f"{LAST_RESORT} ({subject.why})", 3, "study_subject", was.score)
+    return [chosen] + [r for r in ranked if r.column != was.column]
+
+
+def is_last_resort(choice: RankedTarget) -> bool:
+    """Whether the target rests on the last resort (with_described_subject): a second task never does, since
+    the first task's evidence shows that the dataset's columns do read as outcomes by their own words."""
+    return choice.kind == "study_subject" and LAST_RESORT in choice.evidence
 
 
 def has_evidence(choice: RankedTarget) -> bool:

@@ -284,15 +284,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cli_checks.at_least(args.limit, "--limit", 1)
     params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
               if getattr(args, k) is not None}
-    if "designer" in params:
-        from task_design.registry import DESIGNER_SETTINGS
-
-        # serve takes no --llm-* flags: every run would send each dataset's sample rows to the settings'
-        # default model, which `build --designer llm` refuses for the same reason.
-        if params["designer"] in DESIGNER_SETTINGS:
-            raise ValueError(f"--designer {params['designer']}: a served run cannot name its model (serve takes "
-                             f"no --llm-* flags); serve the heuristic, or schedule `daregen build --designer "
-                             f"{params['designer']} --llm-model ...` yourself")
+    # serve takes no --llm-* flags: every run would send each dataset's sample rows to the settings'
+    # default model, which `build --designer llm` refuses for the same reason.
+    if params.get("designer") == LLM_DESIGNER:
+        raise ValueError(f"--designer {LLM_DESIGNER}: a served run cannot name its model (serve takes no --llm-* "
+                         f"flags); serve the heuristic, or schedule `daregen build --designer {LLM_DESIGNER} "
+                         f"--llm-model ...` yourself")
     # Runs start in the serving process's folder; say which tree and which sources file are meant.
     if "out" in params:
         params["out"] = str(writable_target(params["out"], "--out", parent=True))

@@ -39,6 +39,9 @@ from task_design.designers import DESIGNER_MODULES
 
 DEFAULT_LEDGER = "curation.toml"  # `daregen curate`'s ledger when --curation is not given
 LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environment, like --llm-api-base
+# The designer that calls a model: its model and endpoint are checked before pydantic loads (the registry's
+# DESIGNER_SETTINGS, which says the same, imports the settings' models: a second on a busy machine).
+LLM_DESIGNER = "llm"
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
 BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
                   "column_references": names.COLUMN_REFERENCE_STYLES[0], "curation": None, "publish": "all"}
@@ -161,6 +164,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise ValueError("--dask-workers must be >= 1")
     writable_target(args.out, "--out", parent=True)
     check_sources_spec(args.sources)
+    if args.designer == LLM_DESIGNER and not file_llm:  # its model and endpoint from the flags alone, before
+        # pydantic loads; a config's [llm] table is checked whole first (a misspelt key, an endpoint it names)
+        cli_checks.llm_named_and_reachable(_llm_flags(args), args.llm_fallback)
     settings = _designer_settings(args, file_llm)
     if settings is not None:  # the model named, its key set, its endpoint answering: before any work
         cli_checks.llm_ready(settings, args.llm_fallback)
@@ -233,24 +239,29 @@ def checked_curation(ledger, path: str | None, sources: str) -> str | None:
     return os.path.abspath(path)
 
 
+def _llm_flags(args: argparse.Namespace) -> dict:
+    """The designer settings the --llm-* flags (and the environment's endpoint) give."""
+    api_base = args.llm_api_base or os.environ.get(LLM_API_BASE_ENV) or None
+    return {k: v for k, v in {"model": args.llm_model, "api_base": api_base,
+                              "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
+                              "cache_only": args.llm_cache_only or None,
+                              "allow_key_env": args.llm_allow_key_env or None}.items() if v is not None}
+
+
 def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -> dict | None:
     """The config file's [llm] table overlaid with the --llm-* flags, as designer settings
     (checked here, so a typo costs one line, not a flow run; cli_checks.llm_ready then tries them)."""
-    from pydantic import ValidationError
-
-    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
-
-    if args.designer not in DESIGNERS:  # a config file's designer (the flag's choices are argparse's)
-        raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNERS))})")
+    if args.designer not in DESIGNER_MODULES:  # a config file's designer (the flag's choices are argparse's)
+        raise ValueError(f"unknown designer {args.designer!r} (known: {', '.join(sorted(DESIGNER_MODULES))})")
     # The model is sent sample rows of every dataset (and the API key): only to an endpoint the user
     # named on the command line or in the environment. A shared config file or sources.toml could
     # otherwise point the sources at a private file and collect its rows at an endpoint of its own.
-    api_base = args.llm_api_base or os.environ.get(LLM_API_BASE_ENV) or None
-    flags = {k: v for k, v in {"model": args.llm_model, "api_base": api_base,
-                               "api_key_env": args.llm_api_key_env, "cache_dir": args.llm_cache_dir,
-                               "cache_only": args.llm_cache_only or None,
-                               "allow_key_env": args.llm_allow_key_env or None}.items() if v is not None}
+    flags = _llm_flags(args)
     given = {**(file_llm or {}), **flags}
+    from pydantic import ValidationError
+
+    from task_design.registry import DESIGNER_SETTINGS
+
     if args.designer not in DESIGNER_SETTINGS:
         if flags or args.llm_fallback:  # a config file may keep [llm] settings for a later --designer llm
             raise ValueError(f"--llm-* flags need --designer llm, not {args.designer!r}")
@@ -273,6 +284,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cli_checks.at_least(args.limit, "--limit", 1)
     params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
               if getattr(args, k) is not None}
+    # serve takes no --llm-* flags: every run would send each dataset's sample rows to the settings'
+    # default model, which `build --designer llm` refuses for the same reason.
+    if params.get("designer") == LLM_DESIGNER:
+        raise ValueError(f"--designer {LLM_DESIGNER}: a served run cannot name its model (serve takes no --llm-* "
+                         f"flags); serve the heuristic, or schedule `daregen build --designer {LLM_DESIGNER} "
+                         f"--llm-model ...` yourself")
     # Runs start in the serving process's folder; say which tree and which sources file are meant.
     if "out" in params:
         params["out"] = str(writable_target(params["out"], "--out", parent=True))
@@ -337,9 +354,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     limits = _limits(args)
-    new = existing_dir(args.new, "NEW")
-    if Path(args.old).exists():  # a missing OLD is a first generation; a missing NEW is a typo
-        existing_dir(args.old, "OLD")
+    new = cli_checks.task_tree(args.new, "NEW")
+    # A missing (or empty) OLD is a first generation; a missing NEW is a typo; a folder that holds no
+    # task on either side is a wrong path, which would otherwise be reported as every task added or removed.
+    if Path(args.old).exists() and not (Path(args.old).is_dir() and not any(Path(args.old).iterdir())):
+        cli_checks.task_tree(args.old, "OLD")
     # Beside NEW (NEW.diff.md, NEW.diff.html), or into --out: never wherever the command was typed.
     new_abs = Path(os.path.abspath(new))
     out, prefix = ((writable_target(args.out, "--out"), "") if args.out is not None

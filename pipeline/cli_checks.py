@@ -17,6 +17,7 @@ from pipeline.core import names
 # How long an --llm-api-base may take to accept a connection before the build refuses it: a server on
 # the machine or the network answers in milliseconds; the check must stay inside the CLI's budget.
 ENDPOINT_CONNECT_TIMEOUT_S = 1.5
+FALLBACK_HINT = "; --llm-fallback designs with the heuristic instead"  # ends an LLM designer's refusal
 
 
 def version_line() -> str:
@@ -67,6 +68,20 @@ def reachable_endpoint(api_base: str, flag: str = "--llm-api-base") -> None:
         raise ValueError(f"{flag} {api_base}: cannot connect to {url.hostname}:{port} ({reason})") from None
 
 
+def llm_named_and_reachable(given: dict, fallback: bool) -> None:
+    """What llm_ready checks with the standard library alone, run before pydantic and the designer's
+    settings load (a second or more on a busy machine): a model is named, and (without `fallback`,
+    which turns an unreachable endpoint into a warning) the endpoint named accepts a connection."""
+    if "model" not in given:
+        raise ValueError("--designer llm needs --llm-model (or model in the config's [llm]), "
+                         "e.g. openai/gpt-4o-mini")
+    if given.get("api_base") and not given.get("cache_only") and not fallback:
+        try:
+            reachable_endpoint(given["api_base"])
+        except ValueError as exc:
+            raise ValueError(f"{exc}{FALLBACK_HINT}") from None
+
+
 def llm_ready(given: dict, fallback: bool) -> None:
     """`--designer llm` can reach its model: a model is named (the default would send every dataset's
     sample rows to a provider nobody chose), its API key is set, its endpoint accepts a connection.
@@ -74,9 +89,7 @@ def llm_ready(given: dict, fallback: bool) -> None:
     dataset the model cannot answer is designed by the heuristic, as the user asked."""
     from task_design.llm_schema import LLMSettings, key_destination, missing_key  # pydantic: loaded already
 
-    if "model" not in given:
-        raise ValueError("--designer llm needs --llm-model (or model in the config's [llm]), "
-                         "e.g. openai/gpt-4o-mini")
+    llm_named_and_reachable(given, fallback)
     settings = LLMSettings.model_validate(given)
     problems = []
     key = missing_key(settings)
@@ -90,7 +103,7 @@ def llm_ready(given: dict, fallback: bool) -> None:
         except ValueError as exc:
             problems.append(str(exc))
     if problems and not fallback:
-        raise ValueError(f"{problems[0]}; --llm-fallback designs with the heuristic instead")
+        raise ValueError(f"{problems[0]}{FALLBACK_HINT}")
     for problem in problems:
         print(f"daregen: warning: {problem}; --llm-fallback: the heuristic designs what the model cannot",
               file=sys.stderr)

@@ -27,11 +27,25 @@ def _builtin(arg: str | None) -> Source:
     return BuiltinSource(arg)
 
 
+def _existing_path(key: str, usage: str) -> Callable[[str | None], None]:
+    """The check of a path source's argument: given, and there. Run by the CLI before any work (the
+    adapter's own module loads pandas), so `local:/no/such/dir` costs one line, not the pipeline's imports."""
+    def check(arg: str | None) -> None:
+        if not arg:
+            raise ValueError(f"the {key} source needs a path: {usage}")
+        if not Path(arg).exists():
+            raise ValueError(f"{key} source: {arg} does not exist")
+    return check
+
+
+_check_local = _existing_path("local", "local:PATH")
+_check_sqlite = _existing_path("sqlite", "sqlite:PATH (a .sqlite/.db file or a folder of them)")
+
+
 def _local(arg: str | None) -> Source:
     from sourcing.local import LocalFilesSource
 
-    if not arg:
-        raise ValueError("the local source needs a path: local:PATH")
+    _check_local(arg)
     return LocalFilesSource(arg)
 
 
@@ -50,8 +64,7 @@ def _openml(arg: str | None) -> Source:
 def _sqlite(arg: str | None) -> Source:
     from sourcing.sqlite_source import SQLiteSource
 
-    if not arg:
-        raise ValueError("the sqlite source needs a path: sqlite:PATH (a .sqlite/.db file or a folder of them)")
+    _check_sqlite(arg)
     return SQLiteSource(arg)
 
 
@@ -71,10 +84,10 @@ class SourceKind:
 # builtin default never pays for (or needs credentials of) the network clients.
 SOURCES: dict[str, SourceKind] = {
     "builtin": SourceKind(_builtin, check_arg=check_builtin_arg),
-    "local": SourceKind(_local),
+    "local": SourceKind(_local, check_arg=_check_local),
     "kaggle": SourceKind(_kaggle, needs_network=True, filtered=True),
     "openml": SourceKind(_openml, needs_network=True, filtered=True),
-    "sqlite": SourceKind(_sqlite),
+    "sqlite": SourceKind(_sqlite, check_arg=_check_sqlite),
 }
 
 

@@ -400,15 +400,15 @@ def pooled_series_problem(record: DatasetRecord, table: pd.DataFrame, time_col: 
                           ranked: list[RankedTarget]) -> str | None:
     """Why a table with several rows per time point and no unit followed over time makes no series, or
     None. Its series would be the mean (or sum) over the rows of each time point: a quantity only when the
-    time is when the rows were observed. A sum of counts per bin is a flow of events (cases per month); a
-    mean of a level over the rows is a series only for a column documented or read as the studied outcome:
-    one ranked by nothing but its type (a team-season table's fielding percentage) is no series of its own."""
+    time is when the rows were observed, and only for a column documented or read as the studied outcome:
+    a mean or a total over the rows of a column ranked by nothing but its type (a team-season table's
+    fielding percentage or runs allowed) is no series of its own."""
     doc = record.column_descriptions.get(time_col, "")
     if (m := _UNIT_DATE_DOC.search(doc)) is not None:
         return (f"its time column {time_col!r} dates each unit, not the observation (documented as "
                 f"{m.group(0)!r}): rows sharing a time are a cohort, not a series")
-    if ranked and not any(has_evidence(r) or _aggregation(record, table, r.column) == "sum" for r in ranked):
-        return (f"several rows per time point and no unit followed over time: an average of {ranked[0].column!r} "
+    if ranked and not any(has_evidence(r) for r in ranked):
+        return (f"several rows per time point and no unit followed over time: a mean or total of {ranked[0].column!r} "
                 f"over them is a series only for a documented outcome, and none has evidence of its own "
                 f"({ranked[0].evidence})")
     return None
@@ -445,8 +445,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
                             f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
     if duplicated and (why := pooled_series_problem(record, table, time_col, ranked)) is not None:
         raise _not_a_series(table, time_col, times, entities, why)
-    if duplicated:  # an average of the rows of a time point needs evidence; a sum of events is a count
-        ranked = [r for r in ranked if has_evidence(r) or _aggregation(record, table, r.column) == "sum"]
+    if duplicated:  # a series pooled over the rows of each time point needs evidence of its own
+        ranked = [r for r in ranked if has_evidence(r)]
     aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
     if rule and aware:

@@ -254,9 +254,6 @@ def test_the_value_of_the_chosen_alternative_is_computed_from_the_features() -> 
 
 
 def test_the_standard_error_of_the_target_and_another_documented_outcome_are_no_features() -> None:
-    rng = np.random.default_rng(5)
-    n = 120
-    table = pd.DataFrame({"Rate": rng.gamma(3, 20, n), "SE": rng.gamma(2, 1, n), "pop": rng.gamma(5, 1e4, n)})
     drops = described_derivations(build_record(column_descriptions={
         "Rate": "Age-adjusted death rate per 100,000 population", "SE": "Standard error for the rate"}),
         "Rate", ["SE", "pop"])

@@ -380,11 +380,18 @@ def one_price_of_several(name: str, record: DatasetRecord) -> str | None:
     return ", ".join(others) if len(others) >= MIN_OTHER_PRICES else None
 
 
+PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
+
+
 def title_describes_another(name: str, record: DatasetRecord) -> bool:
-    """Another column's own description is the dataset's title's words as well: the title names the
-    measures of the table (two thermometer ratings), not one outcome among them."""
-    return any(_title_score("", d, record.title) >= 1.5 for c, d in record.column_descriptions.items()
-               if c != name)
+    """A parallel column's own description (the same first PARALLEL_HEAD words: "a thermometer rating
+    for ...") is the dataset's title's words as well: the title names the table's parallel measures,
+    not one outcome among them. A related column (a linkage and the days to it) is no parallel measure."""
+    docs = record.column_descriptions
+    head = docs.get(name, "").lower().split()[:PARALLEL_HEAD]
+    return len(head) == PARALLEL_HEAD and any(
+        d.lower().split()[:PARALLEL_HEAD] == head and _title_score("", d, record.title) >= 1.5
+        for c, d in docs.items() if c != name)
 
 
 def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,

@@ -382,3 +382,7 @@ def test_a_title_that_describes_two_columns_reads_neither_as_the_outcome() -> No
     ranked, _ = _ranked(cols, column_descriptions={**docs, "ft_a": "age of the respondent"},
                         title="Thermometer Ratings for Barack Obama")
     assert [r.column for r in ranked if has_evidence(r)] == ["ft_b"]
+    # Two related columns in the title's words (a linkage and the days to it) are no parallel measures.
+    docs = {"ft_a": "post-detox linkage to primary care", "ft_b": "time (in days) to linkage to primary care"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Linkage to Primary Care")
+    assert all(has_evidence(r) for r in ranked)

@@ -62,7 +62,12 @@ MAX_RATE_COLUMNS = 3  # the columns of a rate's numerator and denominator (ident
 _PER = re.compile(r"(\w+)\s+per\s+(\w+)", re.I)
 _OF_PHRASE = re.compile(r"\b(ratios? of|shares? of|proportion of|percent(?:age)? of|fraction of|changes? in|"
                         r"growth (?:rate )?of|difference (?:between|of|in)|sum of|total of|seasonally adjusted|"
-                        r"log(?:arithm)? of|natural log of|ln of|deflated)\s+([^.;]{1,40})", re.I)
+                        r"log(?:arithm)? of|natural log of|ln of|deflated|"
+                        # an estimate's own uncertainty ("Standard error for the rate" beside `Rate`): it
+                        # scales with the estimate, so it nearly gives it away
+                        r"standard errors? (?:of|for)|std\.? errors? (?:of|for)|margins? of error (?:of|for)|"
+                        r"(?:lower|upper) (?:confidence )?(?:limits?|bounds?) (?:of|for)|"
+                        r"confidence (?:intervals?|limits?|bounds?) (?:of|for))\s+([^.;]{1,40})", re.I)
 # (a lookahead, so that `expendA+expendB` is found after `expendA/(expendA`)
 _ARITHMETIC = re.compile(r"(?<![\w.])(?=(([A-Za-z_][\w.]*)\s*[-+*/]\s*\(?\s*([A-Za-z_][\w.]*)))")
 # A description that defines the column from another one it names: an estimate or fit of it (MASS/cpus'
@@ -177,6 +182,57 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
         elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:
             out[c] = f"computes the target: the target is described as {docs[target][:80]!r} ({why!r})"
     return out
+
+
+# A target that, row by row, is one of several features picked by a label column: the price or catch
+# rate "for the chosen alternative" of a choice table is the chosen mode's own price column.
+MAX_SELECTOR_LEVELS = 12
+SELECTED_SHARE = 0.99  # of a level's rows on which the target equals that level's feature
+
+
+def selected_copy_problem(table: pd.DataFrame, target: str, columns: list[str]) -> str | None:
+    """Why the target is a copy of one of several features chosen by a label column, or None: for some
+    categorical column, on the rows of each of its levels the target equals one numeric feature (at least
+    two distinct features in all)."""
+    if target not in table or not pd.api.types.is_numeric_dtype(table[target]):
+        return None
+    y = table[target].to_numpy(dtype=float)
+    numeric = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(table[c])
+               and not pd.api.types.is_bool_dtype(table[c])]
+    if len(numeric) < 2:
+        return None
+    values = {c: table[c].to_numpy(dtype=float) for c in numeric}
+    for sel in columns:
+        if sel == target or sel in values or not 2 <= table[sel].nunique() <= MAX_SELECTOR_LEVELS:
+            continue
+        picks: dict[str, str] = {}
+        for level, rows in table.groupby(sel, observed=True).indices.items():
+            known = rows[~np.isnan(y[rows])]
+            match = next((c for c in numeric if len(known) and np.mean(
+                np.isclose(values[c][known], y[known], rtol=1e-9, atol=1e-9)) >= SELECTED_SHARE), None)
+            if match is None:
+                break
+            picks[str(level)] = match
+        else:
+            if len(set(picks.values())) >= 2:
+                chosen = ", ".join(f"{k}: {v}" for k, v in sorted(picks.items())[:4])
+                return f"computed from the features: it is the feature that {sel!r} selects on each row ({chosen})"
+    return None
+
+
+# The study's own outcome wording in a column's entry ("The binary outcome variable under the parallel
+# encouragement design"): a column so documented beside a target so documented is the same study's
+# outcome measured another way, not a predictor of it.
+_OUTCOME_VARIABLE = re.compile(r"\b(outcome|response|dependent) variables?\b", re.I)
+
+
+def other_outcomes(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
+    """Columns whose own entry calls them an outcome variable, when the target's entry does too."""
+    docs = record.column_descriptions
+    if not _OUTCOME_VARIABLE.search(docs.get(target, "")):
+        return {}
+    return {c: f"another outcome of the study: described as {docs[c][:80]!r}" for c in columns
+            if c != target and _OUTCOME_VARIABLE.search(docs.get(c, ""))}
 
 
 def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[str]) -> str | None:
@@ -473,6 +529,9 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     if (why := aggregate_target_problem(record, target, others)) is not None:
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
+    drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})
+    if (why := selected_copy_problem(table, target, [c for c in columns if c not in drops])) is not None:
+        return DerivedScreen(drops=drops, problem=why)
     drops.update(screen_encodings(target, [c for c in columns if c not in drops], table, problem_type, config))
     if problem_type != "regression" or profile.column(target).kind != "numerical":
         return DerivedScreen(drops=drops)

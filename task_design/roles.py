@@ -30,6 +30,7 @@ table also holds for a later year (`re74` beside `re78`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -343,6 +344,35 @@ def _balanced(s: pd.Series, max_levels: int = 30) -> bool:
     return 2 <= len(counts) <= max_levels and counts.min() >= 2 and counts.max() - counts.min() <= max(1, 0.05 * counts.max())
 
 
+# A crossed design: factors every combination of whose levels appears equally often (lattice's regional
+# mortality table, 10 regions x 2 settings x 2 sexes x 10 causes, one rate per cell). Such a table is laid
+# out by its factors; a factor of it is a cell's label, and naming the cell from its measures is no question.
+MAX_CROSSED_FACTORS = 6  # the factors tried (every subset of two or more is one enumeration of at most 57)
+MIN_CROSSED_CELLS = 4
+
+
+def _crossing_factor(col: ColumnProfile, s: pd.Series) -> bool:
+    """A column that can lay out a design: a few complete levels (labels, or integers such as doses)."""
+    return (2 <= col.n_unique <= 30 and not s.isna().any()
+            and (col.kind == "categorical" or (col.kind == "numerical" and _integral(s) and col.n_unique <= 12)))
+
+
+def crossed_design(profile: DatasetProfile, table: pd.DataFrame) -> tuple[str, ...]:
+    """The largest set of two or more factors of the table that are fully crossed and balanced (every
+    combination of their levels appears, each equally often, in at least MIN_CROSSED_CELLS cells), or ()."""
+    factors = [c.name for c in profile.columns if _crossing_factor(c, table[c.name])][:MAX_CROSSED_FACTORS]
+    for size in range(len(factors), 1, -1):
+        for combo in itertools.combinations(factors, size):
+            levels = [table[c].nunique() for c in combo]
+            cells = int(np.prod(levels))
+            if cells < MIN_CROSSED_CELLS or len(table) % cells:
+                continue
+            counts = table.groupby(list(combo), observed=True).size()
+            if len(counts) == cells and counts.min() == counts.max():
+                return combo
+    return ()
+
+
 def _survey_design(col: ColumnProfile, record: DatasetRecord) -> str | None:
     doc = _doc(record, col.name)
     if (m := _SURVEY_DESIGN_DOC.search(doc)) is not None:
@@ -636,6 +666,10 @@ def column_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
         if col.name not in roles and (why := _survey_design(col, record) or
                                       _design_factor(col, table[col.name], record, experiment)):
             roles[col.name] = ColumnRole("design_factor", why)
+    crossed = crossed_design(profile, table)
+    for name in crossed:
+        roles.setdefault(name, ColumnRole("design_factor", f"a factor of a balanced crossed design ("
+                                          f"{' x '.join(crossed)}, every combination equally often)"))
     for name, role in _derived(profile, table, record, roles).items():
         roles.setdefault(name, role)
     for name, role in _covariates(profile, table, record, roles).items():

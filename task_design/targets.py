@@ -365,6 +365,38 @@ def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
     return [c for c in columns if named[c] - shared]
 
 
+# A price or a wage among the prices a table lists (a farm's seed, fertiliser and labour prices; each
+# fishing mode's price): a price the unit faces, a regressor of its production or choice, not what the
+# study measures. MIN_OTHER_PRICES other columns so described make the table one of prices.
+_PRICE_WORD = re.compile(r"(^|[._\s])(price|prices|wage|wages)($|[._\s])|^p?price|price$", re.I)
+_PRICE_DOC = re.compile(r"\b(prices?|wages?)\b", re.I)
+MIN_OTHER_PRICES = 2
+
+
+def one_price_of_several(name: str, record: DatasetRecord) -> str | None:
+    """The other price columns, when the column is a price (by name or own description) beside at least
+    MIN_OTHER_PRICES columns whose own entries describe prices, or None."""
+    docs = record.column_descriptions
+    if not (_PRICE_WORD.search(name) or _PRICE_DOC.search(docs.get(name, ""))):
+        return None
+    others = sorted(c for c, d in docs.items() if c != name and _PRICE_DOC.search(d))
+    return ", ".join(others) if len(others) >= MIN_OTHER_PRICES else None
+
+
+PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
+
+
+def title_describes_another(name: str, record: DatasetRecord) -> bool:
+    """A parallel column's own description (the same first PARALLEL_HEAD words: "a thermometer rating
+    for ...") is the dataset's title's words as well: the title names the table's parallel measures,
+    not one outcome among them. A related column (a linkage and the days to it) is no parallel measure."""
+    docs = record.column_descriptions
+    head = docs.get(name, "").lower().split()[:PARALLEL_HEAD]
+    return len(head) == PARALLEL_HEAD and any(
+        d.lower().split()[:PARALLEL_HEAD] == head and _title_score("", d, record.title) >= 1.5
+        for c, d in docs.items() if c != name)
+
+
 def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,
                     sole_title_name: bool) -> tuple[str, str] | None:
     """(evidence kind, why) when the column's own entry reads as a measured outcome, or None. It needs a
@@ -383,13 +415,13 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
         if sole_title_name:
             return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
         return None
-    another_unit = _GENERIC_PHRASE.search(doc)
+    another_unit = _GENERIC_PHRASE.search(doc) or one_price_of_several(name, record)
     wording = _RESPONSE_AS_NOUN.sub("", doc)  # "response rate to mailings" is no response
     if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(wording)) is not None and (
             not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or _the_subject(m.group(0), record)) and (
             not _RATIO_DOC.search(doc)):
         return "outcome_description", f"its description says {m.group(0)!r}"
-    if _title_score("", doc, record.title) >= 1.5:
+    if _title_score("", doc, record.title) >= 1.5 and not title_describes_another(name, record):
         return "outcome_description", "its description is the dataset's title"
     if sole_title_name:
         # A title naming several columns names the study's topics, often covariates among them

@@ -27,7 +27,7 @@ from task_design.config import DesignConfig
 from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
 from task_design.roles import ColumnRole, column_roles
-from task_design.targets import PINNED_EVIDENCE, RankedTarget, rank_targets, role_exclusions
+from task_design.targets import PINNED_EVIDENCE, RankedTarget, has_evidence, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic-ts"
 TIME_NAMES = re.compile(r"^(date|time|year|yr|years|datetime|timestamp|period|month|day|week|ds|dt)$|date|time",
@@ -389,6 +389,31 @@ def _resample_rule(frequency: str, median_days: float, duplicated: bool, n_times
     return None
 
 
+# A time column documented as when each unit began (year of birth, a cohort, a founding year) dates the
+# unit, not the observation: the rows of a year are the units born then, and a "series" over it compares
+# cohorts (DAAG's cricketers: lifespan to 1992 by year of birth falls mechanically with it).
+_UNIT_DATE_DOC = re.compile(r"\b((year|date|month) of (birth|entry|enrol?lment|founding|foundation|recruitment)|"
+                            r"birth ?(year|date)|born|cohort)\b", re.I)
+
+
+def pooled_series_problem(record: DatasetRecord, table: pd.DataFrame, time_col: str,
+                          ranked: list[RankedTarget]) -> str | None:
+    """Why a table with several rows per time point and no unit followed over time makes no series, or
+    None. Its series would be the mean (or sum) over the rows of each time point: a quantity only when the
+    time is when the rows were observed, and only for a column documented or read as the studied outcome:
+    a mean or a total over the rows of a column ranked by nothing but its type (a team-season table's
+    fielding percentage or runs allowed) is no series of its own."""
+    doc = record.column_descriptions.get(time_col, "")
+    if (m := _UNIT_DATE_DOC.search(doc)) is not None:
+        return (f"its time column {time_col!r} dates each unit, not the observation (documented as "
+                f"{m.group(0)!r}): rows sharing a time are a cohort, not a series")
+    if ranked and not any(has_evidence(r) for r in ranked):
+        return (f"several rows per time point and no unit followed over time: a mean or total of {ranked[0].column!r} "
+                f"over them is a series only for a documented outcome, and none has evidence of its own "
+                f"({ranked[0].evidence})")
+    return None
+
+
 def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
               config: DesignConfig | None = None, pinned: str | None = None) -> TimeSeriesSpec:
     """`pinned`: the target a curator pinned (pipeline.core.curation), the only one tried; every floor
@@ -418,6 +443,10 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     if n_times < MIN_TIME_POINTS:
         raise _not_a_series(table, time_col, times, entities,
                             f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
+    if duplicated and (why := pooled_series_problem(record, table, time_col, ranked)) is not None:
+        raise _not_a_series(table, time_col, times, entities, why)
+    if duplicated:  # a series pooled over the rows of each time point needs evidence of its own
+        ranked = [r for r in ranked if has_evidence(r)]
     aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
     if rule and aware:

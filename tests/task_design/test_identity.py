@@ -16,6 +16,7 @@ from task_design.identity import (
     described_derivations,
     identity_leaks,
     identity_terms,
+    other_outcomes,
     pooled_r2,
     rate_fit,
     screen_derived_answers,
@@ -235,3 +236,32 @@ def test_the_other_part_of_a_documented_computed_response_is_no_feature() -> Non
     drops = described_derivations(record, "math", ["read", "income", "students"])
     assert set(drops) == {"read"} and "'score'" in drops["read"]
     assert described_derivations(record, "income", ["read", "math", "students"]) == {}
+
+
+def test_the_value_of_the_chosen_alternative_is_computed_from_the_features() -> None:
+    # A choice table: `price` is, on each row, the price column of the mode chosen on that row.
+    rng = np.random.default_rng(4)
+    n = 200
+    table = pd.DataFrame({"mode": rng.choice(["beach", "pier", "boat"], n), "pbeach": rng.gamma(3, 30, n),
+                          "ppier": rng.gamma(3, 30, n), "pboat": rng.gamma(3, 40, n), "income": rng.gamma(4, 1e3, n)})
+    table["price"] = np.select([table["mode"] == "beach", table["mode"] == "pier"], [table["pbeach"], table["ppier"]],
+                               table["pboat"])
+    screen = _screen(table, "price")
+    assert screen.problem is not None and "'mode' selects" in screen.problem and "boat: pboat" in screen.problem
+    # One feature that equals the target everywhere is a copy for the leak screen, not a selection.
+    table["price"] = table["ppier"] + rng.normal(0, 1, n)
+    assert _screen(table, "price").problem is None
+
+
+def test_the_standard_error_of_the_target_and_another_documented_outcome_are_no_features() -> None:
+    drops = described_derivations(build_record(column_descriptions={
+        "Rate": "Age-adjusted death rate per 100,000 population", "SE": "Standard error for the rate"}),
+        "Rate", ["SE", "pop"])
+    assert list(drops) == ["SE"] and "computed from the target" in drops["SE"]
+    docs = {"out": "The binary outcome variable under the parallel design.",
+            "out.enc": "The binary outcome variable under the parallel encouragement design.",
+            "ttt": "The binary treatment variable."}
+    assert list(other_outcomes(build_record(column_descriptions=docs), "out", ["out.enc", "ttt"])) == ["out.enc"]
+    # A target whose own entry does not call it an outcome keeps every feature.
+    assert other_outcomes(build_record(column_descriptions={**docs, "out": "a binary variable"}), "out",
+                          ["out.enc", "ttt"]) == {}

@@ -356,3 +356,18 @@ def test_the_error_term_of_a_simulated_response_is_derived_from_it() -> None:
     assert roles["x1"].role == roles["y"].role == "outcome"
     # Without a documented response nothing says whose error it is.
     assert _roles({"y": 20 + x1 + e, "x1": x1, "e": e}, column_descriptions=docs)["e"].role == "outcome"
+
+
+def test_the_factors_of_a_balanced_crossed_table_are_design_factors() -> None:
+    # A rate table laid out by its factors: 5 areas x 2 settings x 4 causes, one rate per cell. Each factor
+    # labels a cell; none is measured. A label column whose levels are unevenly spread is an outcome.
+    rng = np.random.default_rng(0)
+    cells = pd.MultiIndex.from_product([[f"a{i}" for i in range(5)], ["rural", "urban"], ["c1", "c2", "c3", "c4"]])
+    cols = {"area": cells.get_level_values(0), "setting": cells.get_level_values(1),
+            "cause": cells.get_level_values(2), "rate": rng.gamma(3, 20, 40)}
+    roles = _roles(cols)
+    assert {c: roles[c].role for c in ("area", "setting", "cause", "rate")} == {
+        "area": "design_factor", "setting": "design_factor", "cause": "design_factor", "rate": "outcome"}
+    assert "area x setting x cause" in roles["cause"].evidence
+    unbalanced = {"group": rng.choice(["x", "y", "z"], 40), "setting": cols["setting"], "rate": cols["rate"]}
+    assert _role(unbalanced, "group") == "outcome"

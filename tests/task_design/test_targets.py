@@ -352,3 +352,37 @@ def test_a_school_year_in_a_description_is_no_grade_outcome(doc: str) -> None:
     ranked, _ = _ranked(cols, column_descriptions={"free": "final grade in the course", "x": "a measurement"},
                         title="Student data")
     assert "free" in [r.column for r in ranked if has_evidence(r)]
+
+
+def test_a_price_among_the_prices_a_table_lists_is_no_outcome_reading() -> None:
+    # A farm's output price beside its seed and fertiliser prices (and a wage): prices the farm faces,
+    # regressors of its production. Under a title naming prices the price is the subject.
+    rng = np.random.default_rng(6)
+    n = 60
+    cols = {"price": rng.normal(100, 5, n), "pseed": rng.normal(50, 5, n), "purea": rng.normal(9, 1, n),
+            "wage": rng.normal(20, 2, n), "output": rng.normal(size=n)}
+    docs = {"price": "price of rough rice per kg", "pseed": "price of seed per kg", "purea": "price of urea per kg",
+            "wage": "labor wage per hour", "output": "gross output of rice"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Production of Rice")
+    assert not any(has_evidence(r) for r in ranked if r.column in ("price", "wage"))
+    ranked, _ = _ranked(cols, column_descriptions={**docs, "pseed": "seed in kg", "purea": "urea in kg"},
+                        title="Production of Rice")
+    assert ranked[0].column == "price" and has_evidence(ranked[0])
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Rice Prices by Farm")
+    assert ranked[0].column == "price" and has_evidence(ranked[0])
+
+
+def test_a_title_that_describes_two_columns_reads_neither_as_the_outcome() -> None:
+    # "Thermometer Ratings for Donald Trump and Barack Obama": each rating is the title's words.
+    rng = np.random.default_rng(7)
+    cols = {"ft_a": rng.normal(50, 20, 60), "ft_b": rng.normal(50, 20, 60)}
+    docs = {"ft_a": "a thermometer rating for Donald Trump", "ft_b": "a thermometer rating for Barack Obama"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Thermometer Ratings for Donald Trump and Barack Obama")
+    assert not any(has_evidence(r) for r in ranked)
+    ranked, _ = _ranked(cols, column_descriptions={**docs, "ft_a": "age of the respondent"},
+                        title="Thermometer Ratings for Barack Obama")
+    assert [r.column for r in ranked if has_evidence(r)] == ["ft_b"]
+    # Two related columns in the title's words (a linkage and the days to it) are no parallel measures.
+    docs = {"ft_a": "post-detox linkage to primary care", "ft_b": "time (in days) to linkage to primary care"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Linkage to Primary Care")
+    assert all(has_evidence(r) for r in ranked)

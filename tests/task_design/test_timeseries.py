@@ -92,7 +92,10 @@ def test_duplicate_timestamps_make_an_event_series_that_is_resampled():
     times = parse_times(table["when"], "%Y-%m-%d")
     freq, _, _, duplicated = infer_frequency(times, None)
     assert freq == "irregular"
-    spec = _design(table)
+    # Several rows a day: the series pools them, so its column needs evidence of its own (a source's hint).
+    with pytest.raises(DatasetRejected, match="none has evidence of its own"):
+        _design(table)
+    spec = _design(table, target_hint="count_cases")
     assert spec.is_resampled and spec.resample_rule == "1M"
     assert spec.resample_aggregation == "sum"  # a count: bins add up
 
@@ -178,8 +181,29 @@ def test_a_test_score_is_averaged_not_summed():
     rng = np.random.default_rng(8)
     days = np.sort(rng.choice(pd.date_range("2010-01-01", periods=2000, freq="D"), 700))
     table = pd.DataFrame({"date": pd.Series(days).dt.strftime("%Y-%m-%d"), "vocabulary": rng.integers(0, 11, 700)})
-    spec = _design(table, column_descriptions={"vocabulary": "Vocabulary test score: number correct on a 10-word test."})
+    spec = _design(table, title="Vocabulary test scores",
+                   column_descriptions={"vocabulary": "Vocabulary test score: number correct on a 10-word test."})
     assert spec.is_resampled and spec.resample_aggregation == "mean"
+
+
+def test_an_undocumented_level_pooled_over_the_rows_of_each_time_point_is_no_series():
+    # Many rows per year and no unit followed: the series would be each year's mean of a column that
+    # nothing but its type ranks (a team-season table's fielding percentage): the rows go to the
+    # tabular designer instead.
+    rng = np.random.default_rng(8)
+    table = pd.DataFrame({"year": np.repeat(np.arange(1950, 2000), 20), "fielding": rng.normal(0.97, 0.01, 1000),
+                          "team": np.tile([f"t{i}" for i in range(20)], 50)[rng.permutation(1000)]})
+    with pytest.raises(DatasetRejected, match="none has evidence of its own"):
+        _design(table, column_descriptions={"fielding": "Fielding percentage of the team."})
+
+
+def test_a_time_column_that_dates_the_unit_is_no_time_of_observation():
+    # Rows of units by their year of birth: a mean of their lifespans per year compares cohorts.
+    rng = np.random.default_rng(9)
+    table = pd.DataFrame({"year": np.repeat(np.arange(1850, 1950), 10), "life": rng.normal(60, 10, 1000)})
+    with pytest.raises(DatasetRejected, match="dates each unit, not the observation .*'year of birth'"):
+        _design(table, title="Lifespans of cricketers", column_descriptions={
+            "year": "numeric, year of birth", "life": "lifespan in years"})
 
 
 def test_a_regular_series_keeps_its_finest_frequency():

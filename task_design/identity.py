@@ -178,9 +178,9 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
         if c in out:
             continue
         if (why := _derives_from(docs.get(c, ""), target, names)) is not None:
-            out[c] = f"computed from the target: described as {docs[c][:80]!r} ({why!r})"
+            out[c] = f"computed from the target: described as {docs[c]!r} ({why!r})"
         elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:
-            out[c] = f"computes the target: the target is described as {docs[target][:80]!r} ({why!r})"
+            out[c] = f"computes the target: the target is described as {docs[target]!r} ({why!r})"
     return out
 
 
@@ -231,7 +231,7 @@ def other_outcomes(record: DatasetRecord, target: str, columns: list[str]) -> di
     docs = record.column_descriptions
     if not _OUTCOME_VARIABLE.search(docs.get(target, "")):
         return {}
-    return {c: f"another outcome of the study: described as {docs[c][:80]!r}" for c in columns
+    return {c: f"another outcome of the study: described as {docs[c]!r}" for c in columns
             if c != target and _OUTCOME_VARIABLE.search(docs.get(c, ""))}
 
 
@@ -241,7 +241,7 @@ def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[s
     m = _AGGREGATE_DOC.search(doc)
     if m is None or not columns:
         return None
-    return f"computed from other columns: described as {m.group(0)!r} ({doc[:80]!r})"
+    return f"computed from other columns: described as {m.group(0)!r} ({doc!r})"
 
 
 # ------------------------------------------------------------------ the identity screen

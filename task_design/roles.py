@@ -682,7 +682,7 @@ def column_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
 
 def _outcome_evidence(col: ColumnProfile, record: DatasetRecord) -> str:
     doc = _doc(record, col.name)
-    return f"a measured {col.kind} variable" + (f": {doc[:80]}" if doc else "")
+    return f"a measured {col.kind} variable" + (f": {doc}" if doc else "")
 
 
 def is_contingency_table(roles: dict[str, ColumnRole]) -> str | None:

@@ -242,7 +242,7 @@ def _single(named: dict[str, set[str]], record: DatasetRecord, candidates: list[
     if any(len(words & (_entry_stems(record.column_descriptions.get(c, "")) | content_stems(c))) >= _ENTRY_MIN
            for c in candidates if c != column):
         return None  # a second candidate fits as well: the sentence describes the unit, not one measure
-    return StudySubject(column, f"{how} {sentence.strip()[:160]!r} ({', '.join(sorted(shared))})")
+    return StudySubject(column, f"{how} {sentence.strip()!r} ({', '.join(sorted(shared))})")
 
 
 def described_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:

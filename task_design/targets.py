@@ -504,7 +504,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     for col in sorted(outcomes, key=lambda c: (c not in described, -scores[c], tie[c])):
         column = profile.column(col)
         reading = (("outcome_description", f"its description is the response the documentation names: "
-                                           f"{described[col][:160]!r}") if col in described else None if prose else
+                                           f"{described[col]!r}") if col in described else None if prose else
                    outcome_reading(col, record, scores[col], column.kind != "numerical" or column.n_unique <= 10,
                                    title_named == [col]))
         kind: TargetEvidenceKind = reading[0] if reading else "ranked_fallback"

@@ -220,6 +220,38 @@ def selected_copy_problem(table: pd.DataFrame, target: str, columns: list[str]) 
     return None
 
 
+# A unit's outcome varies between the units of a group; a value every row of each group shares is the
+# group's attribute, read off its label: carData/Greene's `success`, "the success rate for all cases from
+# the applicant's nation", beside each applicant's decision; itsadug/eeg's `Y`, an electrode's position,
+# on each of its samples; a loan's grade beside its sub-grade. MIN_GROUP_ROWS rows per level on average,
+# so that a label of single rows or pairs is not constant by chance.
+MIN_GROUP_ROWS = 3
+
+
+def group_attribute_problem(table: pd.DataFrame, target: str, columns: list[str]) -> str | None:
+    """Why the target is an attribute of the groups of another column (constant on every level of a label
+    that has more levels than the target has values, with MIN_GROUP_ROWS rows per level on average), or None. Any column may group: a dropped identifier too."""
+    y = table[target]
+    known = y.notna()
+    n = int(known.sum())
+    distinct = y[known].nunique()
+    if distinct < 2:
+        return None
+    for c in columns:
+        col = table.loc[known, c]
+        if c == target or pd.api.types.is_float_dtype(col) or col.isna().any():
+            continue
+        levels = col.nunique()
+        # more levels than values: groups share values, so the label is no relabelled copy of the target
+        # (the leak screen drops those and keeps the target)
+        if not (2 <= levels <= n // MIN_GROUP_ROWS and levels > distinct):
+            continue
+        if int(y[known].groupby(col, observed=True).nunique().max()) == 1:
+            return (f"an attribute of the groups of {c!r}: every row of each of its {levels} levels has the same "
+                    f"value, so it describes the group, not the row")
+    return None
+
+
 # The study's own outcome wording in a column's entry ("The binary outcome variable under the parallel
 # encouragement design"): a column so documented beside a target so documented is the same study's
 # outcome measured another way, not a predictor of it.
@@ -526,7 +558,7 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     """The three checks of this module for `target` against `columns` (the columns the task's
     files would keep): the columns to drop with their reasons, or why the target is computed."""
     others = [c for c in profile.names if c != target]
-    if (why := aggregate_target_problem(record, target, others)) is not None:
+    if (why := aggregate_target_problem(record, target, others) or group_attribute_problem(table, target, others)):
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
     drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})

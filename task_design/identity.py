@@ -230,23 +230,25 @@ MIN_GROUP_ROWS = 3
 
 def group_attribute_problem(table: pd.DataFrame, target: str, columns: list[str]) -> str | None:
     """Why the target is an attribute of the groups of another column (constant on every level of a label
-    that has more levels than the target has values, with MIN_GROUP_ROWS rows per level on average), or None. Any column may group: a dropped identifier too."""
-    y = table[target]
-    known = y.notna()
-    n = int(known.sum())
-    distinct = y[known].nunique()
+    that has more levels than the target has values, with MIN_GROUP_ROWS rows per level on average), or
+    None. Any column may group: a dropped identifier too."""
+    known = table[target].notna()
+    y = table.loc[known, target]
+    n, distinct = len(y), y.nunique()
     if distinct < 2:
         return None
     for c in columns:
+        if c == target:
+            continue
         col = table.loc[known, c]
-        if c == target or pd.api.types.is_float_dtype(col) or col.isna().any():
+        if pd.api.types.is_float_dtype(col) or col.isna().any():
             continue
         levels = col.nunique()
         # more levels than values: groups share values, so the label is no relabelled copy of the target
         # (the leak screen drops those and keeps the target)
         if not (2 <= levels <= n // MIN_GROUP_ROWS and levels > distinct):
             continue
-        if int(y[known].groupby(col, observed=True).nunique().max()) == 1:
+        if int(y.groupby(col, observed=True).nunique().max()) == 1:
             return (f"an attribute of the groups of {c!r}: every row of each of its {levels} levels has the same "
                     f"value, so it describes the group, not the row")
     return None

@@ -613,7 +613,7 @@ def _covariates(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRec
     # A position within each group (bakeoff/ratings' `episode`, "episode number within a series"):
     # which row of its group the row is, a counter, not a measurement.
     for c in free:
-        if c.name not in out and (group := _position_within(c.name, table, [g.name for g in profile.columns])):
+        if c.name not in out and (group := _position_within(c.name, table, profile.names)):
             out[c.name] = ColumnRole("covariate", f"the position of the row within each {group!r} (1, 2, ... in "
                                                   f"every level): a counter, not a measurement", group)
     # Two years of one measure: only the latest is an outcome (re74 and re75 are re78's history).
@@ -644,8 +644,8 @@ def _position_within(name: str, table: pd.DataFrame, columns: list[str]) -> str 
     """The column whose every level numbers its rows 1..k in `name` (each group's values are exactly 1, 2,
     ..., its size), with at least MIN_POSITION_GROUPS groups and one of three rows or more; None if none."""
     s = table[name]
-    if (not _numeric(s) or len(columns) > MAX_PAIRWISE_COLUMNS or s.isna().any() or s.min() != 1
-            or s.nunique() < 3 or s.nunique() == len(s) or not (s == s.round()).all()):
+    if (not _integral(s) or len(columns) > MAX_PAIRWISE_COLUMNS or s.isna().any() or s.min() != 1
+            or s.nunique() < 3 or s.nunique() == len(s)):
         return None
     for group in columns:
         if group == name or table[group].isna().any() or not 2 <= table[group].nunique() <= len(s) // 3:

@@ -154,7 +154,8 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
     dependent = [c for c in candidates if _DEPENDENT_NAME.match(c)]
     if len(dependent) == 1:
         return StudySubject(dependent[0], f"its name {dependent[0]!r} says it is the dependent variable")
-    if _COMPUTED_TABLE.search(_opening(record)):
+    opening = _opening(record)
+    if _COMPUTED_TABLE.search(opening):
         return None
     for words, quantities, need in _phrases(record):
         named: dict[str, set[str]] = {}
@@ -216,10 +217,15 @@ def _entry_stems(doc: str) -> set[str]:
 _TIME_FRAME = frozenset(content_stems("daily weekly monthly quarterly yearly annual series univariate"))
 
 
+def _sentence_stems(sentence: str) -> set[str]:
+    """A sentence's content words, leaving out what it says in brackets."""
+    return content_stems(re.sub(r"\([^()]*\)", " ", sentence))
+
+
 def _spelled_by(sentence: str, record: DatasetRecord, candidates: list[str]) -> dict[str, set[str]]:
     """The candidates whose own entry the sentence mostly spells (at least _ENTRY_MIN words and
     _ENTRY_SHARE of the entry's), or whose name it spells in two words or more; with the words shared."""
-    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence)) - _TIME_FRAME
+    words = _sentence_stems(sentence) - _TIME_FRAME
     out: dict[str, set[str]] = {}
     for c in candidates:
         entry = _entry_stems(record.column_descriptions.get(c, ""))
@@ -238,7 +244,7 @@ def _single(named: dict[str, set[str]], record: DatasetRecord, candidates: list[
     if len(named) != 1:
         return None
     (column, shared), = named.items()
-    words = content_stems(re.sub(r"\([^()]*\)", " ", sentence))
+    words = _sentence_stems(sentence)
     if any(len(words & (_entry_stems(record.column_descriptions.get(c, "")) | content_stems(c))) >= _ENTRY_MIN
            for c in candidates if c != column):
         return None  # a second candidate fits as well: the sentence describes the unit, not one measure
@@ -253,7 +259,8 @@ def described_subject(record: DatasetRecord, candidates: list[str]) -> StudySubj
     where the customer either purchased Citrus Hill or Minute Maid" and `Purchase`). None when the wording
     names two candidates, or a second one shares two of its words: then it describes the unit, and a unit's
     attributes are no outcome. The caller reads this only when no column has any other outcome reading."""
-    if _COMPUTED_TABLE.search(_opening(record)):
+    opening = _opening(record)
+    if _COMPUTED_TABLE.search(opening):
         return None
     for sentence in re.split(r"(?<=[.;])\s+", record.description):
         if (m := _LOOSE_RESPONSE.search(sentence)) is not None:
@@ -261,7 +268,6 @@ def described_subject(record: DatasetRecord, candidates: list[str]) -> StudySubj
             if len(named) == 1:
                 return _single(named, record, candidates, m.group("y"), "the description's response")
             return None  # the response is named, in words that single out no one column
-    opening = _opening(record)
     for m in _MEASURED.finditer(opening):
         stems = content_stems(m.group("y"))
         named = {c: shared for c in candidates if (shared := stems & (content_stems(c) | content_stems(

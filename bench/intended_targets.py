@@ -19,8 +19,10 @@ before the code it measures was tuned, has the same format, and so has `bench/in
 (80 datasets drawn by bench/draw_heldout.py after list 2 had been used for tuning, labelled blind
 from help pages and data only, and never used to tune a rule), `bench/intended_targets_4.csv`
 (80 more, drawn the same way once list 3 had been read for what the designer missed, and labelled
-blind before any rule was tuned) and `bench/intended_targets_5.csv` (80 more, drawn by
-`bench/draw_heldout.py 5` once list 4 had been built and measured, labelled blind the same way).
+blind before any rule was tuned), `bench/intended_targets_5.csv` (80 more, drawn by
+`bench/draw_heldout.py 5` once list 4 had been built and measured, labelled blind the same way) and
+`bench/intended_targets_6.csv` (80 more, drawn by `bench/draw_heldout.py 6` once list 5 had been built
+and measured, labelled blind from help pages and data before any rule was tuned to it).
 INTENDED_LISTS names the lists a bench run reports when no list is given.
 
 Everything here reads files and computes figures; nothing builds. bench_designers.py builds the
@@ -40,9 +42,10 @@ INTENDED_CSV_2 = Path(__file__).resolve().parent / "intended_targets_2.csv"
 INTENDED_CSV_3 = Path(__file__).resolve().parent / "intended_targets_3.csv"
 INTENDED_CSV_4 = Path(__file__).resolve().parent / "intended_targets_4.csv"
 INTENDED_CSV_5 = Path(__file__).resolve().parent / "intended_targets_5.csv"
+INTENDED_CSV_6 = Path(__file__).resolve().parent / "intended_targets_6.csv"
 KINDS = ("classification", "regression", "time_series")
 NO_QUESTION = "none"  # a dataset with no defensible question: no task is the right answer
-INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3, INTENDED_CSV_4, INTENDED_CSV_5)
+INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3, INTENDED_CSV_4, INTENDED_CSV_5, INTENDED_CSV_6)
 # With a 0.7 split, 200 rows give 60 validation rows: the 40-row floor survives missing targets.
 LARGE_ROWS = 200
 _COLUMNS = ["ref", "outcomes", "kind", "rows", "justification"]

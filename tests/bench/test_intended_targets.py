@@ -10,6 +10,7 @@ import pytest
 
 from bench.intended_targets import (
     INTENDED_CSV,
+    INTENDED_LISTS,
     Intended,
     TreeContents,
     TreeTask,
@@ -143,6 +144,15 @@ def test_the_held_out_list_is_well_formed() -> None:
     assert 65 <= sum(i.large for i in items) <= 80  # the issue: about 70 are large enough
     assert {i.kind for i in items} == {"classification", "regression", "time_series"}
     assert sources_spec(items[:2]) == f"builtin:{items[0].ref},builtin:{items[1].ref}"
+
+
+def test_every_held_out_list_loads_and_no_dataset_is_in_two_lists() -> None:
+    # Each list is a separate sample: a ref drawn twice would be counted twice and its labels could disagree.
+    seen: dict[str, str] = {}
+    for path in INTENDED_LISTS:
+        for item in load_intended(path):
+            assert item.ref not in seen, f"{item.ref} is in {seen.get(item.ref)} and {path.name}"
+            seen[item.ref] = path.name
 
 
 def test_every_listed_outcome_is_a_column_of_the_listed_dataset() -> None:

@@ -288,6 +288,10 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     typed = [r for r in ranked if only is None or frame.problem_types[r.column] == only]
     sparse = {r.column: why for r in typed if (why := sparse_target_problem(frame, r)) is not None}
     excluded.update(sparse)
+    ranked_columns = {r.column for r in ranked}
+    for col, why in frame.sparse_targets.items():  # left out of the ranking: missing too much, as before
+        if col not in ranked_columns:
+            excluded.setdefault(col, why)
     typed = [r for r in typed if r.column not in sparse]
     documented = [r for r in typed if r.documented]
     tried = documented or [r for r in typed if has_evidence(r)]

@@ -13,7 +13,7 @@ from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
 from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
-from task_design.heuristic import design_frame, ranked_targets
+from task_design.heuristic import design_frame, ranked_targets, try_targets
 from task_design.profile import profile_table
 from task_design.targets import has_evidence, post_treatment_twin, rank_targets
 from tests.factories import build_record, build_spec
@@ -110,6 +110,15 @@ def test_a_sparse_column_without_that_evidence_is_no_target_and_changes_no_ranki
     ranked = ranked_targets(rec, profile, frame, list(frame.problem_types), rng_a)
     plain = rank_targets(rec, profile, frame.roles, [c for c in frame.problem_types if c != "amount"], rng_b)
     assert ranked == plain and rng_a.random() == rng_b.random()
+    # Its exclusion reads as it always did: how much it misses.
+    tried = pytest.raises(DatasetRejected)
+    rng = rng_for(0, rec.ref, "design")
+    with tried:
+        try_targets(rec, profile, table, rng, DesignConfig(), frame, ranked)
+    spec = build_spec(table.assign(label=(table["education"] > 13).map({True: "yes", False: "no"})),
+                      config=DesignConfig(), column_descriptions={**undescribed, "label": "The outcome"},
+                      title="Survey of Labour")
+    assert spec.target == ("label",) and spec.excluded_targets["amount"].endswith("% missing")
     # Beyond max_evidenced_target_missing, no evidence makes it a candidate.
     sparser = _wages_table(missing=0.7).rename(columns={"wages": "amount"})
     frame = design_frame(rec, profile_table(sparser), sparser, DesignConfig())

@@ -26,6 +26,10 @@ class DesignConfig(BaseModel):
     # A non-negative integer count with this many values whose rare tail rules out classes is a regression target.
     min_count_regression_unique: int = 6
     max_target_missing: float = 0.3
+    # A column whose documentation or own description reads as the outcome may miss up to this share: a wage
+    # is recorded only for those who work (carData/SLID's `wages`, 44% missing; Ecdat/RetSchool's `wage76`, 41%).
+    # Its rows without one are dropped, as for any target; an undocumented column stays held to max_target_missing.
+    max_evidenced_target_missing: float = 0.5
     max_feature_missing: float = 0.5
     max_feature_categories: int = 30  # a categorical feature with more levels is not used
     max_top_share: float = 0.95  # a target whose top value covers more than this is degenerate ...

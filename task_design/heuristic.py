@@ -8,10 +8,11 @@ other datasets are in the build. The LLM designer implements the same call.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -186,6 +187,9 @@ class DesignFrame:
     usable: list[str]  # possible IF features, column order
     problem_types: dict[str, ProblemType]  # columns feasible as a target by type
     excluded_targets: dict[str, str]  # column -> why not a target candidate
+    # Candidates missing more than config.max_target_missing (at most max_evidenced_target_missing): a target
+    # only with documented or outcome-description evidence (sparse_target_problem), column -> why.
+    sparse_targets: dict[str, str] = field(default_factory=dict)
 
 
 def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
@@ -210,8 +214,15 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
         raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing")
     excluded = role_exclusions(roles)
     kinds: dict[str, ProblemType] = {}
+    sparse: dict[str, str] = {}
+    lenient = config.model_copy(update={"max_target_missing": max(config.max_target_missing,
+                                                                   config.max_evidenced_target_missing)})
     for col in profile.columns:
         kind, why = target_problem(col, profile, table, config)
+        if kind is None and why.endswith("missing") and col.name not in exclusions and col.name not in repeated:
+            kind, _ = target_problem(col, profile, table, lenient)
+            if kind is not None:
+                sparse[col.name] = why
         if col.name in exclusions:  # e.g. numeric-looking labels: unusable as a target as well
             excluded.setdefault(col.name, exclusions[col.name])
         elif col.name in repeated:
@@ -223,7 +234,35 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     if repeated and not any(roles[c].may_be_target for c in kinds):
         raise DatasetRejected("repeated measures with no outcome measured at each visit: " + "; ".join(
             f"{c!r} is {why}" for c, why in list(repeated.items())[:2]))
-    return DesignFrame(roles, exclusions, usable, kinds, excluded)
+    return DesignFrame(roles, exclusions, usable, kinds, excluded, sparse)
+
+
+# The evidence kinds that let a sparse column be a target: the documentation's, the LLM's and the column's own
+# description reading as the outcome; never a name, a title or a last resort alone.
+_SPARSE_EVIDENCE = frozenset({"source_hint", "model_formula", "series_model", "documented_response", "llm", "curator",
+                              "outcome_description"})
+
+
+def sparse_target_problem(frame: DesignFrame, choice: RankedTarget) -> str | None:
+    """Why a candidate missing more than config.max_target_missing is no target for this evidence, or None."""
+    if choice.column not in frame.sparse_targets or choice.kind in _SPARSE_EVIDENCE:
+        return None
+    return f"{frame.sparse_targets[choice.column]}, and no documented or outcome-reading evidence"
+
+
+def ranked_targets(record: DatasetRecord, profile: DatasetProfile, frame: DesignFrame, eligible: list[str],
+                   rng: np.random.Generator) -> list[RankedTarget]:
+    """targets.rank_targets over the eligible columns. A sparse candidate (frame.sparse_targets) joins the ranking
+    only when one has the evidence it needs (sparse_target_problem); otherwise the ranking, and the draws it takes
+    from `rng`, are those of the other columns alone, so a sparse covariate never shifts another dataset's task."""
+    plain = [c for c in eligible if c not in frame.sparse_targets]
+    if len(plain) == len(eligible):
+        return rank_targets(record, profile, frame.roles, eligible, rng)
+    full = rank_targets(record, profile, frame.roles, eligible, copy.deepcopy(rng))
+    ranked = rank_targets(record, profile, frame.roles, plain, rng)
+    if any(r.column in frame.sparse_targets and sparse_target_problem(frame, r) is None for r in full):
+        return full
+    return ranked
 
 
 def _failure(choice: RankedTarget, problem: str) -> str:
@@ -247,6 +286,13 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     excluded = dict(frame.excluded_targets)
     all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
     typed = [r for r in ranked if only is None or frame.problem_types[r.column] == only]
+    sparse = {r.column: why for r in typed if (why := sparse_target_problem(frame, r)) is not None}
+    excluded.update(sparse)
+    ranked_columns = {r.column for r in ranked}
+    for col, why in frame.sparse_targets.items():  # left out of the ranking: missing too much, as before
+        if col not in ranked_columns:
+            excluded.setdefault(col, why)
+    typed = [r for r in typed if r.column not in sparse]
     documented = [r for r in typed if r.documented]
     tried = documented or [r for r in typed if has_evidence(r)]
     for r in typed:
@@ -361,7 +407,7 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
 def _design_first(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
                   rng: np.random.Generator, config: DesignConfig) -> tuple[TaskSpec, DesignFrame, RankedTarget]:
     frame = design_frame(record, profile, table, config)
-    ranked = rank_targets(record, profile, frame.roles, list(frame.problem_types), rng)
+    ranked = ranked_targets(record, profile, frame, list(frame.problem_types), rng)
     if (why := survival_problem(frame, ranked)) is not None:
         raise DatasetRejected(why)
     if (why := undocumentable(record, profile, frame, ranked)) is not None:
@@ -383,7 +429,7 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     first, frame, _ = _design_first(record, profile, table, rng, config)
     kind: ProblemType = "regression" if first.problem_type == "classification" else "classification"
     eligible = [c for c, k in frame.problem_types.items() if k == kind and c not in first.target]
-    ranked = rank_targets(record, profile, frame.roles, eligible, rngs[kind])
+    ranked = ranked_targets(record, profile, frame, eligible, rngs[kind])
     if documented_columns(record, profile.names, frame.roles):
         # The source names the study's outcome(s): the second task predicts another documented one, never a
         # column read as an outcome by its own words beside it (azprocedure's `admit` beside `los`, SwissLabor's

@@ -18,9 +18,10 @@ import pandas as pd
 from pipeline.core.curation import Pin
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TaskSpec
 from task_design.config import DesignConfig
-from task_design.heuristic import class_target_problem, design_frame, regression_target_problem, try_targets
+from task_design.heuristic import (class_target_problem, design_frame, ranked_targets, regression_target_problem,
+                                   try_targets)
 from task_design.multi_target import with_documented_outcomes
-from task_design.targets import PINNED_EVIDENCE, RankedTarget, rank_targets
+from task_design.targets import PINNED_EVIDENCE, RankedTarget
 
 
 def without_columns(profile: DatasetProfile, table: pd.DataFrame,
@@ -39,8 +40,7 @@ def design_pinned(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
         raise DatasetRejected("pinned a forecast: the dataset has no time axis to forecast along")
     if not pin.target:
         kind = pin.problem_type
-        ranked = rank_targets(record, profile, frame.roles, [c for c, k in frame.problem_types.items() if k == kind],
-                              rng)
+        ranked = ranked_targets(record, profile, frame, [c for c, k in frame.problem_types.items() if k == kind], rng)
         return try_targets(record, profile, table, rng, config, frame, ranked, only=kind)
     target = pin.target[0]
     kind = frame.problem_types.get(target)

@@ -22,6 +22,10 @@ Precision over recall: a tabular target needs evidence, and each ranked target c
    any other evidence (with_described_subject): weaker wording of the description that names one column
    as what was measured, a title listing one measure beside who the unit is, or an experiment's table of
    its arm and one measure; the same kind, never displacing a column with evidence of its own.
+   Two readings rank first among the fallback's: a measure taken after the treatment beside its
+   pre-treatment twin (post_treatment_twin: mediation/jobs' `depress2` beside `depress1`), and the
+   column the dataset is named after, whole (wooldridge/return's `return` above `salary`, whose word
+   scores higher).
 
 Documentation that names no outcome is dropped first (weak_documentation): a plot's formula beside a
 model of another column or showing a non-outcome, "response" as a noun of the data ("response rate"),
@@ -78,7 +82,7 @@ _CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variabl
                                 r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
-_CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|species|"
+_CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|died|death|species|"
                                         r"yield|sale_?price|medv|mpg|quality)$", re.I)
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
 _DEMOGRAPHIC = re.compile(r"^(sex|gender|male|female|age|race|ethnicity|ethnic|afam|black|white|hispanic|married|"
@@ -397,6 +401,35 @@ def title_describes_another(name: str, record: DatasetRecord) -> bool:
         for c, d in docs.items() if c != name)
 
 
+# The measure taken after the treatment, beside the same measure taken before it: what a trial set out to
+# change (mediation/jobs' `depress2`, "Measure of depressive symptoms post-treatment.", beside `depress1`,
+# "Measure of depressive symptoms pre-treatment.", which task_design.roles reads as a baseline covariate).
+# "post-treatment" says when the measure was taken, not what the design set, so _SET_BY_DESIGN's "treatment"
+# does not hold it back; its description words (the timing aside) must be the earlier column's exactly.
+_AFTER_TREATMENT = re.compile(r"\b(post-?treatment|post-?intervention|after (the )?(treatment|intervention|program))\b",
+                              re.I)
+_BEFORE_TREATMENT = re.compile(r"\b(pre-?treatment|pre-?intervention|before (the )?(treatment|intervention|program))\b",
+                               re.I)
+
+
+def post_treatment_twin(name: str, record: DatasetRecord) -> str | None:
+    """The column measuring the same before the treatment, when this column's own description says it was
+    measured after it and the two descriptions differ only by that timing, or None."""
+    docs = record.column_descriptions
+    doc = docs.get(name, "")
+    if not _AFTER_TREATMENT.search(doc) or not (measure := _words(_AFTER_TREATMENT.sub(" ", doc), 4)):
+        return None
+    return next((c for c, d in sorted(docs.items()) if c != name and _BEFORE_TREATMENT.search(d)
+                 and _words(_BEFORE_TREATMENT.sub(" ", d), 4) == measure), None)
+
+
+def _named_as_title(name: str, record: DatasetRecord) -> bool:
+    """The dataset is named after this column, whole: wooldridge's "return" and its `return` (the stock's
+    return, the study's outcome), above `salary` (the CEO's salary, a regressor), whose "salary" scores higher
+    by its word alone."""
+    return record.title.strip().lower() == name.lower()
+
+
 def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: bool,
                     sole_title_name: bool) -> tuple[str, str] | None:
     """(evidence kind, why) when the column's own entry reads as a measured outcome, or None. It needs a
@@ -407,6 +440,9 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
     description is absent or says nothing ("a numeric vector") reads as an outcome only by a
     conventional name or as the title's sole column."""
     doc = record.column_descriptions.get(name, "").strip()
+    if not (_DEMOGRAPHIC.match(name) or _DESIGN_NAME.match(name)) and (twin := post_treatment_twin(name, record)):
+        return ("outcome_description", f"its description says {_AFTER_TREATMENT.search(doc).group(0)!r}, beside the "
+                                       f"same measure before it, {twin!r}")
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
         return None
     if not doc or _GENERIC_DOC.match(doc):
@@ -501,7 +537,10 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
         push(subject.column, f"study subject among {len(outcomes)} outcome candidates (score "
                              f"{scores[subject.column]:.2f}: {subject.why})", 3, "study_subject",
              scores[subject.column])
-    for col in sorted(outcomes, key=lambda c: (c not in described, -scores[c], tie[c])):
+    # A measure after the treatment (beside its pre-treatment twin) and the column the dataset is named after
+    # read first: their own words tell the outcome better than a score of outcome words.
+    for col in sorted(outcomes, key=lambda c: (c not in described, post_treatment_twin(c, record) is None,
+                                               not _named_as_title(c, record), -scores[c], tie[c])):
         column = profile.column(col)
         reading = (("outcome_description", f"its description is the response the documentation names: "
                                            f"{described[col]!r}") if col in described else None if prose else

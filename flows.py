@@ -97,8 +97,9 @@ STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_
 
 
 def task_runner(runner: str = "local", dask_address: str | None = None, dask_workers: int = 2):
-    """The task runner for a build: threads in this process, or Dask (a given scheduler, or a
-    LocalCluster of `dask_workers` single-threaded processes: the stages hold the GIL)."""
+    """The task runner for a build: threads in this process (which hand their steps to worker processes,
+    pipeline.step_processes), or Dask (a given scheduler, or a LocalCluster of `dask_workers`
+    single-threaded processes: the stages hold the GIL)."""
     if runner == "local":
         return ThreadPoolTaskRunner(max_workers=max(1, os.cpu_count() or 1))
     if runner == "dask":

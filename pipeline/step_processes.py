@@ -12,18 +12,24 @@ its own already), `run_step` calls the step here.
 
 The workers are started with `spawn`: fresh interpreters with this process's
 environment (the designer's API settings, the sandbox switches) and no state
-copied from a process that runs threads.
+copied from a process that runs threads; the caller's main script is hidden
+while they start (finalize.sandbox.starting_processes), so a script that calls
+the flow without a `__main__` guard is not run again in them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterator
 from typing import TypeVar
+
+from finalize.sandbox import starting_processes
 
 T = TypeVar("T")
 
@@ -43,7 +49,8 @@ def step_processes(workers: int) -> Iterator[None]:
         # Another build of this process holds the pool (two flows run at once): its workers serve both.
         own = _pool is None
         if own:
-            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
             pool = _pool
     if not own:
         yield
@@ -56,6 +63,16 @@ def step_processes(workers: int) -> Iterator[None]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """A worker waits on its task queue, whose write end it holds too, so it would outlive a build
+    killed with SIGKILL (a crashed or stopped run): it leaves as soon as its parent is gone."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+    threading.Thread(target=watch, name="daregen-parent-watch", daemon=True).start()
+
+
 def run_step(step: Callable[..., T], *args, **kwargs) -> T:
     """`step(*args, **kwargs)` in a worker process of the open step_processes block, else here. Should
     the pool break (a worker killed, by the out-of-memory killer say), the step runs here, as it did
@@ -64,6 +81,8 @@ def run_step(step: Callable[..., T], *args, **kwargs) -> T:
     if pool is None:
         return step(*args, **kwargs)
     try:
-        return pool.submit(step, *args, **kwargs).result()
+        with starting_processes():  # the pool may start a worker in submit: never re-running the caller's script
+            future = pool.submit(step, *args, **kwargs)
+        return future.result()
     except BrokenProcessPool:
         return step(*args, **kwargs)

@@ -4,6 +4,9 @@ same bytes as the step run in this process; outside a pool, and when the pool br
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from pipeline.build import STAGES, STEPS, BuildJob, Candidate
@@ -67,3 +70,32 @@ def test_a_step_runs_in_a_worker_only_inside_the_block_and_here_when_the_pool_br
             assert run_step(_where, me) == "worker"
         assert run_step(_dies_in_a_worker, me) == "here"
     assert run_step(_where, me) == "here"
+
+
+def test_workers_leave_when_their_build_is_killed(tmp_path):
+    script = tmp_path / "build.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "from pipeline.step_processes import run_step, step_processes\n"
+        "with step_processes(2):\n"
+        "    print(run_step(os.getpid), flush=True)\n"
+        "    time.sleep(600)\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    worker = int(proc.stdout.readline())
+    assert worker != proc.pid
+    proc.kill()  # SIGKILL: no cleanup runs in the build
+    proc.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _alive(worker):
+        time.sleep(0.2)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return status != "Z"  # a zombie has exited; init reaps it

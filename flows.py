@@ -2,7 +2,8 @@
 
 Only the Prefect side of a build lives here. One Prefect task per dataset and
 stage, each a one-line wrapper over a step in pipeline.steps, passing an
-Outcome (paths and hashes), never a DataFrame. Stages run as waves over all
+Outcome (paths and hashes), never a DataFrame; with the local runner the step
+itself runs in a worker process (pipeline.step_processes). Stages run as waves over all
 datasets (every dataset's source, then every profile, ...): a stage's tasks
 never wait on each other, so a small thread pool cannot deadlock on upstream
 futures. What a build does between and after the waves (dedupe, the build

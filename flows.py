@@ -2,7 +2,8 @@
 
 Only the Prefect side of a build lives here. One Prefect task per dataset and
 stage, each a one-line wrapper over a step in pipeline.steps, passing an
-Outcome (paths and hashes), never a DataFrame. Stages run as waves over all
+Outcome (paths and hashes), never a DataFrame; with the local runner the step
+itself runs in a worker process (pipeline.step_processes). Stages run as waves over all
 datasets (every dataset's source, then every profile, ...): a stage's tasks
 never wait on each other, so a small thread pool cannot deadlock on upstream
 futures. What a build does between and after the waves (dedupe, the build
@@ -34,6 +35,7 @@ from pipeline.publish import build_lock, check_out_target, crash_point, generati
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
 from pipeline.run_report import outcome_line, rejection_line, summary_markdown
+from pipeline.step_processes import run_step, step_processes
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
 
@@ -59,36 +61,36 @@ def _reported(outcome: Outcome):
 
 @task(name="source", task_run_name="source {prev.ref}", **_TASK)
 def source_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
-    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
+    return _reported(run_step(steps.source_step, prev, source_key, source_arg, limits_json))
 
 
 @task(name="source-network", task_run_name="source {prev.ref}", cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=10, tags=[NETWORK_TAG])
 def source_network_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
-    return _reported(steps.source_step(prev, source_key, source_arg, limits_json))
+    return _reported(run_step(steps.source_step, prev, source_key, source_arg, limits_json))
 
 
 @task(name="profile", task_run_name="profile {prev.ref}", **_TASK)
 def profile_task(prev: Outcome) -> Outcome:
-    return _reported(steps.profile_step(prev))
+    return _reported(run_step(steps.profile_step, prev))
 
 
 @task(name="design", task_run_name="design {prev.ref}", **_TASK)
 def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str,
                 pin_json: str = "") -> Outcome:
-    return _reported(steps.design_step(prev, seed, designer, config_json, settings_json, pin_json))
+    return _reported(run_step(steps.design_step, prev, seed, designer, config_json, settings_json, pin_json))
 
 
 @task(name="postprocess", task_run_name="postprocess {prev.ref}", **_TASK)
 def postprocess_task(prev: Outcome, seed: int) -> Outcome:
-    return _reported(steps.postprocess_step(prev, seed))
+    return _reported(run_step(steps.postprocess_step, prev, seed))
 
 
 @task(name="finalize", task_run_name="finalize {prev.ref}", **_TASK)
 def finalize_task(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
                   key: str, decisions_json: str = "") -> Outcome:
-    return _reported(build_cache.finalize_and_store(prev, tasks_root, seed, design_digest, cache_dir, key,
-                                                    decisions_json))
+    return _reported(run_step(build_cache.finalize_and_store, prev, tasks_root, seed, design_digest, cache_dir, key,
+                                      decisions_json))
 
 
 STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_task,
@@ -96,8 +98,9 @@ STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_
 
 
 def task_runner(runner: str = "local", dask_address: str | None = None, dask_workers: int = 2):
-    """The task runner for a build: threads in this process, or Dask (a given scheduler, or a
-    LocalCluster of `dask_workers` single-threaded processes: the stages hold the GIL)."""
+    """The task runner for a build: threads in this process (which hand their steps to worker processes,
+    pipeline.step_processes), or Dask (a given scheduler, or a LocalCluster of `dask_workers`
+    single-threaded processes: the stages hold the GIL)."""
     if runner == "local":
         return ThreadPoolTaskRunner(max_workers=max(1, os.cpu_count() or 1))
     if runner == "dask":
@@ -185,7 +188,9 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
                                        ledger=checked_ledger(curation, sources), publish=publish)
     out_path = Path(os.path.abspath(out))
     check_out_target(out_path, force)
-    with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool:
+    # The local runner's threads hand their steps to as many worker processes (a Dask worker is a process).
+    workers = max(1, os.cpu_count() or 1) if runner == "local" else 1
+    with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool, step_processes(workers):
         staging = new_generation(out_path)
         try:
             report = build_generation(prefect_waves(pool), job, staging, out_path, sources=sources, limit=limit,

@@ -12,10 +12,12 @@ run report, the tree reports and publishing.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 from collections.abc import Callable
 
+from finalize.sandbox import forkserver_context
 from pipeline import build_cache, steps
 from pipeline.core import cache as core_cache, names
 from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE, Ledger
@@ -278,6 +281,8 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     store_rejections(outcomes, cache, keys, ("profile", "design"))
     outcomes = dedupe_task_dirs(outcomes, hits)
     outcomes = curator_rejections(outcomes, job.curation)  # a task of a dataset rejected by its problem type
+    if any(o.ok and fresh(o) for o in outcomes):  # a task to build: the guard and the root files will run
+        warm_root_phase()
     outcomes = _on(fresh, outcomes, wave("postprocess"))
     store_rejections(outcomes, cache, keys, ("postprocess",))
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
@@ -302,6 +307,30 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
             build_cache.mark_verified(cache, keys[o.uid])
     lap("guard")
     return Built(outcomes, hits, keys, deferred=verified, restored=restored)
+
+
+# What the guard and the root files load in this process: scikit-learn comes with each of them.
+ROOT_PHASE_MODULES = ("pipeline.guard", "finalize.dsagent.build", "finalize.timeseries")
+
+
+def warm_root_phase() -> threading.Thread:
+    """Start the sandbox's fork server and import the guard's and the root files' modules in a
+    background thread, while the postprocess and finalize waves run. Those waves run in step worker
+    processes (pipeline.step_processes) or Dask workers, so this process would otherwise start both
+    only at the guard: the fork server imports pandas and scikit-learn and fits each model type once
+    (finalize.warm_pool) before its first job forks, seconds during which nothing else runs. Nothing
+    here writes a file; the guard and write_root_files import what they use as before."""
+    def warm() -> None:
+        try:
+            forkserver_context()
+            for module in ROOT_PHASE_MODULES:
+                importlib.import_module(module)
+        except Exception:  # noqa: BLE001 -- the guard's own call raises the same error where it is handled
+            return
+
+    thread = threading.Thread(target=warm, name="daregen-warm-root-phase", daemon=True)
+    thread.start()
+    return thread
 
 
 def curator_rejections(outcomes: list[Outcome], ledger: Ledger) -> list[Outcome]:

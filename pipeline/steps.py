@@ -9,6 +9,7 @@ failed Outcome carrying the one-line reason; later steps pass it through.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 import time
@@ -76,6 +77,9 @@ class Outcome(BaseModel):
 def _stage_step(stage: str):
     """Turn a rejection (or an unexpected error) into a failed Outcome with a one-line reason."""
     def wrap(fn):
+        # wraps() gives the step its function's qualified name, by which pickle sends it to a worker
+        # process (pipeline.step_processes).
+        @functools.wraps(fn)
         def run(prev: Outcome, *args, **kwargs) -> Outcome:
             if not prev.ok:
                 return prev
@@ -92,8 +96,6 @@ def _stage_step(stage: str):
                     done = prev.failed(stage, shorten(f"unexpected error: {last}", 300))
                 seconds[stage] = time.perf_counter() - started
             return done.with_seconds(seconds)
-        run.__name__ = fn.__name__
-        run.__doc__ = fn.__doc__
         return run
     return wrap
 

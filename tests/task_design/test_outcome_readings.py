@@ -132,3 +132,23 @@ def test_an_undescribed_death_column_reads_as_an_outcome_by_its_name() -> None:
     ranked, _ = _ranked(cols, column_descriptions={}, title="NHEFS follow-up study")
     first = next(r for r in ranked if has_evidence(r))
     assert (first.column, first.kind) == ("death", "outcome_name")
+
+
+def test_the_moment_of_a_diagnosis_is_no_outcome_reading_and_the_diagnosis_itself_is() -> None:
+    # boot/aids: counts of reported cases cross-classified by the quarter of diagnosis and the reporting delay;
+    # `delay`, "the time delay between diagnosis and reporting", is a factor of the table, not its outcome.
+    rng = np.random.default_rng(3)
+    cols = {"delay": rng.choice([0.0, 2.0, 5.0, 8.0, 11.0, 14.0], N),
+            "y": rng.poisson(20, N).astype(float), "region": rng.choice(["a", "b", "c"], N)}
+    docs = {"delay": "The time delay (in months) between diagnosis and reporting.",
+            "y": "The number of AIDS cases reported.", "region": "The health region."}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Delay in AIDS Reporting in England and Wales")
+    by_column = {r.column: r for r in ranked}
+    assert "says 'diagnos'" not in by_column["delay"].evidence
+    assert ranked[0].column == "y"
+    for anchor in ("Age at diagnosis.", "Years since diagnosis.", "Date of diagnosis.", "Time from diagnosis to death."):
+        ranked, _ = _ranked(cols, column_descriptions={**docs, "delay": anchor}, title="Cancer registry")
+        assert "says 'diagnos'" not in next(r for r in ranked if r.column == "delay").evidence
+    ranked, _ = _ranked({**cols, "dx": rng.choice(["benign", "malignant"], N)},
+                        column_descriptions={**docs, "dx": "Final diagnosis: benign or malignant."}, title="Biopsies")
+    assert "says 'diagnos'" in next(r for r in ranked if r.column == "dx").evidence

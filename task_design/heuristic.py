@@ -219,7 +219,9 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
                                                                    config.max_evidenced_target_missing)})
     for col in profile.columns:
         kind, why = target_problem(col, profile, table, config)
-        if kind is None and why.endswith("missing") and col.name not in exclusions and col.name not in repeated:
+        # Missing too much for any target: a target still with evidence, up to max_evidenced_target_missing.
+        if (kind is None and profile.missing_frac(col.name) > config.max_target_missing and col.name not in exclusions
+                and col.name not in repeated):
             kind, _ = target_problem(col, profile, table, lenient)
             if kind is not None:
                 sparse[col.name] = why

@@ -78,7 +78,7 @@ from typing import Any
 from collections.abc import Callable
 
 from finalize import job_cgroup
-from pipeline.core.environment import CODE_PACKAGES
+from pipeline.core.environment import CODE_PACKAGES, ONE_THREAD_ENV
 
 SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
 # Everything a reference run imports, so no job pays for an import: the lazy ones (pyarrow's dataset
@@ -93,9 +93,7 @@ PRELOAD = ["finalize.reference_solution", "sklearn.linear_model", "sklearn.neura
 
 DETERMINISTIC_ENV = {
     "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
+    **ONE_THREAD_ENV,
     "PYTHONWARNINGS": "ignore",
 }
 

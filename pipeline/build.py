@@ -29,7 +29,7 @@ from finalize.sandbox import forkserver_context
 from pipeline import build_cache, steps
 from pipeline.core import cache as core_cache, names
 from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE, Ledger
-from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
+from pipeline.core.environment import code_version, fingerprint, fingerprint_digest, pin_blas_threads
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.text import shorten_cause
@@ -615,6 +615,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     """Build the first `limit` candidates of `sources` into the partial generation `staging` and publish
     it at `out` if it holds any task (an empty build never replaces a published tree); returns the run
     report, also written at the generation's root."""
+    pin_blas_threads()  # before any thread starts: values computed here (the EDA answers) stay the sandbox's
     lap = Laps()
     candidates = list_candidates(sources, limit)
     note(f"{plural(len(candidates), 'candidate dataset')} from {sources}")

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from finalize.sandbox import starting_processes
+from pipeline.core.environment import pin_blas_threads
 
 T = TypeVar("T")
 
@@ -65,7 +66,9 @@ def step_processes(workers: int) -> Iterator[None]:
 
 def _exit_with_parent(parent: int) -> None:
     """A worker waits on its task queue, whose write end it holds too, so it would outlive a build
-    killed with SIGKILL (a crashed or stopped run): it leaves as soon as its parent is gone."""
+    killed with SIGKILL (a crashed or stopped run): it leaves as soon as its parent is gone. It computes
+    with one BLAS thread, as the building process does (pin_blas_threads)."""
+    pin_blas_threads()
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)

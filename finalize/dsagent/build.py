@@ -39,7 +39,7 @@ from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
 from pipeline.core.cache import commit_entry
-from pipeline.core.environment import code_version, fingerprint_digest
+from pipeline.core.environment import code_version, fingerprint_digest, pin_blas_threads
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
 from pipeline.core.metrics import SOLVED_THRESHOLD
@@ -208,6 +208,7 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     (task_cache_key); a later tree holding the same task folder copies them instead of validating again.
     `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile). `jobs`:
     how many sandboxed validation jobs run at once (default: one per core; they are CPU-bound)."""
+    pin_blas_threads()  # the EDA answers (Series.corr) computed here, in worker threads: see the kernel's why
     seconds = {} if seconds is None else seconds
     jobs = max(1, jobs or os.cpu_count() or 1)
     settings = settings or DesktopSettings()

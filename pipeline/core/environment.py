@@ -24,6 +24,30 @@ CODE_PACKAGES = ("pipeline", "sourcing", "task_design", "postprocess", "finalize
 FINGERPRINT_PACKAGES = ("daregen", "numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "polars", "statsmodels")
 
 
+# One BLAS/OpenMP thread: how a dot product splits its sums over threads changes its last digits
+# (pandas' Series.corr on 10,000 rows differs in the 16th digit between one thread and two), so a
+# value computed with the machine's default would depend on its core count. The sandbox's jobs get
+# these variables; pin_blas_threads gives them to the building process itself.
+ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+_pinned_pid: int | None = None
+
+
+def pin_blas_threads() -> None:
+    """One BLAS/OpenMP thread for the rest of this process and every process it starts: the variables
+    reach the libraries loaded later (scipy's own OpenBLAS) and the children, threadpoolctl the ones
+    already loaded. For good, not a `with` block: a block restores the count it found when it ends, so
+    with two threads inside at once the first to leave gives the other its old thread count back."""
+    global _pinned_pid
+    if _pinned_pid == os.getpid():
+        return
+    os.environ.update(ONE_THREAD_ENV)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    _pinned_pid = os.getpid()
+
+
 def _version(dist: str) -> str:
     try:
         return metadata.version(dist)

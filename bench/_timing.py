@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 
 
@@ -26,3 +28,17 @@ def stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
     except ProcessLookupError:
         pass
     proc.wait()
+
+
+@contextlib.contextmanager
+def busy_cores(n: int):
+    """`n` other processes, each keeping one core fully busy (an interpreter spinning at normal
+    priority), for the length of the block: issue 27's condition, "another process using one core
+    fully", made on demand so a figure says what load it was measured under."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(0, n))]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()

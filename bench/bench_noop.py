@@ -7,9 +7,15 @@ Both include everything `daregen build` does after Prefect's start-up: listing c
 source step, the build cache, the guard, DSAgentBench and root files, the run report, the tree
 reports, the diff and publishing. Prefect's ephemeral server is started first by a 0-candidate
 build and charged to neither. Prints both wall times, (c)/(a) (the goal: <= 5% at
---limit 300) and each build's seconds by phase (pipeline.build.Laps).
+--limit 300) and each build's seconds by phase (pipeline.build.Laps). Then
 
-    .venv/bin/python bench/bench_noop.py [--limit 60] [--seed 0] [--repo PATH]
+  (d) the no-op as an operator waits for it: `daregen build` run as a command, the same --out,
+      cache and Prefect home, start-up (imports, Prefect's server) included; (d)/(a) too.
+
+With `--busy K`, K other processes each keep one core fully busy through (a), (c) and (d) (the
+issue's condition: another process using one core fully).
+
+    .venv/bin/python bench/bench_noop.py [--limit 60] [--seed 0] [--repo PATH] [--busy 1]
 
 `--repo` runs another checkout's code (e.g. main's) with this script, for a before/after figure.
 """
@@ -22,11 +28,14 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from contextlib import redirect_stderr
 from pathlib import Path
+
+from _timing import busy_cores  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 class _Tee(io.TextIOBase):
@@ -54,6 +63,7 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=60)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent))
+    p.add_argument("--busy", type=int, default=0, help="other processes each keeping one core busy throughout")
     args = p.parse_args()
     sys.path.insert(0, str(Path(args.repo).resolve()))
     tmp = Path(tempfile.mkdtemp(prefix="daregen-bench-noop-"))
@@ -73,15 +83,32 @@ def main() -> int:
             report = build_tasks(out=str(out), limit=limit, seed=args.seed, sources="builtin", cache_dir=str(cache))
         return time.perf_counter() - t, report, _phases(tee.text.getvalue())
 
+    def command_noop() -> tuple[float, str]:
+        """(d): `daregen build` as a command, timed from its start to its exit."""
+        argv = [str(Path(args.repo).resolve() / ".venv" / "bin" / "daregen"), "build", "--limit", str(args.limit),
+                "--seed", str(args.seed), "--out", str(out)]
+        if not Path(argv[0]).exists():
+            argv[0] = str(Path(sys.executable).parent / "daregen")
+        t = time.perf_counter()
+        # Its own ephemeral server, as an operator's command starts one: not this process's.
+        env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        proc = subprocess.run(argv, env=env, cwd=args.repo, capture_output=True, text=True)
+        took = time.perf_counter() - t
+        said = "unchanged" if "unchanged" in proc.stderr + proc.stdout else f"exit {proc.returncode}, not unchanged"
+        return took, said
+
     try:
-        warm = time.perf_counter()
-        build_tasks(out=str(tmp / "warm"), limit=0, cache_dir=str(tmp / "warm_cache"))
-        warm = time.perf_counter() - warm
-        a, full, phases_a = build(args.limit)
-        c, noop, phases_c = build(args.limit)
+        with busy_cores(args.busy):  # the spinners stop before the figures print
+            warm = time.perf_counter()
+            build_tasks(out=str(tmp / "warm"), limit=0, cache_dir=str(tmp / "warm_cache"))
+            warm = time.perf_counter() - warm
+            a, full, phases_a = build(args.limit)
+            c, noop, phases_c = build(args.limit)
+            d, said = command_noop()
         load = os.getloadavg()
         print(f"\n{args.limit} candidates of the built-in corpus, seed {args.seed}, code {args.repo}; "
-              f"cpu_count={os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+              f"cpu_count={os.cpu_count()}, {args.busy} other process(es) keeping a core busy throughout; "
+              f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         print(f"  Prefect ephemeral start (a 0-candidate build) {warm:8.2f} s   (not charged below)")
         print(f"  (a) full build, empty cache        {a:8.2f} s   {full['built']} tasks")
         print(f"      by phase: {phases_a}")
@@ -89,8 +116,11 @@ def main() -> int:
               f"from the cache; {'unchanged, nothing published' if noop.get('unchanged') else 'republished'}")
         print(f"      by phase: {phases_c}")
         print(f"  (c)/(a) = {100 * c / a:.1f}%   (goal <= 5% at --limit 300)")
-        print("RESULT " + json.dumps({"limit": args.limit, "built": full["built"], "full_s": round(a, 1),
-                                      "noop_s": round(c, 2), "noop_pct": round(100 * c / a, 1),
+        print(f"  (d) `daregen build` again, start-up included {d:8.2f} s   {said}")
+        print(f"  (d)/(a) = {100 * d / a:.1f}%")
+        print("RESULT " + json.dumps({"limit": args.limit, "busy": args.busy, "built": full["built"],
+                                      "full_s": round(a, 1), "noop_s": round(c, 2), "noop_pct": round(100 * c / a, 1),
+                                      "command_noop_s": round(d, 2), "command_noop_pct": round(100 * d / a, 1),
                                       "unchanged": bool(noop.get("unchanged"))}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

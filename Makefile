@@ -6,6 +6,12 @@ PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 UV_VERSION := 0.13.8
 STAMP  := $(VENV)/.installed
+# Every interpreter a build starts (the command, Prefect's server, the step workers, the sandbox's fork
+# server, the guard's fresh interpreters) imports from bytecode compiled here, once: uv compiles nothing
+# by default, and where PYTHONDONTWRITEBYTECODE is set (CI, containers) Python never writes it either, so
+# each of them compiled about 1,100 modules again (3-4 s of CPU; the first progress line of a build with
+# one core kept busy went from 17.7 s to about 10 s). daregen's own packages are compiled too.
+CODE   := pipeline sourcing task_design postprocess finalize flows.py
 
 DEMO_OUT   ?= generated/demo
 DEMO_LIMIT ?= 50
@@ -17,8 +23,9 @@ setup: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet uv==$(UV_VERSION)
-	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements.lock
+	$(UV) pip install --quiet --python $(PY) --require-hashes --compile-bytecode -r requirements.lock
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	$(PY) -m compileall -q $(CODE) >/dev/null
 	touch $(STAMP)
 
 demo: setup

@@ -74,7 +74,9 @@ def main() -> int:
     configure_prefect()
     from flows import build_tasks
 
-    out, cache = tmp / "tasks", tmp / "cache" / "tasks"
+    # The cache root, as DAREGEN_CACHE names it: build_tasks puts its build cache under root/tasks, so the
+    # command in (d) finds the same one.
+    out, cache = tmp / "tasks", tmp / "cache"
 
     def build(limit: int) -> tuple[float, dict, str]:
         tee = _Tee(sys.stderr)

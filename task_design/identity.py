@@ -285,6 +285,42 @@ def group_attribute_problem(table: pd.DataFrame, target: str, columns: list[str]
         if int(y.groupby(col, observed=True).nunique().max()) == 1:
             return (f"an attribute of the groups of {c!r}: every row of each of its {levels} levels has the same "
                     f"value, so it describes the group, not the row")
+    return _pair_attribute_problem(table.loc[known], y, columns, distinct)
+
+
+# ... and of the cells of two labels: gt/pizzaplace's `price`, a menu's price for each pizza in each size
+# (read X blind: "a deterministic lookup of name x size"). A cell holds PAIR_MIN_GROUP_ROWS rows on average,
+# so that a noisy outcome is not constant on its cells by chance; labels of at most PAIR_MAX_LEVELS levels,
+# PAIR_MAX_LABELS of them, keep the search to a few hundred pairs.
+PAIR_MIN_GROUP_ROWS = 10
+PAIR_MAX_LEVELS = 60
+PAIR_MAX_LABELS = 20
+
+
+def _pair_attribute_problem(rows: pd.DataFrame, y: pd.Series, columns: list[str], distinct: int) -> str | None:
+    n = len(y)
+    y_codes = pd.factorize(y)[0].astype(np.int64)
+    labels: list[tuple[str, np.ndarray, int]] = []
+    for c in columns:
+        col = rows[c]
+        if c == y.name or pd.api.types.is_float_dtype(col) or col.isna().any():
+            continue
+        codes, uniques = pd.factorize(col)
+        codes = codes.astype(np.int64)
+        # A label that fixes the target alone is the single-label check's, or a copy the leak screen drops.
+        if 2 <= len(uniques) <= PAIR_MAX_LEVELS and len(np.unique(codes * (distinct + 1) + y_codes)) > len(uniques):
+            labels.append((c, codes, len(uniques)))
+        if len(labels) == PAIR_MAX_LABELS:
+            break
+    for i, (a, ca, na) in enumerate(labels):
+        for b, cb, nb in labels[i + 1:]:
+            cell = ca * nb + cb
+            cells = len(np.unique(cell))
+            if not (distinct <= cells <= n // PAIR_MIN_GROUP_ROWS):
+                continue
+            if len(np.unique(cell * (distinct + 1) + y_codes)) == cells:
+                return (f"an attribute of the cells of {a!r} and {b!r}: every row of each of their {cells} "
+                        f"combinations has the same value, so it is looked up, not predicted")
     return None
 
 

@@ -145,8 +145,11 @@ _STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(
 _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
                             r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival|stop|tstop)(?P<k>_?\d*)$|"
                             r"time$", re.I)
+# "... or end of observation": the time of an event or of the end of follow-up, whichever came first, is a
+# censored time, whether it is kept as a duration or as a date (MASS/Aids2's `death`, "date of death or end of
+# observation", beside its `status`, read ? blind as a regression target).
 _DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
-                           r"duration|censor)", re.I)
+                           r"duration|censor|or (at )?(the )?end of (the )?(observation|study|follow[- ]?up))", re.I)
 # The survival and repeated-measures vocabulary of task_design.time_tables, kept beside the roles' own:
 # names that hold a status or a duration among other words (`linkstatus`, `dayslink`), and the
 # columns that order a subject's visits and name the subject.

@@ -297,6 +297,22 @@ def test_a_value_shared_by_every_row_of_each_group_is_the_groups_attribute() -> 
     assert group_attribute_problem(table, "decision", ["nation", "success", "age"]) is None
 
 
+def test_a_value_shared_by_every_row_of_each_cell_of_two_labels_is_looked_up() -> None:
+    # gt/pizzaplace: a menu price for each pizza in each size, on every order of it.
+    rng = np.random.default_rng(2)
+    names, sizes = [f"p{i}" for i in range(6)], ["S", "M", "L"]
+    menu = {(p, s): round(float(rng.uniform(8, 30)), 2) for p in names for s in sizes}
+    name = rng.choice(names, 600)
+    size = rng.choice(sizes, 600)
+    table = pd.DataFrame({"name": name, "size": size, "price": [menu[k] for k in zip(name, size)],
+                          "quantity": rng.integers(1, 4, 600), "hour": rng.integers(10, 23, 600)})
+    why = group_attribute_problem(table, "price", ["name", "size", "quantity", "hour"])
+    assert why is not None and "'name' and 'size'" in why
+    # An outcome that varies within the cells is no attribute of them.
+    table["price"] += rng.normal(0, 0.5, 600)
+    assert group_attribute_problem(table, "price", ["name", "size", "quantity", "hour"]) is None
+
+
 def test_a_label_of_pairs_or_a_float_column_does_not_make_a_group() -> None:
     rng = np.random.default_rng(1)
     pair = np.repeat(np.arange(20), 2)  # 20 levels of 2 rows: constant by chance too easily

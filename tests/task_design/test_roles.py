@@ -331,6 +331,23 @@ def test_the_exit_time_of_a_counting_process_interval_is_a_censored_duration() -
     assert roles["event"].role == "censoring_status"
 
 
+def test_a_date_of_death_or_end_of_observation_beside_a_status_is_a_censored_time() -> None:
+    # MASS/Aids2: `death`, "date of death or end of observation" (a Julian date), closed by `status` (A or D).
+    rng = np.random.default_rng(9)
+    n = 80
+    diag = rng.integers(8000, 11000, n)
+    cols = {"diag": diag, "death": diag + rng.integers(1, 2000, n), "status": rng.choice(["A", "D"], n),
+            "age": rng.integers(20, 70, n)}
+    doc = {"diag": "(Julian) date of diagnosis.", "death": "(Julian) date of death or end of observation.",
+           "status": '"A" (alive) or "D" (dead) at end of observation.'}
+    roles = _roles(cols, column_descriptions=doc)
+    assert roles["death"].role == "censored_duration" and roles["death"].related == "status"
+    assert roles["status"].role == "censoring_status"
+    # A date that is no end of follow-up stays what it was.
+    roles = _roles(cols, column_descriptions={**doc, "death": "(Julian) date of death."})
+    assert roles["death"].role != "censored_duration"
+
+
 def test_the_seasonally_adjusted_copy_of_a_raw_series_is_derived_from_it() -> None:
     # Ecdat/Hstarts: `hssa` is `hs` with its seasonal pattern taken out, a copy that gives `hs`'s
     # forecast away; a series adjusted from nothing in the table stays what it is.

@@ -51,7 +51,7 @@ def step_processes(workers: int) -> Iterator[None]:
         own = _pool is None
         if own:
             _pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_exit_with_parent, initargs=(os.getpid(),))
+                                        initializer=_start_worker, initargs=(os.getpid(),))
             pool = _pool
     if not own:
         yield
@@ -64,11 +64,12 @@ def step_processes(workers: int) -> Iterator[None]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A worker waits on its task queue, whose write end it holds too, so it would outlive a build
-    killed with SIGKILL (a crashed or stopped run): it leaves as soon as its parent is gone. It computes
-    with one BLAS thread, as the building process does (pin_blas_threads)."""
+def _start_worker(parent: int) -> None:
+    """A worker computes with one BLAS thread, as the building process does (pin_blas_threads). It waits
+    on its task queue, whose write end it holds too, so it would outlive a build killed with SIGKILL (a
+    crashed or stopped run): it leaves as soon as its parent is gone."""
     pin_blas_threads()
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)

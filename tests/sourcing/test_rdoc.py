@@ -360,3 +360,18 @@ def test_prose_names_the_response_on_pages_without_format_entries() -> None:
     notes = "One possibility is to investigate whether the coefficients from the regression of\nprate on mrate differ."
     found = documented_outcomes({"notes": notes}, {"prate": "participation rate, percent", "mrate": "match rate"})
     assert list(found) == ["prate"] and "regression of prate on" in found["prate"]
+
+
+def test_a_rates_numerator_is_the_response_and_a_tabulated_weight_is_none() -> None:
+    from sourcing.rdoc import formula_responses
+
+    # plyr/baseball's `lm(rbi / ab ~ year)`: at-bats are the exposure; MASS/OME's `Correct/Trials` likewise.
+    assert [n for n, _ in formula_responses("lm(rbi / ab ~ year, data = b)")] == ["rbi"]
+    assert [n for n, _ in formula_responses("nls(Correct/Trials ~ SSlogis(Loud, Asym, xmid, scal))")] == ["Correct"]
+    assert [n for n, _ in formula_responses("lm(log(cost/fuel) ~ log(output))")] == ["cost"]
+    # DAAG/nassCDS's `xtabs(weight ~ dead + airbag)` sums sampling weights; a sum of two names models neither.
+    assert formula_responses("xtabs(weight ~ dead + airbag, data = nassCDS)") == []
+    assert formula_responses("lm(I(a + b) ~ x)") == []
+    # A binomial's matrix of counts and one column's transform stay what they were.
+    assert [n for n, _ in formula_responses("glm(cbind(dead, alive) ~ dose)")] == ["dead", "alive"]
+    assert [n for n, _ in formula_responses("lm(log(wage) ~ educ)")] == ["wage"]

@@ -501,3 +501,20 @@ def test_selected_features_prefer_ones_named_by_meaning_over_descriptions_that_u
         assert len(selected & {"x", "colour"}) == min(2, k), selected
         assert ("visits" in selected) == (k > 2) and ("sparse" in selected) == (k > 3), selected
     assert {len(s) for s in selections} >= {2, 3}
+
+
+def test_beside_the_study_subject_a_second_task_needs_the_documentations_word() -> None:
+    # Ecdat/Somerville, "Visits to Lake Somerville": the visits are what it studies; `quality`, "quality ranking
+    # score for lake Somerville", read as an outcome by its own words, is a covariate beside them (read X blind).
+    from task_design.heuristic import design_pair
+
+    table = _two_outcome_table()
+    docs = {"label": "customer purchase decision", "price": "yield of the item in kg"}
+    rngs = {k: rng_for(0, "x", f"design-{k}") for k in ("classification", "regression")}
+    record = build_record(title="Customer purchase decisions", column_descriptions=docs)
+    specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
+    assert [(s.target, s.target_evidence_kind) for s in specs] == [(("label",), "study_subject")]
+    documented = build_record(title="Customer purchase decisions", column_descriptions=docs,
+                              documented_outcomes={"price": "model response in lm(price ~ .) in Examples"})
+    specs = design_pair(documented, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
+    assert ("price",) in [s.target for s in specs]

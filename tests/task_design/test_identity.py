@@ -151,7 +151,7 @@ def test_the_designer_never_sets_a_target_described_as_a_sum_of_items() -> None:
     items = {f"q{i}": rng.integers(0, 5, N) for i in range(8)}
     table = pd.DataFrame({**items, "total": sum(items.values()) * 1.5 + 0.25})
     # The title names the total, so it has evidence of its own: what rejects it is its description.
-    record = build_record(title="Total questionnaire score", column_descriptions={"total": "sum of the eight item scores"})
+    record = build_record(title="Total questionnaire score", column_descriptions={"total": "sum of the eight questionnaire item scores"})
     try:
         spec = design(record, profile_table(table), table, rng_for(0, "x", "design"), UNIT_CONFIG)
     except DatasetRejected as exc:

@@ -405,3 +405,18 @@ def test_a_models_fitted_or_forecast_values_are_no_outcome() -> None:
     roles = _roles(cols, column_descriptions={"gdp": "observed GDP",
                                               "p_gdp": "y-hats (forecasted GDP) from a prophet forecast"})
     assert roles["p_gdp"].role == "covariate" and roles["gdp"].role == "outcome"
+
+
+def test_a_year_pair_whose_stem_holds_a_digit_and_a_source_of_measurements_are_covariates() -> None:
+    # openintro/sowc_child_mortality's `under5_mortality_1990` beside `_2018` (1990 predicted from 2018, read X);
+    # dslabs/historic_co2's `source`, "Source of carbon dioxide measurement: ... Mauna Loa", how a value was got.
+    rng = np.random.default_rng(8)
+    cols = {"under5_mortality_1990": rng.gamma(2, 30, 60), "under5_mortality_2018": rng.gamma(2, 10, 60),
+            "source": rng.choice(["Mauna Loa", "Ice Cores"], 60), "co2": rng.normal(300, 30, 60)}
+    roles = _roles(cols, column_descriptions={"source": "Source of carbon dioxide measurement: direct CO2 annual "
+                                                         "mean concentrations from Mauna Loa",
+                                              "co2": "Carbon dioxide concentration in ppm by volume."})
+    assert roles["under5_mortality_1990"].role == "covariate" and roles["under5_mortality_1990"].related == \
+        "under5_mortality_2018"
+    assert roles["under5_mortality_2018"].role == roles["co2"].role == "outcome"
+    assert roles["source"].role == "covariate"

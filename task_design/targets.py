@@ -368,7 +368,7 @@ def _title_score(name: str, doc: str, title: str) -> float:
         return 1.5
     if doc:
         words = _words(doc.split(".")[0], 4)
-        shared = len(words & _words(title, 4))
+        shared = len(words & _words(_studied_title(title), 4))
         # "Metabolic Rate of Caterpillars" and Mrate, "metabolic rate"; "U.S. Women's Labor-Force
         # Participation" and lfp, "labor-force participation": the description is the title's words.
         # Two title words in a longer description are a topic, not the outcome (plm/Wages' `union`,
@@ -433,13 +433,22 @@ def starting_twin(name: str, record: DatasetRecord) -> str | None:
 
 # A Format entry shared by several columns ("Action, Animation, Comedy, ...: Binary variables representing if
 # movie was classified as belonging to that genre", ggplot2movies/movies) describes a family, not one column:
-# its words single out none of them (the genre flag `Animation` was read X blind).
+# its words single out none of them (the genre flag `Animation` was read X blind). So do entries that differ
+# only by a number ("Exam 1 grade", "Exam 2 grade", "Exam 3 grade": openintro/exam_grades' `exam1`, the first
+# exam predicted from the later ones and the course grade, read X blind).
 SHARED_ENTRY_MIN = 3
+_NUMBER = re.compile(r"(?<!\d)(?!(?:19|20)\d{2}(?!\d))\d+")  # not a year: `re74`/`re78` are the year rule's
 
 
 def shared_entry(name: str, record: DatasetRecord) -> bool:
-    doc = record.column_descriptions.get(name, "").strip()
-    return bool(doc) and sum(d.strip() == doc for d in record.column_descriptions.values()) >= SHARED_ENTRY_MIN
+    doc = _NUMBER.sub("#", record.column_descriptions.get(name, "").strip().lower())
+    return bool(doc) and sum(_NUMBER.sub("#", d.strip().lower()) == doc
+                             for d in record.column_descriptions.values()) >= SHARED_ENTRY_MIN
+
+
+# An entry naming the occasion of something, not a measure of it: "Semester when grades were recorded"
+# (openintro/exam_grades' `semester`, read X blind as the target), "Year in which the survey was taken".
+_OCCASION_DOC = re.compile(r"^\W*(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I)
 
 
 PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
@@ -500,7 +509,8 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
                                        f"same measure before it, {twin!r}")
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
         return None
-    if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record):
+    if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
+            _OCCASION_DOC.search(doc)):
         return None
     if not doc or _GENERIC_DOC.match(doc):
         if _CONVENTIONAL_OUTCOME_NAME.match(name):

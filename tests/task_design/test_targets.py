@@ -444,3 +444,17 @@ def test_a_column_the_title_names_as_an_influence_is_not_what_it_studies() -> No
     assert not any(r.column == "airbag" and has_evidence(r) for r in ranked)
     named, _ = _ranked(cols, column_descriptions=docs, title="Airbag deployment in accidents")
     assert named[0].column == "airbag" and has_evidence(named[0])
+
+
+def test_entries_differing_by_a_number_and_an_occasion_are_no_outcome_readings() -> None:
+    # openintro/exam_grades: "Exam 1 grade" ... "Exam 3 grade" are a family; "Overall course grade" is what a
+    # course sets out to grade; "Semester when grades were recorded" is when, not what (both read X blind).
+    rng = np.random.default_rng(15)
+    exams = {f"exam{i}": rng.normal(75, 10, 60) for i in (1, 2, 3)}
+    cols = exams | {"course_grade": sum(exams.values()) / 3 + rng.normal(0, 5, 60),
+                    "semester": rng.choice(["2000-1", "2000-2", "2001-1"], 60), "sex": rng.choice(["m", "w"], 60)}
+    docs = {f"exam{i}": f"Exam {i} grade." for i in (1, 2, 3)} | {
+        "course_grade": "Overall course grade.", "semester": "Semester when grades were recorded."}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title="Exam and course grades for statistics students")
+    assert ranked[0].column == "course_grade" and has_evidence(ranked[0])
+    assert not any(has_evidence(r) for r in ranked if r.column in (*exams, "semester"))

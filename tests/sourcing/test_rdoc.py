@@ -372,6 +372,8 @@ def test_a_rates_numerator_is_the_response_and_a_tabulated_weight_is_none() -> N
     # DAAG/nassCDS's `xtabs(weight ~ dead + airbag)` sums sampling weights; a sum of two names models neither.
     assert formula_responses("xtabs(weight ~ dead + airbag, data = nassCDS)") == []
     assert formula_responses("lm(I(a + b) ~ x)") == []
+    # crch/RainIbk's squared error of the ensemble mean: the observed rain is the measure.
+    assert [n for n, _ in formula_responses("boxplot((sqrt(rain) - sqrtensmean)^2 ~ month)")] == ["rain"]
     # A binomial's matrix of counts and one column's transform stay what they were.
     assert [n for n, _ in formula_responses("glm(cbind(dead, alive) ~ dose)")] == ["dead", "alive"]
     assert [n for n, _ in formula_responses("lm(log(wage) ~ educ)")] == ["wage"]

@@ -437,7 +437,8 @@ def starting_twin(name: str, record: DatasetRecord) -> str | None:
 # only by a number ("Exam 1 grade", "Exam 2 grade", "Exam 3 grade": openintro/exam_grades' `exam1`, the first
 # exam predicted from the later ones and the course grade, read X blind).
 SHARED_ENTRY_MIN = 3
-_NUMBER = re.compile(r"(?<!\d)(?!(?:19|20)\d{2}(?!\d))\d+")  # not a year: `re74`/`re78` are the year rule's
+# Not a year ("1974", "'74"): `re74`/`re78` are the year rule's (task_design.roles), whose later year is an outcome.
+_NUMBER = re.compile(r"(?<![\d'’])(?!(?:19|20)\d{2}(?!\d))\d+")
 
 
 def shared_entry(name: str, record: DatasetRecord) -> bool:

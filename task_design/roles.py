@@ -189,6 +189,13 @@ SAME_SERIES_WORDS = 0.7
 # arithmetic on the other columns.
 _ERROR_TERM_DOC = re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
                              r"\b(error|disturbance) term\b", re.I)  # the share of their description words two descriptions of one series share
+
+
+def error_term_wording(doc: str) -> str | None:
+    """The words of a description that make its column a simulated response's error term, or None."""
+    return m.group(0) if (m := _ERROR_TERM_DOC.search(doc)) else None
+
+
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # The column's own words placing it before the outcome, or making it an attribute of the unit, a band or
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's

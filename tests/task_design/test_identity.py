@@ -327,3 +327,11 @@ def test_a_feature_computed_from_the_targets_transform_is_dropped() -> None:
             "lpolpc": "log(polpc)", "clpolpc": "lpolpc - lpolpc[t-1]", "polpc": "police per capita"}
     out = described_derivations(build_record(column_descriptions=docs), "crmrte", ["clcrmrte", "clpolpc", "polpc"])
     assert list(out) == ["clcrmrte"] and "'lcrmrte', the target's transform" in out["clcrmrte"]
+
+
+def test_a_simulated_responses_error_term_is_dropped_whether_or_not_the_response_is_documented() -> None:
+    # stevedata/fakeHappiness: `e`, "random noise, generated from a normal distribution ...", beside `happy`.
+    docs = {"e": "random noise, generated from a normal distribution with a mean of 0 and a standard deviation of 3",
+            "happy": "an arbitrary happiness variable", "age": "a numeric vector for age."}
+    out = described_derivations(build_record(column_descriptions=docs), "happy", ["e", "age"])
+    assert list(out) == ["e"] and "an error term no one observes" in out["e"]

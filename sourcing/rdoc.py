@@ -305,8 +305,9 @@ _TABULATING_CALLS = frozenset({"xtabs"})
 def _response_side(lhs: str) -> str:
     """The part of a formula's left side that names its response. A rate's numerator is the response and its
     denominator the exposure (plyr/baseball's `lm(rbi / ab ~ year)`, MASS/OME's `nls(Correct/Trials ~ ...)`,
-    AER/Electricity1955's `log(cost/fuel)`), and a difference's first term the measure; other arithmetic on two or more names (`a + b`) models none of
-    them; a matrix of counts (`cbind(dead, alive)`) and one column's transform are their names."""
+    AER/Electricity1955's `log(cost/fuel)`), and a difference's first term the measure; other arithmetic on two
+    or more names (`a + b`) models none of them; a matrix of counts (`cbind(dead, alive)`) and one column's
+    transform are their names."""
     def names(text: str) -> set[str]:
         return {n for i in _IDENT.finditer(text) if (n := i.group(2) or i.group(1)) not in _NOT_COLUMNS
                 and not re.fullmatch(r"[.\d]+", n)}

@@ -432,16 +432,12 @@ def design_pair(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
     kind: ProblemType = "regression" if first.problem_type == "classification" else "classification"
     eligible = [c for c, k in frame.problem_types.items() if k == kind and c not in first.target]
     ranked = ranked_targets(record, profile, frame, eligible, rngs[kind])
-    if documented_columns(record, profile.names, frame.roles):
-        # The source names the study's outcome(s): the second task predicts another documented one, never a
-        # column read as an outcome by its own words beside it (azprocedure's `admit` beside `los`, SwissLabor's
-        # `income` beside `participation`): the first task's rule (try_targets), kept for the second.
-        ranked = [r for r in ranked if r.documented]
-    elif first.target_evidence_kind == "study_subject":
-        # The title or the description's opening names what the data studies, and the first task predicts it:
-        # beside it, another column's outcome wording is a covariate's (Ecdat/Somerville's `quality`, "quality
-        # ranking score for lake Somerville", beside the visits the title names, read X blind). The second
-        # task then needs the documentation's own word, as beside a documented outcome.
+    if documented_columns(record, profile.names, frame.roles) or first.target_evidence_kind == "study_subject":
+        # The source names the study's outcome(s), or the title or the description's opening names what the data
+        # studies and the first task predicts it: the second task predicts another documented one, never a column
+        # read as an outcome by its own words beside it (azprocedure's `admit` beside `los`, SwissLabor's `income`
+        # beside `participation`: the first task's rule, try_targets, kept for the second; Ecdat/Somerville's
+        # `quality`, "quality ranking score for lake Somerville", beside the visits the title names, read X blind).
         ranked = [r for r in ranked if r.documented]
     ranked = [r for r in ranked if not is_last_resort(r)]
     if not any(has_evidence(r) for r in ranked) or survival_problem(frame, ranked) is not None:

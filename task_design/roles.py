@@ -183,12 +183,12 @@ _DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|stan
 # starts in Canada, seasonally adjusted, CANSIM series J9001", beside `hs`, "..., not seasonally adjusted,
 # CANSIM series J6001"): a copy of the raw series that gives its forecast away.
 _SEASONAL = re.compile(r"\b(?P<not>not |non-?|un)?seasonally[- ]adjusted\b|\b(?P<raw>unadjusted)\b", re.I)
-SAME_SERIES_WORDS = 0.7
+SAME_SERIES_WORDS = 0.7  # the share of their description words two descriptions of one series share
 # The error term of a simulated response, given as a column (stevedata/fakeTSD's `e`, "randomly generated
 # errors", beside `y` = 20 + .25 year + .25 x1 + x2 + e): no one observes it, and with it the response is
 # arithmetic on the other columns.
 _ERROR_TERM_DOC = re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
-                             r"\b(error|disturbance) term\b", re.I)  # the share of their description words two descriptions of one series share
+                             r"\b(error|disturbance) term\b", re.I)
 
 
 def error_term_wording(doc: str) -> str | None:
@@ -537,8 +537,8 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
     response = next((c for name in record.documented_outcomes for c in profile.names
                      if c.casefold() == name.casefold()), None)
     for n in names:
-        if n not in out and response not in (None, n) and (m := _ERROR_TERM_DOC.search(_doc(record, n))):
-            out[n] = ColumnRole("derived_copy", f"documented as {m.group(0)!r} of the response {response!r}", response)
+        if n not in out and response not in (None, n) and (words := error_term_wording(_doc(record, n))):
+            out[n] = ColumnRole("derived_copy", f"documented as {words!r} of the response {response!r}", response)
     rest = [n for n in names if n not in out]
     if 2 <= len(rest) <= MAX_PAIRWISE_COLUMNS:
         sample = table[rest].head(SAMPLE_ROWS).astype(float)

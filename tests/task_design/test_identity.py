@@ -285,6 +285,21 @@ def test_the_standard_error_of_the_target_and_another_documented_outcome_are_no_
                           ["out.enc", "ttt"]) == {}
 
 
+def test_the_other_measures_of_a_jointly_fitted_response_are_no_features() -> None:
+    # heplots/AddHealth's `lm(cbind(anxiety, depression) ~ grade)` studies both by grade: `depression` as
+    # the feature of `anxiety` was read ? blind. A binomial's `cbind(dead, alive)` gives `dead` away.
+    joint = "model response in lm(cbind(anxiety, log(depression)) ~ …) in Examples"
+    record = build_record(documented_outcomes={"anxiety": joint, "depression": joint,
+                                               "dead": "model response in glm(cbind(dead, alive) ~ …) in Examples",
+                                               "wage": "model response in lm(log(wage) ~ …) in Examples"})
+    drops = other_outcomes(record, "anxiety", ["depression", "grade"])
+    assert list(drops) == ["depression"] and "cbind(anxiety, log(depression))" in drops["depression"]
+    assert list(other_outcomes(record, "dead", ["alive", "dose"])) == ["alive"]
+    # A response of its own keeps every feature, and so does a column outside the target's joint response.
+    assert other_outcomes(record, "wage", ["depression", "alive"]) == {}
+    assert other_outcomes(record, "grade", ["anxiety", "depression"]) == {}
+
+
 def test_a_value_shared_by_every_row_of_each_group_is_the_groups_attribute() -> None:
     rng = np.random.default_rng(0)
     nation = np.repeat([f"n{i}" for i in range(8)], 6)

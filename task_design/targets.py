@@ -279,10 +279,31 @@ def _documented(record: DatasetRecord, names: list[str],
     return out
 
 
+def hinted_column(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> str | None:
+    """The column the source's hint names, or None. statsmodels' `endog_name` is its loader's convention
+    (often the first column), not a curator's choice: when the title names one other outcome column (by
+    its name or its own description) and not the hinted one, the hint is no evidence. statsmodels/engel's endog is `income`, but
+    its title, "Engel (1857) food expenditure data", names `foodexp`, the response of the Engel curve
+    (`income` read X blind)."""
+    if not record.target_hint or (col := resolve_column(record.target_hint, names)) is None:
+        return None
+    if record.ref.lower().startswith("statsmodels"):
+        named = [c for c in names if roles[c].role == "outcome" and _title_names(c, record)]
+        if len(named) == 1 and col not in named:
+            return None
+    return col
+
+
+def _title_names(name: str, record: DatasetRecord) -> bool:
+    """The title names the column: by its name, or by two words or more of its own description's head."""
+    head = _words(record.column_descriptions.get(name, "").split(".")[0], 4)
+    return bool(_named_in(name, record.title)) or len(head & _words(_studied_title(record.title), 4)) >= 2
+
+
 def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[str]:
     """The table's columns that the source's hint or the documentation name as the outcome, best first."""
     out = [c for c, _, _ in _documented(record, names, roles)]
-    if record.target_hint and (col := resolve_column(record.target_hint, names)):
+    if (col := hinted_column(record, names, roles)) is not None:
         out.insert(0, col)
     return list(dict.fromkeys(out))
 
@@ -620,7 +641,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
             seen.add(col)
             ranked.append(RankedTarget(col, evidence, tier, kind, score))
 
-    if record.target_hint and (col := resolve_column(record.target_hint, names)):
+    if (col := hinted_column(record, names, roles)) is not None:
         push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0, "source_hint")
     for col, evidence, kind in _documented(record, names, roles):
         push(col, evidence, 1, kind)

@@ -106,6 +106,28 @@ def test_bullet_layouts(item: str, name: str, desc: str) -> None:
     assert docs[name] == desc
 
 
+def test_a_page_of_several_frames_gives_each_frame_its_own_entries() -> None:
+    from sourcing.rdoc import parse_rdoc
+
+    # survival's nafld page documents nafld1, nafld2 and nafld3 in one Format section: read whole, nafld2
+    # got nafld1's opening, and its `value` entry ran into nafld3's ("... containing outcomes").
+    page = ("## Non-alcohol fatty liver disease\n\n### Format\n\n"
+            "`nafld1` is a data frame with 17549 observations on the following 2\nvariables.\n\n"
+            "`id`\n\n    \n\nsubject identifier\n\n`age`\n\n    \n\nage at entry to the study\n\n"
+            "`nafld2` is a data frame with 400123 observations and 2 variables containing\nlaboratory data\n\n"
+            "`test`\n\n    \n\nthe type of value recorded\n\n`value`\n\n    \n\nthe numeric value\n\n"
+            "`nafld3` is a data frame with 34340 observations and 1 variables containing\noutcomes\n\n"
+            "`event`\n\n    \n\nthe endpoint that occurred\n\n### Details\n\nThree data sets.\n")
+    two = parse_rdoc(page, "nafld2")
+    assert two.column_descriptions == {"test": "the type of value recorded", "value": "the numeric value"}
+    assert "nafld2" in two.format_intro and "nafld1" not in two.format_intro
+    assert list(parse_rdoc(page, "nafld3").column_descriptions) == ["event"]
+    # Without the item, or for a name the page does not open a frame with, the whole section as before.
+    whole = parse_rdoc(page)
+    assert {"id", "age", "test", "event"} <= set(whole.column_descriptions)
+    assert parse_rdoc(page, "other").column_descriptions == whole.column_descriptions
+
+
 def test_bullet_range_expands_to_numbered_columns_keeping_zero_padding() -> None:
     docs, _ = parse_format_columns("  * `chem_fp_0001` \\- `chem_fp_0012`: numeric \n\n  * r1-3. A rating share. \n")
     assert [k for k in docs if k.startswith("chem_fp_")] == [f"chem_fp_{i:04d}" for i in range(1, 13)]

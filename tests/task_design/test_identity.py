@@ -17,6 +17,7 @@ from task_design.identity import (
     group_attribute_problem,
     identity_leaks,
     identity_terms,
+    long_table_problem,
     other_outcomes,
     pooled_r2,
     rate_fit,
@@ -298,6 +299,26 @@ def test_the_other_measures_of_a_jointly_fitted_response_are_no_features() -> No
     # A response of its own keeps every feature, and so does a column outside the target's joint response.
     assert other_outcomes(record, "wage", ["depression", "alive"]) == {}
     assert other_outcomes(record, "grade", ["anxiety", "depression"]) == {}
+
+
+def test_the_value_column_of_a_long_table_of_measurements_is_no_target() -> None:
+    # survival/nafld2: `test` names the lab test of each row and `value` holds its reading, in that test's
+    # units (read X blind as a target). A value column without such a key, or a key that is a number, is
+    # left alone.
+    rng = np.random.default_rng(3)
+    n = 60
+    table = pd.DataFrame({"id": np.repeat(np.arange(20), 3), "days": rng.integers(0, 900, n),
+                          "test": np.tile(["hdl", "chol", "sbp"], 20), "value": rng.gamma(3, 40, n)})
+    record = build_record(column_descriptions={"test": "the type of value recorded", "value": "the numeric value"})
+    why = long_table_problem(record, table, "value", ["id", "days", "test"])
+    assert why is not None and "'test'" in why and "the type of value recorded" in why
+    bare = build_record(column_descriptions={})
+    assert long_table_problem(bare, table, "value", ["id", "days", "test"]) is not None  # the key by its name
+    assert long_table_problem(bare, table.rename(columns={"test": "site"}), "value", ["id", "days", "site"]) is None
+    assert long_table_problem(build_record(column_descriptions={"value": "the market value of the company"}),
+                              table, "value", ["id", "days", "test"]) is None
+    table["test"] = np.tile([1, 2, 3], 20)
+    assert long_table_problem(record, table, "value", ["id", "days", "test"]) is None
 
 
 def test_a_value_shared_by_every_row_of_each_group_is_the_groups_attribute() -> None:

@@ -274,6 +274,24 @@ def test_a_response_word_that_many_entries_share_is_what_the_rows_are_not_a_role
     assert {r.column for r in ranked if r.documented} == set(docs)
 
 
+def test_a_statsmodels_endog_the_title_contradicts_is_no_evidence() -> None:
+    # statsmodels/engel's loader takes its first column, `income`, as endog; the title, "Engel (1857) food
+    # expenditure data", names `foodexp`, the Engel curve's response (`income` read X blind). A curated hint
+    # (scikit-learn's target, a sidecar's target_hint) and an endog the title does not contradict stand.
+    rng = np.random.default_rng(20)
+    cols = {"income": rng.gamma(3, 300, 60), "foodexp": rng.gamma(3, 200, 60)}
+    docs = {"income": "annual household income (Belgian francs)",
+            "foodexp": "annual household food expenditure (Belgian francs)"}
+    title = "Engel (1857) food expenditure data"
+    ranked, _ = _ranked(cols, ref="statsmodels/engel", target_hint="income", column_descriptions=docs, title=title)
+    assert not any(r.kind == "source_hint" for r in ranked)
+    ranked, _ = _ranked(cols, ref="sklearn/engel", target_hint="income", column_descriptions=docs, title=title)
+    assert ranked[0].column == "income" and ranked[0].kind == "source_hint"
+    ranked, _ = _ranked(cols, ref="statsmodels/engel", target_hint="income", column_descriptions=docs,
+                        title="Engel (1857) household budgets")
+    assert ranked[0].column == "income" and ranked[0].kind == "source_hint"
+
+
 def test_a_measure_of_a_manova_beside_a_class_column_yields_to_the_class() -> None:
     # heplots/peng: `lm(cbind(bill_length, bill_depth, flipper_length, body_mass) ~ species)` compares
     # four measures across species; the question is the species. A binomial `cbind(dead, alive)` is

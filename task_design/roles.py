@@ -140,6 +140,8 @@ _STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring
                           r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
 _STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(0|1) ?= ?(alive|censored|dead|"
                          r"death|event)|(alive|censored|dead|death) ?= ?(0|1))\b", re.I)
+# A time to an event, its unit in brackets or not: "time (in days) to linkage to primary care".
+_TIME_TO_DOC = re.compile(r"\btime (\([^()]{1,20}\) )?(to|until)\b", re.I)
 # `stop`/`tstop`: the exit time of a counting-process interval (survival/heart's start, stop, event), the
 # duration its status closes.
 _DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
@@ -460,6 +462,18 @@ def _censoring(profile: DatasetProfile, table: pd.DataFrame, record: DatasetReco
         d_name = match[0]
         out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d_name!r}", d_name)
         out[d_name] = ColumnRole("censored_duration", f"a duration censored by the status {s_name!r}", s_name)
+    # A time to an event beside the yes/no of that event, its name inside the duration's: mosaicData/HELPmiss'
+    # `dayslink`, "time (in days) to linkage to primary care", beside `link` (read ? blind: for those never
+    # linked it is their follow-up). The duration is censored; the yes/no stays the trial's outcome.
+    event_times = [c.name for c in profile.columns if c.kind == "numerical" and c.name not in out and c.n_unique > 5
+                   and (table[c.name].dropna() >= 0).all() and _TIME_TO_DOC.search(_doc(record, c.name))]
+    for c in profile.columns:
+        if c.n_unique != 2 or c.name in out or len(c.name) < 3:
+            continue
+        for d_name in event_times:
+            if d_name not in out and d_name != c.name and c.name.lower() in d_name.lower():
+                out[d_name] = ColumnRole("censored_duration", f"a time to the event {c.name!r} records, censored "
+                                                              f"where it did not happen", c.name)
     return out
 
 

@@ -221,6 +221,18 @@ MULTIVARIATE_MIN = 3
 _CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|dx|survived|outcome)$", re.I)
 
 
+# A diagnosis in a class column's own entry: heplots/Diabetes' `group`, "diagnostic group, a factor with
+# levels Normal Chemical_Diabetic Overt_Diabetic", beside `lm(cbind(glufast, glutest, instest, sspg) ~ group)`
+# (`glufast` as the target read ? blind: the study classifies the patients by their blood chemistry).
+_DIAGNOSTIC_ENTRY = re.compile(r"\b" + _DIAGNOSIS + r"\w*\s+(group|class|category|status)\b|"
+                               r"\b(group|class|category)\s+of\s+" + _DIAGNOSIS, re.I)
+
+
+def _class_column(name: str, record: DatasetRecord) -> bool:
+    """The column is named as a class is, or its own entry calls it a diagnostic group or class."""
+    return bool(_CLASS_NAME.match(name) or _DIAGNOSTIC_ENTRY.search(record.column_descriptions.get(name, "")))
+
+
 def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: dict[str, ColumnRole],
                        modelled: set[str]) -> str | None:
     """Why a documented outcome's evidence does not make it the outcome, or None.
@@ -234,7 +246,7 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
     - One measure of a multivariate response (a MANOVA's) beside a column conventionally named as a class.
     """
     if len(joint_response(evidence)) >= MULTIVARIATE_MIN and (
-            group := next((c for c, r in roles.items() if r.role == "outcome" and _CLASS_NAME.match(c)), None)):
+            group := next((c for c, r in roles.items() if r.role == "outcome" and _class_column(c, record)), None)):
         return f"one measure of a multivariate response, beside the class column {group!r}"
     if evidence.startswith("formula response"):
         if roles[col].role not in ("outcome", "derived_copy"):
@@ -548,7 +560,9 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
     if not (_DEMOGRAPHIC.match(name) or _DESIGN_NAME.match(name)) and (twin := post_treatment_twin(name, record)):
         return ("outcome_description", f"its description says {_AFTER_TREATMENT.search(doc).group(0)!r}, beside the "
                                        f"same measure before it, {twin!r}")
-    if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or _DESIGN_NAME.match(name) or _DEMOGRAPHIC.match(name):
+    # A `group` its own entry calls diagnostic is what the patients have, not an arm the study set.
+    design_named = _DESIGN_NAME.match(name) and not _DIAGNOSTIC_ENTRY.search(doc)
+    if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or design_named or _DEMOGRAPHIC.match(name):
         return None
     if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
             _OCCASION_DOC.search(doc)):

@@ -73,6 +73,23 @@ def test_a_freq_column_over_factors_is_a_contingency_count() -> None:
     assert roles["Freq"].role == "table_count"
 
 
+def test_a_time_to_an_event_beside_its_yes_no_is_censored_and_the_yes_no_stays_an_outcome() -> None:
+    # mosaicData/HELPmiss: `dayslink`, "time (in days) to linkage to primary care", beside `link` (read ? blind
+    # as a target: for those never linked it is their follow-up); `link` is the trial's outcome.
+    rng = np.random.default_rng(13)
+    cols = {"dayslink": rng.integers(2, 456, 60), "link": rng.choice(["yes", "no"], 60),
+            "age": rng.integers(20, 60, 60), "cesd": rng.integers(1, 60, 60)}
+    roles = _roles(cols, column_descriptions={"dayslink": "time (in days) to linkage to primary care",
+                                              "link": "post-detox linkage to primary care: no yes",
+                                              "cesd": "Center for Epidemiologic Studies Depression measure"})
+    assert roles["dayslink"].role == "censored_duration" and roles["dayslink"].related == "link"
+    assert roles["link"].role == "outcome" and roles["cesd"].role == "outcome"
+    # A time whose name does not hold the yes/no's is left alone.
+    renamed = _roles({"daystocare": cols["dayslink"], "link": cols["link"], "age": cols["age"]},
+                     column_descriptions={"daystocare": "time (in days) to linkage to primary care"})
+    assert renamed["daystocare"].role == "outcome"
+
+
 def test_a_censored_time_with_its_status_is_no_plain_target() -> None:
     rng = np.random.default_rng(1)
     roles = _roles({"time": rng.integers(5, 900, 40), "status": rng.integers(0, 2, 40),

@@ -311,6 +311,16 @@ def test_a_measure_of_a_manova_beside_a_class_column_yields_to_the_class() -> No
     ranked, _ = _ranked(domains, documented_outcomes={c: evidence for c in list(domains)[1:]},
                         column_descriptions={"Dx": "Diagnostic group, a factor"})
     assert ranked[0].column == "Dx" and has_evidence(ranked[0]) and not any(r.documented for r in ranked)
+    # heplots/Diabetes: `group`, "diagnostic group", beside a MANOVA of four blood measures (`glufast` as the
+    # target read ? blind); a `group` that is a treatment arm stays a design factor.
+    chem = {"group": cols["species"], **{f"m{i}": rng.normal(100, 20, 60) for i in range(3)}}
+    evidence = "model response in lm(cbind(m0, m1, m2) ~ …) in Examples"
+    ranked, _ = _ranked(chem, documented_outcomes={c: evidence for c in list(chem)[1:]},
+                        column_descriptions={"group": "diagnostic group, a factor with levels Normal Chemical Overt"})
+    assert ranked[0].column == "group" and has_evidence(ranked[0]) and not any(r.documented for r in ranked)
+    ranked, _ = _ranked(chem, documented_outcomes={c: evidence for c in list(chem)[1:]},
+                        column_descriptions={"group": "treatment group, a factor with levels A B C"})
+    assert ranked[0].documented and ranked[0].column != "group"
     binomial = {"dead": rng.integers(0, 10, 60), "alive": rng.integers(0, 10, 60), "species": cols["species"]}
     ranked, _ = _ranked(binomial, documented_outcomes={"dead": "model response in glm(cbind(dead, alive) ~ …) "
                                                                "in Examples"})

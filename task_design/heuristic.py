@@ -326,7 +326,11 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
                 derived = screen_derived_answers(record, profile, table, target, problem_type, [
                     c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
             leaks.update(derived.drops)
-            features = [f for f in features if f not in derived.drops]
+            # The time to the target's event is known once the event happened (or follow-up ended): with
+            # it the yes/no is read off (mosaicData/HELP's `dayslink` beside `link`).
+            leaks.update({c: f"the time to the target's event: {role.evidence}" for c, role in frame.roles.items()
+                          if role.role == "censored_duration" and role.related == target and c not in leaks})
+            features = [f for f in features if f not in leaks]
             if derived.problem is not None:
                 problem = derived.problem
             elif not features:
@@ -380,10 +384,15 @@ def survival_problem(frame: DesignFrame, ranked: list[RankedTarget]) -> str | No
     `censor` level): with nothing but the fallback to go on, any other column (survival/veteran's
     `prior`) is a guess, so the designer says so instead."""
     durations = [c for c, r in frame.roles.items() if r.role == "censored_duration"]
+    # The yes/no of an event whose time is censored (task_design.roles: `link` beside `dayslink`) is an
+    # outcome of its own, when its words read as one: whether the event happened, not a survival time.
+    events = {r.related for r in frame.roles.values() if r.role == "censored_duration" and r.related
+              and frame.roles.get(r.related, r).role == "outcome"}
     # Nothing ranked at all is still a survival study: only a documented outcome beside the duration
     # (a formula response, the column's own Format entry) makes it something else; a column merely
     # named in a sentence that says "outcome" (hoel's `trt`) does not.
-    if durations and not any(r.documented and "named with" not in r.evidence for r in ranked):
+    if durations and not any((r.documented and "named with" not in r.evidence) or (
+            r.column in events and has_evidence(r)) for r in ranked):
         d = durations[0]
         return (f"a survival study: its outcome is the censored duration {d!r} (status "
                 f"{frame.roles[d].related!r}), and no other column is documented as an outcome")

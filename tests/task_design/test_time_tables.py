@@ -93,6 +93,26 @@ def test_a_duration_named_after_its_status_is_a_censored_outcome() -> None:
                      "linkstatus", "a survival study: its outcome is the censored duration 'dayslink'")
 
 
+def test_the_yes_no_of_an_event_whose_time_is_censored_stays_the_question() -> None:
+    # mosaicData/HELPmiss and HELPrct: `link`, "post-detox linkage to primary care", is the trial's outcome;
+    # `dayslink`, the time to it, is censored for those never linked (read ? blind as a target). With
+    # `link` reading as an outcome the table is no survival study: `link` is the target, `dayslink` no
+    # feature of it.
+    rng = np.random.default_rng(5)
+    table = _survival().drop(columns="linkstatus")
+    table["link"] = np.where(table["cesd"] + rng.normal(0, 8, N) > 30, "yes", "no")
+    docs = {"dayslink": "time (in days) to linkage to primary care", "link": "post-detox linkage to primary care: no yes",
+            "cesd": "Center for Epidemiologic Studies Depression measure at baseline"}
+    record = build_record(column_descriptions=docs, title="Health Evaluation and Linkage to Primary Care")
+    profile = profile_table(table)
+    spec = design(record, profile, table, rng_for(0, "x", "design"), UNIT_CONFIG)
+    assert tuple(spec.target) == ("link",) and "dayslink" not in spec.selected_features
+    # Without an outcome reading of its own, the yes/no is no question, and the survival study is skipped.
+    bare = build_record(column_descriptions={"dayslink": docs["dayslink"], "link": "no yes"}, title="Clinic data")
+    with pytest.raises(DatasetRejected, match="survival study"):
+        design(bare, profile, table, rng_for(0, "x", "design"), UNIT_CONFIG)
+
+
 def test_a_status_with_a_censor_level_censors_the_lone_duration() -> None:
     rng = np.random.default_rng(3)
     table = pd.DataFrame({"trt": rng.choice(["control", "germ-free"], N), "days": rng.integers(30, 1000, N),

@@ -325,23 +325,29 @@ _TABULATING_CALLS = frozenset({"xtabs"})
 _LAYOUT_CALLS = frozenset({"facet_grid", "facet_wrap"})
 
 
+def _column_names(code: str) -> list[str]:
+    """The names R code reads that may be columns, in order and with repeats: `d$x` gives x; functions,
+    R's own words (_NOT_COLUMNS) and numbers are left out."""
+    names = (i.group(2) or i.group(1) for i in _IDENT.finditer(code))
+    return [n for n in names if n not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", n)]
+
+
 def _response_side(lhs: str) -> str:
     """The part of a formula's left side that names its response. A rate's numerator is the response and its
     denominator the exposure (plyr/baseball's `lm(rbi / ab ~ year)`, MASS/OME's `nls(Correct/Trials ~ ...)`,
     AER/Electricity1955's `log(cost/fuel)`), and a difference's first term the measure; other arithmetic on two
     or more names (`a + b`) models none of them; a matrix of counts (`cbind(dead, alive)`) and one column's
     transform are their names."""
-    def names(text: str) -> set[str]:
-        return {n for i in _IDENT.finditer(text) if (n := i.group(2) or i.group(1)) not in _NOT_COLUMNS
-                and not re.fullmatch(r"[.\d]+", n)}
+    def count(text: str) -> int:
+        return len(set(_column_names(text)))
 
-    if re.match(r"\s*cbind\s*\(", lhs) or len(names(lhs)) < 2:
+    if re.match(r"\s*cbind\s*\(", lhs) or count(lhs) < 2:
         return lhs
-    if "/" in lhs and len(names(numerator := lhs[:lhs.index("/")])) == 1:
+    if "/" in lhs and count(numerator := lhs[:lhs.index("/")]) == 1:
         return numerator
     # A difference's first term is the measure, the second what it is compared with: crch/RainIbk's
     # `(sqrt(rain) - sqrtensmean)^2`, the observed rain against the ensemble's mean forecast.
-    if "-" in lhs and len(names(minuend := lhs[:lhs.index("-")])) == 1:
+    if "-" in lhs and count(minuend := lhs[:lhs.index("-")]) == 1:
         return minuend
     return "" if re.search(r"[-+*/]", lhs) else lhs
 
@@ -377,10 +383,8 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
         if callee in _TABULATING_CALLS | _LAYOUT_CALLS:
             continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
-        for ident in _IDENT.finditer(_response_side(lhs)):
-            name = ident.group(2) or ident.group(1)
-            if name not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", name):
-                out.append((name, f"{'model' if callee in _MODEL_CALLS else 'formula'} response in {shown}"))
+        for name in _column_names(_response_side(lhs)):
+            out.append((name, f"{'model' if callee in _MODEL_CALLS else 'formula'} response in {shown}"))
     return out
 
 
@@ -434,9 +438,7 @@ def computed_from(code: str) -> dict[str, list[str]]:
         if name in out or name in _NOT_COLUMNS or (call and call.group(1) in _MODEL_CALLS):
             continue  # a fitted model (`cc_ols <- lm(expenditure ~ age + ...)`) is no variable
         rhs = re.sub(r"\b(with|within|transform)\s*\(\s*[A-Za-z.][\w.]*\s*,", "", rhs)  # the data frame
-        reads = [i.group(2) or i.group(1) for i in _IDENT.finditer(rhs)]
-        out[name] = [r for r in dict.fromkeys(reads) if r not in _NOT_COLUMNS and r != name
-                     and not re.fullmatch(r"[.\d]+", r)]
+        out[name] = [r for r in dict.fromkeys(_column_names(rhs)) if r != name]
     return out
 
 
@@ -513,8 +515,7 @@ def joint_response(evidence: str) -> list[str]:
     m = _JOINT.search(evidence)
     if m is None:
         return []
-    names = (ident.group(2) or ident.group(1) for ident in _IDENT.finditer(m.group("parts")))
-    return [n for n in dict.fromkeys(names) if n not in _NOT_COLUMNS and not re.fullmatch(r"[.\d]+", n)]
+    return list(dict.fromkeys(_column_names(m.group("parts"))))
 
 
 def resolve_column(name: str, columns: list[str]) -> str | None:

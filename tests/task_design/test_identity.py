@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
@@ -25,7 +26,9 @@ from task_design.identity import (
     screen_derived_answers,
 )
 from sourcing.builtin import BuiltinSource
+from sourcing.rdoc import parse_rdoc
 from task_design.profile import profile_table
+from task_design.targets import statistical_wording
 from tests.factories import UNIT_CONFIG, build_record
 
 N = 300
@@ -389,3 +392,22 @@ def test_a_simulated_responses_error_term_is_dropped_whether_or_not_the_response
             "happy": "an arbitrary happiness variable", "age": "a numeric vector for age."}
     out = described_derivations(build_record(column_descriptions=docs), "happy", ["e", "age"])
     assert list(out) == ["e"] and "an error term no one observes" in out["e"]
+
+
+@pytest.mark.parametrize("hostile", ["a(b", "x+y*", "[z]", "w\\d", "'; import os #", "value)", ".*"])
+def test_hostile_names_reach_this_rounds_readings_only_as_literals(hostile: str) -> None:
+    # Untrusted names and descriptions: the joint response, the long table's key, the grid's axes and the
+    # shared response word compare names as strings and build no pattern from them.
+    joint = f"model response in lm(cbind(anxiety, depression) ~ …) in Examples ({hostile})"
+    record = build_record(documented_outcomes={"anxiety": joint, hostile: joint},
+                          column_descriptions={hostile: "the type of value recorded", "value": "the numeric value",
+                                               **{f"c{i}": f"{hostile} response {i}" for i in range(3)}})
+    assert list(other_outcomes(record, "anxiety", ["depression", hostile])) == ["depression"]
+    table = pd.DataFrame({hostile: np.tile(["hdl", "chol"], 30), "value": np.arange(60.0)})
+    assert repr(hostile) in long_table_problem(record, table, "value", [hostile])  # quoted as a literal
+    e, w = np.meshgrid(np.linspace(0.5, 5.0, 10), np.linspace(0.25, 2.5, 10))
+    grid = pd.DataFrame({hostile: e.ravel(), "waiting": w.ravel(), "density": np.arange(100.0)})
+    assert repr(hostile) in grid_surface_problem(grid, "density", [hostile, "waiting"])
+    assert "response" not in statistical_wording(f"{hostile} response 0", record)
+    page = f"## T\n\n### Format\n\n`{hostile}` is a data frame with 2 rows.\n\n`x`\n\n    \n\nan x\n"
+    assert parse_rdoc(page, hostile).column_descriptions == parse_rdoc(page).column_descriptions

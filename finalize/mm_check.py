@@ -3,7 +3,8 @@
 Two failure modes make an MM task worthless as a benchmark item, and both are
 caught here from the files an agent and the grader see:
 
-- **nothing to learn**: a fixed-seed reference model does not beat the trivial
+- **nothing to learn**: the fixed-seed reference models (task_design.learnable's, and the best
+  single-feature probe) do not beat the trivial
   baseline (for macro-F1 the better of the majority class and guessing at the
   class frequencies; for R² the training mean) by MIN_MARGIN, so every agent
   lands in the same noise band around the baseline;
@@ -13,7 +14,7 @@ Scores use DARE-bench's MM metrics (macro-F1; R² clipped to [0, 1]) through the
 functions `daregen score` uses (pipeline/core/metrics.py), and are rounded, so the
 `daregen.mm_baselines` block they feed is byte-stable and agrees with a later score.
 Cost is bounded for the build: rows are capped at MAX_ROWS (a seeded sample),
-the reference is one fit, and each single-feature probe is one depth-limited tree.
+the reference is two fits, and each single-feature probe is one depth-limited tree.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from finalize.checks import Problem
 from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.metrics import Metric, macro_f1, metric_for
+from task_design.learnable import reference_models
 from task_design.leakage import tree_fit_predict
 
 # Macro-F1 and clipped R² both live on [0, 1]. A reference that gains less than 0.05 over the
@@ -133,7 +135,6 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     fit and the best single-feature probe, and rounding and the mean over targets never decrease, so
     once the probes alone clear MIN_MARGIN the reference does too: the problems are the same, and
     the scores and predictions, which need the fit, are left out."""
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     from threadpoolctl import threadpool_limits
 
@@ -167,7 +168,6 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
             if classification:
                 y_fit, y_val = fit[t].astype(str).to_numpy(), scored[t].astype(str).to_numpy()
                 base = _trivial_macro_f1(y_fit, y_val)
-                model = HistGradientBoostingClassifier(random_state=SEED, max_iter=100)
                 probe = lambda: DecisionTreeClassifier(max_depth=8, random_state=SEED)  # noqa: E731
             else:
                 y_fit = pd.to_numeric(fit[t], errors="coerce").to_numpy(float)
@@ -181,7 +181,6 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                     problems.append(Problem(where, f"MM data too small to assess {t!r} (1 scored row)"))
                     continue
                 base = metric(y_val, np.full(len(y_val), float(np.mean(y_fit))))  # the training mean
-                model = HistGradientBoostingRegressor(random_state=SEED, max_iter=100)
                 probe = lambda: DecisionTreeRegressor(max_depth=8, random_state=SEED)  # noqa: E731
             baseline.append(base)
             probe_score = mm_metric.scorer(y_val)  # = metric(y_val, ·), bit for bit
@@ -203,23 +202,27 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
                     leaks.append(f"{col!r} ({cv:.3f} by {LEAK_CV_FOLDS}-fold CV on train)")
             best_single.append(max(single, default=0.0))
             ids = scored["_id"] if classification else scored["_id"][keep_val]
-            boosted.append((t, model, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids))
+            boosted.append((t, reference_models(problem_type), metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids))
         if not boosted:
             return MMAssessment(problems=tuple(problems))
         if verdict_only and _round(best_single) >= _round(baseline) + MIN_MARGIN:
             return MMAssessment(problems=tuple(problems + _leak_problems(where, leaks, mm_metric)))
         reference = []
         reference_predictions: dict[str, pd.DataFrame] = {}
-        for (t, model, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids), single_best in zip(
+        for (t, models, metric, x_fit, y_fit, x_val, y_val, base, single_pred, ids), single_best in zip(
                 boosted, best_single):
             # HistGradientBoosting cannot bin a column with no known value in the fitted rows (an
             # all-missing column, which the MM files keep as the source has it): fit on the rest.
             usable = np.isfinite(x_fit).any(axis=0)
-            if not usable.any():
-                ref, ref_pred = base, None
-            else:
-                ref_pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
-                ref = metric(y_val, ref_pred)
+            ref, ref_pred = base, None
+            if usable.any():
+                # The best of the design's reference models (task_design.learnable), boosting first: a
+                # later one counts only when it scores higher.
+                for model in models:
+                    pred = model.fit(x_fit[:, usable], y_fit).predict(x_val[:, usable])
+                    score = metric(y_val, pred)
+                    if ref_pred is None or score > ref:
+                        ref, ref_pred = score, pred
             # Boosting's 20-row leaves underfit the smallest datasets, where one well-chosen split
             # does better: the reference is the better of the two, both fixed-seed fits.
             reference.append(max(ref, single_best))
@@ -233,7 +236,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     base, ref = scores[f"trivial_{metric_name}"], scores[f"reference_{metric_name}"]
     if ref < base + MIN_MARGIN:
         problems.append(Problem(where, f"MM infeasible: the reference models (HistGradientBoosting, "
-                                       f"single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
+                                       f"class-weighted or ridge, single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
                                        f"above the trivial baseline's {base:.3f}"))
     problems += _leak_problems(where, leaks, mm_metric)
     return MMAssessment(scores, tuple(problems), reference_predictions)

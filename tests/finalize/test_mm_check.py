@@ -162,3 +162,34 @@ def test_ordinal_codes_look_values_up_by_their_text() -> None:
     np.testing.assert_array_equal(_ordinal_codes(mixed, categories), expected)
     text = pd.Series(["a", None, "1", "zz"], dtype="str")
     np.testing.assert_array_equal(_ordinal_codes(text, categories), [3.0, np.nan, 0.0, np.nan])
+
+
+@pytest.mark.parametrize("problem_type", ["classification", "regression"])
+def test_the_check_scores_the_designs_reference_models_and_keeps_the_best(monkeypatch, problem_type: str) -> None:
+    """A rare class that unweighted boosting never answers and a weak additive signal it overfits are
+    learnable: the check scores task_design.learnable's reference models, so the design's estimate and the
+    check agree, and records the best, whose predictions it keeps."""
+    import finalize.mm_check as mm_check
+    from pipeline.core.metrics import metric_for
+
+    rng = np.random.default_rng(0)
+    n = 1000
+    x = rng.normal(size=n)
+    df = pd.DataFrame({"x": x, **{f"n{i}": rng.normal(size=n) for i in range(6)}})
+    df["y"] = (np.where(x + rng.normal(scale=1.2, size=n) > 2.0, "yes", "no") if problem_type == "classification"
+               else 0.4 * x + rng.normal(size=n))
+    train, val = df.iloc[:700].reset_index(drop=True), df.iloc[700:].reset_index(drop=True).assign(
+        row_id=np.arange(300))
+    truth, val = val[["row_id", "y"]], val.drop(columns=["y"])
+    metric = metric_for(problem_type, "v2")
+    full = assess_frames(train, val, truth, ["y"], problem_type, "t")
+    assert full.problems == ()
+    ref = full.scores[f"reference_{metric.name}"]
+    assert ref >= full.scores[f"trivial_{metric.name}"] + MIN_MARGIN
+    kept = full.reference_predictions["y"]
+    assert round(metric.function(truth["y"].to_numpy(), kept["y"].to_numpy()), 4) == ref
+    both = mm_check.reference_models
+    monkeypatch.setattr(mm_check, "reference_models", lambda p: both(p)[:1])
+    boosting = assess_frames(train, val, truth, ["y"], problem_type, "t")
+    assert any("MM infeasible" in p.message for p in boosting.problems)
+    assert boosting.scores[f"reference_{metric.name}"] < ref

@@ -4,6 +4,8 @@ place, or the dataset is skipped with the reason; nothing undocumented stands in
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import pytest
 
 from pipeline.core.records import DatasetRejected
 from pipeline.core.seeding import rng_for
@@ -84,3 +86,32 @@ def test_the_estimate_scores_with_the_registry_metric_of_the_mm_variant(monkeypa
     monkeypatch.setitem(metrics.DEFAULT_METRICS, ("regression", "v2"), never.name)
     why = learnability_problem("price", features, table, "regression", config)
     assert why is not None and "out-of-fold never-score 0.000" in why
+
+
+def _shaped_otherwise(seed: int = 0, n: int = 600) -> tuple[pd.DataFrame, list[str]]:
+    """A rare class (about 8%) and a weak additive signal (R² about 0.1), each from one column among six of
+    noise: Stat2Data/YouthRisk2007's `ride.alc.driver` and AER/Medicaid1986's `visits` in miniature."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    noise = {f"n{i}": rng.normal(size=n) for i in range(6)}
+    table = pd.DataFrame({"x": x, **noise, "rare": np.where(x + rng.normal(scale=1.5, size=n) > 2.5, "yes", "no"),
+                          "weak": 0.4 * x + rng.normal(size=n)})
+    return table, ["x", *noise]
+
+
+@pytest.mark.parametrize(("target", "problem_type"), [("rare", "classification"), ("weak", "regression")])
+def test_a_signal_boosting_misses_is_learnable_by_the_other_reference_model(monkeypatch, target, problem_type) -> None:
+    # Boosting alone answers the majority class (macro-F1 0.519 against the trivial 0.500) and overfits the
+    # weak signal (R² 0.000); class weights and a ridge fit find what is there, so neither is "nothing to learn".
+    import task_design.learnable as learnable
+
+    table, features = _shaped_otherwise()
+    config = DesignConfig()
+    assert learnability_problem(target, features, table, problem_type, config, 0.05) is None
+    both = learnable.reference_models
+    monkeypatch.setattr(learnable, "reference_models", lambda p: both(p)[:1])
+    why = learnability_problem(target, features, table, problem_type, config, 0.05)
+    assert why is not None and why.startswith("nothing to learn")
+    # Noise stays noise whichever model looks at it.
+    monkeypatch.setattr(learnable, "reference_models", both)
+    assert learnability_problem(target, ["n0", "n1", "n2"], table, problem_type, config, 0.05) is not None

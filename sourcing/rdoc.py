@@ -423,6 +423,15 @@ _ASSIGNMENT = re.compile(r"^[ \t]*(?:[A-Za-z.][\w.]*\$)?([A-Za-z.][\w.]*)[ \t]*<
 # formula. A line that is all comment stays: Examples comment out slow fits (drc/germination's
 # `## germLL.2 <- drm(germinated ~ start + end, ...)`), which still document the response.
 _R_COMMENT = re.compile(r"(?<=[^\s#])[ \t]+#[^\n]*")
+# Prose that makes a bare column name the response: wooldridge/k401ksubs' "where, say, pira (an indicator for
+# having an individual retirement account) is the dependent variable", COUNT/ships' "Count models use
+# accident as the response variable". Not "the response to the question" (a survey item's answer), and not
+# a name ending a phrase (HSAUR/schooldays' "the number of days absent from school is the response variable":
+# the response is the days absent, `school` the kind of school).
+_NAMED_RESPONSE = re.compile(r"(?<![\w.`$])(?P<name>[A-Za-z.][\w.]*)(?:\s*\([^()]*\))?,?\s+(?:is|was|as)\s+"
+                             r"(?:the|a)\s+(?:\w+\s+)?(?P<words>dependent variable|(?:response|outcome)"
+                             r"(?: variable)?)\b(?!\s+to\b)", re.I)
+_PHRASE_BEFORE = re.compile(r"\b(of|from|in|at|on|for|to|by|with|per|the|a|an|and|or|than)\s*$", re.I)
 # Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
 _REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
 
@@ -489,6 +498,11 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
             named = [n for n in ticked if n in columns] or ticked
             if (w := _RESPONSE_WORDS.search(sentence)) and len(named) == 1:
                 add(named[0], 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+            flat = collapse_whitespace(sentence)
+            for m in _NAMED_RESPONSE.finditer(flat):
+                # A documented column, spelled as its entry is, heading the clause.
+                if m.group("name") in columns and not _PHRASE_BEFORE.search(flat[:m.start()]):
+                    add(m.group("name"), 1, f"named as the {m.group('words')} in {section.capitalize()}")
             for m in _REGRESSION_OF.finditer(sentence.replace("\n", " ")):
                 add(m.group(1), 2, f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}")
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))

@@ -384,6 +384,30 @@ def test_prose_names_the_response_on_pages_without_format_entries() -> None:
     assert list(found) == ["prate"] and "regression of prate on" in found["prate"]
 
 
+def test_prose_that_makes_a_bare_column_name_the_dependent_variable_names_it() -> None:
+    from sourcing.rdoc import documented_outcomes
+
+    columns = {"e401k": "=1 if eligble for 401(k)", "pira": "=1 if have IRA", "inc": "annual income, $1000s"}
+    # wooldridge/k401ksubs' Notes, wrapped as the page wraps them: no backticks, a parenthesis between.
+    notes = ("This data set can also be used to illustrate the binary response models,\nprobit and logit, in "
+             "Chapter 17, where, say, pira (an indicator for having an\nindividual retirement account) is the "
+             "dependent variable, and e401k [the\n401(k) eligibility indicator] is the key explanatory variable.")
+    assert documented_outcomes({"notes": notes}, columns) == {"pira": "named as the dependent variable in Notes"}
+    # COUNT/ships' Details: "use X as the response variable".
+    details = "Count models use accident as the response variable, with log(service) as the offset."
+    assert list(documented_outcomes({"details": details}, {"accident": "number of accidents"})) == ["accident"]
+    # A word that is no documented column ("Knowledge of cancer is often treated as the response"), a name
+    # spelled otherwise than its entry, and a survey item's answer ("the response to the question") name none.
+    assert documented_outcomes({"details": "Knowledge of cancer is often treated as the response."},
+                               {"knowledge": "knowledge of cancer"}) == {}
+    assert documented_outcomes({"notes": notes.replace("pira", "PIRA")}, columns) == {}
+    # A name ending a phrase is not the clause's subject: HSAUR/schooldays' response is the days absent.
+    assert documented_outcomes({"description": "the number of days absent from school is the response variable."},
+                               {"school": "a factor with levels primary and secondary"}) == {}
+    assert documented_outcomes({"details": 'depression is the response to the question "how often did you '
+                                           'feel depressed?"'}, {"depression": "a numeric vector"}) == {}
+
+
 def test_a_rates_numerator_is_the_response_and_a_tabulated_weight_is_none() -> None:
     from sourcing.rdoc import formula_responses
 

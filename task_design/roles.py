@@ -138,8 +138,11 @@ _EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot
 _COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
 _STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
                           r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
-_STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|(0|1) ?= ?(alive|censored|dead|"
-                         r"death|event)|(alive|censored|dead|death) ?= ?(0|1))\b", re.I)
+# A completion indicator is a status too: Ecdat/Unemployment's `spell`, "1 if spell is complete", beside
+# `duration`, "duration of first spell of unemployment" (an unfinished spell's duration is censored).
+_STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|completion indicator|(0|1) ?= ?("
+                         r"alive|censored|dead|death|event)|(alive|censored|dead|death) ?= ?(0|1)|(spell|episode|"
+                         r"duration|follow[- ]?up) (is|was) (complete|completed|uncensored))\b", re.I)
 # A time to an event, its unit in brackets or not: "time (in days) to linkage to primary care".
 _TIME_TO_DOC = re.compile(r"\btime (\([^()]{1,20}\) )?(to|until)\b", re.I)
 # `stop`/`tstop`: the exit time of a counting-process interval (survival/heart's start, stop, event), the

@@ -99,6 +99,23 @@ def test_a_censored_time_with_its_status_is_no_plain_target() -> None:
     assert roles["age"].role == "outcome"
 
 
+def test_a_completion_indicator_censors_the_duration_of_its_spell() -> None:
+    # Ecdat/Unemployment: `duration`, "duration of first spell of unemployment, t, in weeks", beside `spell`,
+    # "1 if spell is complete": an unfinished spell's duration is censored (a survival outcome, no target).
+    rng = np.random.default_rng(14)
+    n = 60
+    cols = {"duration": rng.integers(1, 60, n), "spell": rng.integers(0, 2, n), "age": rng.integers(20, 60, n),
+            "search": rng.choice(["yes", "no"], n)}
+    doc = {"duration": "duration of first spell of unemployment, t, in weeks", "spell": "1 if spell is complete",
+           "search": "'yes' if (1) the unemployment spell is completed between the first and second surveys"}
+    roles = _roles(cols, column_descriptions=doc)
+    assert roles["duration"].role == "censored_duration" and roles["duration"].related == "spell"
+    assert roles["spell"].role == "censoring_status" and roles["search"].role != "censoring_status"
+    # "1 if the job is complete" on another table says nothing about a duration.
+    roles = _roles(cols, column_descriptions={**doc, "spell": "1 if the job is complete", "search": "searched"})
+    assert roles["duration"].role != "censored_duration"
+
+
 def test_each_of_a_200_column_homogeneous_block_is_a_block_member() -> None:
     rng = np.random.default_rng(2)
     cols = {f"bio_assay_{i:03d}": rng.normal(size=10) for i in range(200)}

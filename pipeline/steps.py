@@ -182,6 +182,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     from task_design.pinned import design_pinned, without_columns
     from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
     from task_design.time_tables import regular_time_index
+    from task_design.timeseries import short_panel
 
     record = load_record(work)
     profile = load_profile(work)
@@ -234,7 +235,11 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     if pin is None or not (pin.target or pinned_tabular):  # a target list where the source documents outcomes
         spec = with_documented_outcomes(spec, record)
     # The build's choice of feature references travels with each design to finalize, which writes the text.
-    spec, *rest = [s.model_copy(update={"column_references": config.column_references}) for s in (spec, *rest)]
+    # A panel too short to forecast is validated on its last time points, never on a random draw of its rows.
+    panel = short_panel(table, config)
+    spec, *rest = [s.model_copy(update={"column_references": config.column_references,
+                                        "split_time_column": panel.time_column if panel else None})
+                   for s in (spec, *rest)]
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]
     second = next((s for s in rest if s.problem_type != spec.problem_type and s.target[0] not in spec.target), None)

@@ -22,9 +22,37 @@ def analysis_rows(table: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator)
     return rows
 
 
+def _time_order(column: pd.Series) -> pd.Series:
+    """A sortable key of a panel's time column: its numbers (years, a numeric index) or its dates."""
+    if pd.api.types.is_numeric_dtype(column):
+        return column.astype(float)
+    key = pd.to_datetime(column.astype("string"), errors="coerce", format="mixed")
+    if key[column.notna()].isna().any():
+        raise DatasetRejected(f"the panel's time column {column.name!r} holds values that are no time")
+    return key
+
+
+def split_by_time(rows: pd.DataFrame, column: str, ratio: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train on a panel's earlier time points, validate on its last ones: the cut between two time points
+    whose training share of the rows is nearest `ratio` (the later cut on a tie), each part keeping the
+    rows' order."""
+    key = _time_order(rows[column])
+    times = np.sort(key.dropna().unique())
+    if len(times) < 2:
+        raise DatasetRejected(f"the panel's time column {column!r} has fewer than two time points")
+    known = int(key.notna().sum())
+    shares = [float((key <= t).sum()) / known for t in times[:-1]]
+    cut = times[min(range(len(shares)), key=lambda i: (abs(shares[i] - ratio), -i))]
+    # A row whose time is unknown belongs to neither part.
+    return rows[(key <= cut).to_numpy()], rows[(key > cut).to_numpy()]
+
+
 def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Stratified for classification (on the first target of a list), so every class the IF model may
-    predict is in train."""
+    predict is in train; a short panel's by time (split_by_time)."""
+    if spec.split_time_column is not None:
+        train, val = split_by_time(rows, spec.split_time_column, spec.train_test_ratio)
+        return _checked(train, val, spec)
     target = spec.target[0]
     stratify = None
     if spec.problem_type == "classification":
@@ -33,6 +61,10 @@ def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator
         if counts.min() >= 2 and n_val >= len(counts):
             stratify = rows[target]
     train, val = train_test_split(rows, train_size=spec.train_test_ratio, random_state=_seed(rng), stratify=stratify)
+    return _checked(train, val, spec)
+
+
+def _checked(train: pd.DataFrame, val: pd.DataFrame, spec: TaskSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(val) == 0 or len(train) == 0:
         raise DatasetRejected(f"split left an empty part ({len(train)} train, {len(val)} val rows)")
     if spec.problem_type == "classification" and any(train[t].nunique() < 2 for t in spec.target):

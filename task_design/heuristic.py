@@ -37,6 +37,7 @@ from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
                                  role_exclusions)
 from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
+from task_design.timeseries import short_panel
 
 DESIGNER_NAME = "heuristic"
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -202,9 +203,10 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     roles = column_roles(record, profile, table)
     if (count := is_contingency_table(roles)) is not None:
         raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations")
-    # Time in the table: a series is forecast or skipped, never iid rows; censored durations and
-    # repeated measures' subject attributes are no targets (task_design.time_tables).
-    if (why := time_table_problem(record, table)) is not None:
+    # Time in the table: a series is forecast or skipped, never iid rows (a panel too short to forecast is
+    # validated on its last time points: pipeline.steps); censored durations and repeated measures'
+    # subject attributes are no targets (task_design.time_tables).
+    if (why := time_table_problem(record, table)) is not None and short_panel(table, config) is None:
         raise DatasetRejected(why)
     roles = {**roles, **survival_roles(record, profile, table, roles)}
     repeated = repeated_measures_exclusions(profile, table, roles)

@@ -81,6 +81,66 @@ class RepeatedCrossSection(NoTimeColumn):
     its time column the target."""
 
 
+class ShortPanel(NoTimeColumn):
+    """Units followed over fewer time points than a forecast needs (AER/PSID7682: 595 workers over 7
+    years; AER/Grunfeld: 11 firms over 20 years, 14 training points a series where 40 are needed): the
+    panel regression its documentation fits, not a series. The design step hands it to the tabular
+    designer, and its validation rows are the panel's last time points (`TaskSpec.split_time_column`),
+    so no task is an iid regression on rows that have time in them."""
+
+    def __init__(self, reason: str, time_column: str) -> None:
+        super().__init__(reason)
+        self.time_column = time_column
+
+
+def _unit_index(table: pd.DataFrame, time_col: str, times: pd.Series) -> str | None:
+    """The column that indexes the rows within each time point while recurring across them (a unit
+    followed over time, too many to be found as series: PSID7682's 595 `id`s), if any."""
+    if not times.duplicated().any():
+        return None
+    rows = table.loc[times.index]
+    for c in rows.columns:
+        if c == time_col or rows[c].isna().any():
+            continue
+        frame = pd.DataFrame({"v": rows[c].astype(str).to_numpy(), "t": times.to_numpy()})
+        if not frame.duplicated().any() and frame.groupby("v")["t"].nunique().mean() >= 2:
+            return str(c)
+    return None
+
+
+def _short_panel(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
+                 config: DesignConfig) -> ShortPanel | None:
+    """The ShortPanel the rows are, or None. No series of a panel this short clears the size floors,
+    whatever the ratio: its units' outcome is a panel regression's question, asked of its later time points."""
+    n_times = int(times.nunique())
+    needed = config.ts_min_train_points + config.ts_min_horizon
+    if n_times >= max(MIN_TIME_POINTS, needed):
+        return None
+    unit = ", ".join(map(repr, entities)) if entities else (
+        repr(index) if (index := _unit_index(table, time_col, times)) is not None else None)
+    if unit is None:
+        return None
+    return ShortPanel(f"a panel too short for a forecast: {unit} over {n_times} distinct time points of "
+                      f"{time_col!r} (a series needs {needed})", time_col)
+
+
+def short_panel(table: pd.DataFrame, config: DesignConfig) -> ShortPanel | None:
+    """The table as a ShortPanel (its time column found as the time-series designer finds it), or None:
+    the design step validates a short panel's tabular task on its last time points, and the tabular
+    designer does not refuse it as a series."""
+    if wide_month_problem(table) is not None:
+        return None
+    try:
+        time_col, fmt, source, freq_per_year = find_time_column(table)
+        text = time_text(table, {"time_column": time_col, "time_source": source,
+                                 "ts_index_frequency": freq_per_year})
+        rows = text.notna()
+        times = parse_times(text[rows], fmt)
+    except (DatasetRejected, ValueError):  # no time column the designer can read: no panel either
+        return None
+    return _short_panel(table, time_col, times, find_entities(table[rows], time_col, times), config)
+
+
 def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
                   why: str) -> DatasetRejected:
     """RepeatedCrossSection when the rows are one, else the rejection `why`. They are one when time
@@ -89,13 +149,8 @@ def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities
     whose date is split in two) and FinalFourShort's `Seed` (16 seeds each year) keep them series."""
     if entities or not times.duplicated().any():
         return DatasetRejected(why)
-    rows = table.loc[times.index]
-    for c in rows.columns:
-        if c == time_col or rows[c].isna().any():
-            continue
-        frame = pd.DataFrame({"v": rows[c].astype(str).to_numpy(), "t": times.to_numpy()})
-        if not frame.duplicated().any() and frame.groupby("v")["t"].nunique().mean() >= 2:
-            return DatasetRejected(f"{why}; {c!r} indexes its rows within each time point")
+    if (unit := _unit_index(table, time_col, times)) is not None:
+        return DatasetRejected(f"{why}; {unit!r} indexes its rows within each time point")
     return RepeatedCrossSection(f"a repeated cross-section, not a series: {len(times)} rows over "
                                 f"{times.nunique()} time points and no unit followed over time ({why})")
 
@@ -440,6 +495,8 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     ent_frame = table.loc[rows, list(entities)] if entities else None
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())
+    if (panel := _short_panel(table, time_col, times, entities, config)) is not None:
+        raise panel
     if n_times < MIN_TIME_POINTS:
         raise _not_a_series(table, time_col, times, entities,
                             f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")

@@ -219,6 +219,9 @@ class TaskSpec(_Frozen):
     excluded_targets: dict[str, str] = Field(default_factory=dict)
     design_attempts: tuple[str, ...] = ()
     size_floors: dict[str, int] = Field(default_factory=dict)  # the design config's floors, recorded in the tree
+    # A panel too short to forecast (task_design.timeseries.ShortPanel): the validation rows are those of its
+    # last time points in this column, never a random draw of rows that have time in them.
+    split_time_column: str | None = None
 
     @property
     def task_dir(self) -> str:

@@ -251,3 +251,28 @@ def test_numeric_looking_categories_are_never_features() -> None:
     spec = spec_where(table, lambda s: s.target == ("label",))
     assert "tier" not in spec.related_features
     assert spec.excluded_features["tier"] == "numeric-looking category labels"
+
+
+def test_a_short_panels_validation_rows_are_its_last_time_points() -> None:
+    # task_design.timeseries.ShortPanel: 20 firms over 10 years, validated on the later years, never on a
+    # random draw of rows that have time in them. A row of unknown year is in neither part.
+    from postprocess.split import split_by_time
+
+    years = np.repeat(np.arange(1990, 2000), 20)
+    table = build_table(n=200, year=years.astype(float)).assign(
+        year=lambda f: f["year"].where(np.arange(200) != 7))
+    spec = spec_where(table, lambda s: s.problem_type == "regression" and "year" not in s.target)
+    spec = spec.model_copy(update={"split_time_column": "year", "train_test_ratio": 0.75})
+    pkg = _package(table, spec)
+    train, val = pkg.frames[names.TRAIN_V2], pkg.frames[names.VAL_V2]
+    assert train["year"].max() < val["year"].min()
+    # 0.75 of the 199 rows of known year lies between the cuts after 1996 (0.698) and 1997 (0.799): 1997 is nearer.
+    assert (train["year"].max(), val["year"].min()) == (1997.0, 1998.0)
+    known = _analysis_rows(table, spec)["year"].notna().sum()
+    assert len(train) + len(val) == known
+    # Dates order as dates, and a tie goes to the later cut.
+    dates = pd.DataFrame({"t": ["2001-03-01", "2000-12-01", "2001-03-01", "2000-12-01"], "y": [1, 2, 3, 4]})
+    early, late = split_by_time(dates, "t", 0.5)
+    assert list(early["y"]) == [2, 4] and list(late["y"]) == [1, 3]
+    with pytest.raises(Exception, match="no time"):
+        split_by_time(dates.assign(t=["soon", "2000-12-01", "later", "2001-03-01"]), "t", 0.5)

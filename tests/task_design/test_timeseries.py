@@ -13,7 +13,7 @@ from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from sourcing.split_time import join_split_time_index
-from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, design_ts, find_entities, infer_frequency,
+from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, ShortPanel, design_ts, find_entities, infer_frequency,
                                      time_text, ts_index_text)
 from tests.factories import build_record
 
@@ -271,10 +271,25 @@ def test_many_rows_per_year_and_no_unit_make_a_repeated_cross_section():
                            "wage": rng.gamma(5, 20, 280)})
     with pytest.raises(RepeatedCrossSection, match="a repeated cross-section, not a series: 280 rows over 7"):
         _design(people)
-    # The same years with one row per firm and year are a panel: too short, but no cross-section.
+    # The same years with one row per firm and year are a panel: too short to forecast, no cross-section,
+    # but the panel regression its firms' wages make, validated on the later years.
     panel = people.assign(firm=np.tile([f"f{i}" for i in range(40)], 7))
-    with pytest.raises(DatasetRejected, match="too short") as caught:
+    with pytest.raises(ShortPanel, match="a panel too short for a forecast: 'firm' over 7 distinct time") as caught:
         _design(panel)
+    assert caught.value.time_column == "year"
+    # More units than a series key may have (AER/PSID7682's 595 workers): the id that recurs each year.
+    many = pd.DataFrame({"year": np.repeat(np.arange(2003, 2010), 500), "id": np.tile(np.arange(500), 7),
+                         "wage": rng.gamma(5, 20, 3500)})
+    with pytest.raises(ShortPanel, match="'id' over 7 distinct"):
+        _design(many)
+    # 20 years of 11 firms (AER/Grunfeld): 14 training points a series where 40 are needed.
+    firms = pd.DataFrame({"year": np.repeat(np.arange(1935, 1955), 11), "firm": np.tile(list("ABCDEFGHIJK"), 20),
+                          "invest": rng.gamma(5, 20, 220), "value": rng.gamma(5, 200, 220)})
+    with pytest.raises(ShortPanel, match="over 20 distinct time points of 'year' \\(a series needs 48\\)"):
+        _design(firms)
+    # One unit's 20 years stay what they were: a series too short, and no panel.
+    with pytest.raises(DatasetRejected) as caught:
+        _design(firms[firms["firm"] == "A"].drop(columns=["firm"]))
     assert not isinstance(caught.value, NoTimeColumn)
 
 

@@ -229,4 +229,8 @@ def question_v2(spec: TaskSpec) -> str:
         f"should output a file named `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as "
         f"provided in the original `{val_file}`) and the corresponding predictions. Each prediction should be "
         "aligned with its row_id so that performance can be computed correctly."
+        # A short panel's validation rows are its last time points (postprocess.split.split_by_time): said, so
+        # an agent validates as the task is scored, on later time points, not on a random draw.
+        + (f" Every row of `{val_file}` comes after every row of `{train_file}` in `{spec.split_time_column}`: "
+           "the predictions are for the later time points." if spec.split_time_column else "")
     )

@@ -156,7 +156,8 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                     train_rows=len(pkg.frames[names.TRAIN_V1_NO_ERR]), val_rows=len(pkg.ground_truth),
                     environment=fingerprint_digest(env), noise_rows=pkg.n_noise_rows,
                     design_attempts=list(spec.design_attempts), v2_dropped_columns=list(spec.v2_dropped_columns),
-                    mm_baselines=mm.scores, feature_references=list(refs.values())),
+                    mm_baselines=mm.scores, feature_references=list(refs.values()),
+                    **({"split_time_column": spec.split_time_column} if spec.split_time_column else {})),
             ), ctx.decisions))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)

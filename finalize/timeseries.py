@@ -22,7 +22,7 @@ from finalize.checks import Problem, errors
 from finalize.layout import BuildContext, fresh_task_dir
 from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
-                                         ground_truth_v2, parse_times, round_trips)
+                                         ground_truth_v2, joined_keys, parse_times, round_trips)
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json, write_text
@@ -286,7 +286,7 @@ def _order_problems(where: str, train: pd.DataFrame, val: pd.DataFrame, time_col
     t_train, t_val = parse_times(train[time_col], fmt), parse_times(val[time_col], fmt)
 
     def key(f: pd.DataFrame) -> pd.Series:
-        return f[entities].astype(str).agg("\x1f".join, axis=1) if entities else pd.Series("", index=f.index)
+        return joined_keys(f[entities]) if entities else pd.Series("", index=f.index)
     last = t_train.groupby(key(train)).max()
     first = t_val.groupby(key(val)).min()
     late = [k for k in first.index if k in last.index and not first[k] > last[k]]

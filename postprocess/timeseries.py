@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pipeline.core.ts_reference import format_times, ground_truth_v2, parse_times, resampled_frame, round_trips
+from pipeline.core.ts_reference import format_times, ground_truth_v2, joined_keys, parse_times, resampled_frame, round_trips
 from pipeline.core import names
 from pipeline.core.metrics import UnscorablePrediction, metric_for
 from pipeline.core.records import DatasetRecord, DatasetRejected, TimeSeriesSpec
@@ -83,7 +83,7 @@ def split_time(times: pd.Series, spec: TimeSeriesSpec) -> pd.Timestamp:
 def _entity_keys(frame: pd.DataFrame, spec: TimeSeriesSpec) -> pd.Series:
     if not spec.entity_columns:
         return pd.Series("", index=frame.index)
-    return frame[list(spec.entity_columns)].astype(str).agg("\x1f".join, axis=1)
+    return joined_keys(frame[list(spec.entity_columns)])
 
 
 class NothingForecastable(DatasetRejected):

@@ -21,7 +21,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from pipeline.core.ts_reference import OFFSET, QUARTER, QUARTER_START, format_time, parse_time, parse_times, round_trips
+from pipeline.core.ts_reference import (OFFSET, QUARTER, QUARTER_START, format_time, joined_keys, parse_time,
+                                        parse_times, round_trips)
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
 from task_design.config import DesignConfig
 from task_design.identity import identity_leaks
@@ -329,7 +330,7 @@ def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple
     # belong to different series.
     for size in (2, 3):
         for combo in itertools.combinations(levels[:MAX_KEY_COLUMNS], size):
-            keys = table[list(combo)].astype(str).agg("\x1f".join, axis=1)
+            keys = joined_keys(table[list(combo)])
             if keys.nunique() > MAX_PANEL_ENTITIES:
                 continue
             dups, shortest = _history(keys, times)
@@ -517,7 +518,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             raise DatasetRejected("irregular series with timezone offsets: no calendar grid to resample to")
         rule = None
     ratio = float(SPLIT_RATIOS[int(rng.integers(3))])
-    keys = (table.loc[rows, list(entities)].astype(str).agg("\x1f".join, axis=1) if entities
+    keys = (joined_keys(table.loc[rows, list(entities)]) if entities
             else pd.Series("", index=times.index))
     excluded = role_exclusions(roles)
     attempts: list[str] = []

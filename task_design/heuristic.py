@@ -191,6 +191,9 @@ class DesignFrame:
     # Candidates missing more than config.max_target_missing (at most max_evidenced_target_missing): a target
     # only with documented or outcome-description evidence (sparse_target_problem), column -> why.
     sparse_targets: dict[str, str] = field(default_factory=dict)
+    # A panel too short to forecast (task_design.timeseries.ShortPanel), as its reason: only a documented
+    # outcome is its question.
+    short_panel: str | None = None
 
 
 def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
@@ -244,7 +247,7 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     if repeated and not any(roles[c].may_be_target for c in kinds):
         raise DatasetRejected("repeated measures with no outcome measured at each visit: " + "; ".join(
             f"{c!r} is {why}" for c, why in list(repeated.items())[:2]))
-    return DesignFrame(roles, exclusions, usable, kinds, excluded, sparse)
+    return DesignFrame(roles, exclusions, usable, kinds, excluded, sparse, str(panel) if panel else None)
 
 
 # The evidence kinds that let a sparse column be a target: the documentation's, the LLM's and the column's own
@@ -304,6 +307,16 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             excluded.setdefault(col, why)
     typed = [r for r in typed if r.column not in sparse]
     documented = [r for r in typed if r.documented]
+    if frame.short_panel is not None:
+        # A short panel's question is the regression its documentation fits. Its columns are mostly quantities
+        # of its units (wages, output, GDP, revenue), which the fallback reads as outcomes (blind readers: 9 of
+        # 13 such picks ? or X, plm/EmplUK's wage in an employment study, openintro/hfi's hf_score, the mean of
+        # two of its features), and a plot or an aggregate of a panel draws each unit's series, no response
+        # (AER/OECDGas' xyplot(exp(cars) ~ year | country): 3 of 4 such picks read ? or X).
+        documented = [r for r in documented if r.kind != "model_formula" or "model response" in r.evidence]
+        if not documented:
+            raise DatasetRejected(f"{frame.short_panel}: its question is the regression its documentation "
+                                  f"fits, and no fitted model, source hint or column's own entry names an outcome")
     tried = documented or [r for r in typed if has_evidence(r)]
     for r in typed:
         if r not in tried:

@@ -188,6 +188,29 @@ def test_a_panel_too_short_to_forecast_is_its_documented_regression_validated_on
     assert spec["split_time_column"] == "year"
 
 
+def test_a_short_panels_outcome_is_the_one_a_fitted_model_documents() -> None:
+    # 40 firms over 7 years. Its units' quantities read as outcomes by their own words (plm/EmplUK's `wage`
+    # in an employment study, read ? blind), and a plot of each unit's series names no response (AER/OECDGas'
+    # xyplot(exp(cars) ~ year | country)); the response of a fitted model is its question.
+    rng = np.random.default_rng(21)
+    n = 280
+    capital, output = rng.gamma(4, 2, n), rng.gamma(5, 3, n)
+    table = pd.DataFrame({"firm": np.tile([f"f{i:02d}" for i in range(40)], 7), "year": np.repeat(np.arange(1976, 1983), 40),
+                          "capital": capital, "output": output, "emp": 2 * capital + output + rng.normal(0, 1, n),
+                          "wage": 10 + 0.5 * output + rng.normal(0, 1, n)})
+    docs = {"firm": "firm index", "year": "year", "emp": "employment", "wage": "wages", "capital": "capital",
+            "output": "output"}
+    with pytest.raises(DatasetRejected, match="a panel too short for a forecast: 'firm' over 7 distinct time points "
+                                              "of 'year' .*no fitted model, source hint or column's own entry"):
+        _design(table, column_descriptions=docs)
+    with pytest.raises(DatasetRejected, match="no fitted model"):
+        _design(table, column_descriptions=docs,
+                documented_outcomes={"emp": "formula response in xyplot(emp ~ …) in Examples"})
+    spec = _design(table, column_descriptions=docs,
+                   documented_outcomes={"emp": "model response in plm(emp ~ …) in Examples"})
+    assert spec.target == ("emp",) and spec.target_evidence_kind == "model_formula"
+
+
 def test_a_short_panel_of_one_measure_and_no_covariate_is_skipped(tmp_path) -> None:
     # mosaicData/Alcohol: country, year and consumption (held-out list 6: no defensible question). A
     # country's 2008 value from its 2005 one alone is a forecast of a two-point series, no regression.

@@ -352,6 +352,12 @@ def _response_side(lhs: str) -> str:
     return "" if re.search(r"[-+*/]", lhs) else lhs
 
 
+# How an outcome's evidence opens: the response of a model the Examples fit, or the left side of a plot's or a
+# summary's formula (xyplot(y ~ x), aggregate(y ~ g)); task_design.targets tells the two apart by it.
+FITTED_MODEL_EVIDENCE = "model response"
+PLOT_FORMULA_EVIDENCE = "formula response"
+
+
 def formula_responses(code: str) -> list[tuple[str, str]]:
     """(name, evidence) for the left side of every two-sided formula in R code, in order of appearance.
 
@@ -384,7 +390,8 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
             continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
         for name in _column_names(_response_side(lhs)):
-            out.append((name, f"{'model' if callee in _MODEL_CALLS else 'formula'} response in {shown}"))
+            opening = FITTED_MODEL_EVIDENCE if callee in _MODEL_CALLS else PLOT_FORMULA_EVIDENCE
+            out.append((name, f"{opening} in {shown}"))
     return out
 
 

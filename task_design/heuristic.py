@@ -313,7 +313,7 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         # 13 such picks ? or X, plm/EmplUK's wage in an employment study, openintro/hfi's hf_score, the mean of
         # two of its features), and a plot or an aggregate of a panel draws each unit's series, no response
         # (AER/OECDGas' xyplot(exp(cars) ~ year | country): 3 of 4 such picks read ? or X).
-        documented = [r for r in documented if r.kind != "model_formula" or "model response" in r.evidence]
+        documented = [r for r in documented if r.kind != "model_formula" or r.fitted_model]
         if not documented:
             raise DatasetRejected(f"{frame.short_panel}: its question is the regression its documentation "
                                   f"fits, and no fitted model, source hint or column's own entry names an outcome")

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
-from sourcing.rdoc import joint_response, resolve_column
+from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_response, resolve_column
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
@@ -174,6 +174,13 @@ class RankedTarget:
         """The source or its documentation names it (a hint, a model, the column's own Format entry)."""
         return self.tier < 3
 
+    @property
+    def fitted_model(self) -> bool:
+        """A model the documentation fits names it as its response, not a plot's or an aggregate's formula
+        (both are kind model_formula: the published kind does not tell them apart). The evidence quotes
+        sourcing.rdoc's words after its own opening (_documented)."""
+        return self.kind == "model_formula" and FITTED_MODEL_EVIDENCE in self.evidence
+
 
 def _source_name(record: DatasetRecord) -> str:
     ref = record.ref.lower()
@@ -190,7 +197,7 @@ def documented_kind(evidence: str) -> TargetEvidenceKind:
     """The kind of a documented outcome's evidence, as sourcing.rdoc.documented_outcomes words it."""
     if evidence.startswith("series modelled"):
         return "series_model"
-    if evidence.startswith(("model response", "formula response")):
+    if evidence.startswith((FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE)):
         return "model_formula"
     return "documented_response"
 
@@ -259,7 +266,7 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
     if len(joint_response(evidence)) >= MULTIVARIATE_MIN and (
             group := next((c for c, r in roles.items() if r.role == "outcome" and _class_column(c, record)), None)):
         return f"one measure of a multivariate response, beside the class column {group!r}"
-    if evidence.startswith("formula response"):
+    if evidence.startswith(PLOT_FORMULA_EVIDENCE):
         if roles[col].role not in ("outcome", "derived_copy"):
             return f"a plot's formula shows it, and it is a {roles[col].role.replace('_', ' ')}"
         if modelled - {col}:
@@ -289,7 +296,7 @@ def _documented(record: DatasetRecord, names: list[str],
     studied = {col for col, _ in resolved if roles[col].role in ("outcome", "derived_copy")}
     if studied:
         resolved = [(col, evidence) for col, evidence in resolved if col in studied]
-    modelled = {col for col, evidence in resolved if evidence.startswith(("model response", "series modelled"))}
+    modelled = {col for col, evidence in resolved if evidence.startswith((FITTED_MODEL_EVIDENCE, "series modelled"))}
     for col, evidence in resolved:
         if weak_documentation(col, evidence, record, roles, modelled) is not None:
             continue

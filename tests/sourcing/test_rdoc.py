@@ -317,6 +317,21 @@ def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
 
 
+def test_prose_that_names_what_to_predict_by_a_bare_column_name_names_it() -> None:
+    from sourcing.rdoc import documented_outcomes
+
+    columns = {"species": "factor (32 levels)", "cost": "the capital cost", "area": "leaf area"}
+    # modeldata/leaf_id_flavia's Description, permeability_qsar's Title, boot/nuclear's Description.
+    assert documented_outcomes({"description": "Image analysis of leaves to predict species."}, columns) == {
+        "species": "named as what to predict in Description"}
+    assert list(documented_outcomes({"title": "Predicting cost from plant data"}, columns)) == ["cost"]
+    assert list(documented_outcomes({"description": "with the aim of predicting the cost of construction"},
+                                    columns)) == ["cost"]
+    # A name that does not end its phrase, or a word that is no column, names nothing.
+    assert documented_outcomes({"description": "used to predict cost overruns and area yields"}, columns) == {}
+    assert documented_outcomes({"description": "to predict toxicity."}, columns) == {}
+
+
 def test_a_formula_whose_tilde_opens_a_continuation_line_keeps_its_left_side() -> None:
     from sourcing.rdoc import formula_responses
 

@@ -173,6 +173,28 @@ def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
                                   for w in words) else set()
 
 
+# A title that lists its topics: "Age and height of ...", "TV and Radio Advertising Expenditures Data".
+_TOPIC_LIST = re.compile(r"\band\b|&|,", re.I)
+
+
+def _whole_head(named: dict[str, set[str]], record: DatasetRecord, need: int) -> str | None:
+    """Of several candidates a whole title names, the one whose description's head the title spells entirely,
+    with more shared words than any other, when every other one's head has a word the title lacks: Ecdat/
+    Tobacco's "Households Tobacco Budget Share" and `stobacco`, "budget share of tobacco", beside `salcohol`,
+    "budget share of alcohol". None for a topic list, whose heads the title spells each ("Age and height of
+    African elephants", AER/DutchAdvert's "TV and Radio Advertising Expenditures Data"), and for a phrase of
+    the description's opening."""
+    if need < 2 or _TOPIC_LIST.search(record.title):
+        return None
+    title = content_stems(record.title)
+    heads = {c: content_stems(_description_head(record.column_descriptions.get(c, ""))) for c in named}
+    whole = [c for c in named if heads[c] and heads[c] <= title]
+    if len(whole) != 1 or any(heads[c] <= title or len(named[c]) >= len(named[whole[0]])
+                              for c in named if c != whole[0]):
+        return None
+    return whole[0]
+
+
 def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
     """The one candidate that the dataset's title or the opening of its description names as what it
     studies, or that is named the dependent variable; None when none is, or when the wording names more
@@ -190,8 +212,10 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
             for c in candidates:
                 if shared := _named(stems, c, record.column_descriptions.get(c, ""), need):
                     named[c] = named.get(c, set()) | shared
-        if len(named) > 1:
+        if len(named) > 1 and (whole := _whole_head(named, record, need)) is None:
             return None  # the documentation names several of them: its topics, none singled out
+        if len(named) > 1:
+            named = {whole: named[whole]}
         if named:
             (column, shared), = named.items()
             return StudySubject(column, f"the documentation's {words!r} names what it studies "

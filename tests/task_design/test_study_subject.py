@@ -148,3 +148,18 @@ def test_a_file_name_title_names_the_one_column_its_letters_spell() -> None:
     two = docs | {"crmvio": "crimes of violence per person"}
     assert study_subject(build_record(title="crime4", column_descriptions=two), list(two)) is None
     assert study_subject(build_record(title="Crime in four counties", column_descriptions=docs), list(docs)) is None
+
+
+def test_a_title_that_spells_one_of_several_parallel_measures_whole_names_it() -> None:
+    # Ecdat/Tobacco: "Households Tobacco Budget Share" shares two words with both budget shares' entries,
+    # and spells `stobacco`'s, "budget share of tobacco", whole; `salcohol`'s alcohol is not in it.
+    docs = {"stobacco": "budget share of tobacco", "salcohol": "budget share of alcohol",
+            "lnx": "log of total expenditures"}
+    rec = build_record(title="Households Tobacco Budget Share", column_descriptions=docs)
+    assert study_subject(rec, list(docs)).column == "stobacco"
+    # Two parallel measures the title spells each, or a title that lists its topics: neither singled out.
+    rec = build_record(title="Household Budget Share", column_descriptions=docs)
+    assert study_subject(rec, list(docs)) is None
+    rec = build_record(title="TV and Radio Advertising Expenditures Data", column_descriptions={
+        "tv": "Television advertising expenditures.", "radio": "Radio advertising expenditures."})
+    assert study_subject(rec, ["tv", "radio"]) is None

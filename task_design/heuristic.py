@@ -31,7 +31,7 @@ from pipeline.core.records import (
 from pipeline.core.timing import timed
 from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
-from task_design.learnable import learnability_problem
+from task_design.learnable import learnability_problem, one_feature_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
@@ -357,12 +357,14 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
             elif not features:
                 problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
                            else f"no usable feature besides the target {target!r}")
-            elif config.learnable_margin is not None:  # the MM files keep all but the leaks: anything to learn?
+            else:  # the MM files keep all but the leaks: a modelling question, with anything to learn?
                 mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
-                margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
-                                                                                config.learnable_fallback_margin)
-                with timed("design/learnability"):
-                    problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
+                problem = one_feature_problem(target, mm_columns, leaks_removed=bool(leaks))
+                if problem is None and config.learnable_margin is not None:
+                    margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
+                                                                                    config.learnable_fallback_margin)
+                    with timed("design/learnability"):
+                        problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
         if problem is not None:
             attempts.append(_failure(choice, problem))
             excluded[target] = f"tried: {problem}"

@@ -1,6 +1,7 @@
 """A design-time estimate of the MM check: is there anything to learn about this target?
 
 learnability_problem(target, features, table, problem_type, config) -> why not, or None.
+one_feature_problem(target, features) -> why a task on these columns sets no modelling question, or None.
 
 finalize.mm_check has the last word on the files an agent sees, but by then the target is
 fixed and a failure drops the dataset. Estimating the same thing here (out-of-fold
@@ -72,6 +73,18 @@ def reference_models(problem_type: ProblemType) -> list:
     return [HistGradientBoostingRegressor(random_state=_SEED, max_iter=100),
             make_pipeline(FunctionTransformer(_finite), SimpleImputer(strategy="median"), StandardScaler(),
                           RidgeCV(alphas=np.logspace(-3, 3, 7)))]
+
+
+def one_feature_problem(target: str, features: list[str], leaks_removed: bool = False) -> str | None:
+    """Why a task whose MM files hold one column beside the target sets no modelling question, or None.
+    With one predictor the best answer is a mean per value of it, or one curve through a scatter, which any
+    agent finds: the score cannot tell two agents apart. Blind readers judged both such tasks of the
+    `--limit 300` build ? for it (dslabs/heights' `height` from `sex`, openintro/ppp_201503's `taxes`)."""
+    if len(features) == 1:
+        after = " once leaks are removed" if leaks_removed else ""
+        return (f"one feature only ({features[0]!r} beside {target!r}){after}: its best answer is a mean per "
+                f"value or one curve, which cannot tell two agents apart")
+    return None
 
 
 def learnability_problem(target: str, features: list[str], table: pd.DataFrame, problem_type: ProblemType,

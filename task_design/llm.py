@@ -37,6 +37,7 @@ from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected
 from task_design import heuristic
 from task_design.config import DesignConfig
 from task_design.leakage import screen_leaks
+from task_design.learnable import one_feature_problem
 from task_design.llm_cache import LLMCache, cache_key
 from task_design.llm_schema import DesignAnswer, LLMSettings, LLMUsage, schema_sha256
 from task_design.roles import ColumnRole
@@ -292,6 +293,9 @@ def validate_answer(answer: DesignAnswer, record: DatasetRecord, profile: Datase
     # Unchosen columns that leak stay out of the MM files too (the heuristic does the same), ids included.
     others = [n for n in profile.names if n != target and n not in features][:MAX_LEAK_SCREEN]
     other_leaks = _leaks(target, others, table, profile, problem_type, config)
+    if (why := one_feature_problem(target, [n for n in profile.names if n != target and n not in other_leaks],
+                                   leaks_removed=bool(other_leaks))):
+        return None, [why]
     order = {n: i for i, n in enumerate(profile.names)}
     all_candidates = sorted({c for c in answer.target_candidates + [target]
                              if c in candidates["classification"] + candidates["regression"]}, key=order.__getitem__)

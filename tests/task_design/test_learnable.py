@@ -115,3 +115,20 @@ def test_a_signal_boosting_misses_is_learnable_by_the_other_reference_model(monk
     # Noise stays noise whichever model looks at it.
     monkeypatch.setattr(learnable, "reference_models", both)
     assert learnability_problem(target, ["n0", "n1", "n2"], table, problem_type, config, 0.05) is not None
+
+
+def test_a_documented_outcome_with_one_feature_beside_it_sets_no_modelling_question() -> None:
+    # dslabs/heights: `height` from `sex` alone, read ? blind twice: the answer is a mean per sex, which any
+    # agent finds. A second predictor makes it a question again.
+    rng = np.random.default_rng(1)
+    n = 300
+    sex = rng.choice(["Female", "Male"], n)
+    height = np.where(sex == "Male", 69.0, 64.0) + rng.normal(0, 3, n)
+    record = build_record(documented_outcomes={"height": "model response in lm(height ~ sex) in Examples"})
+    table = pd.DataFrame({"sex": sex, "height": height})
+    with pytest.raises(DatasetRejected, match=r"documented outcome 'height' \(model_formula\) not usable: one feature "
+                                              r"only \('sex' beside 'height'\)"):
+        design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
+    table["age"] = rng.integers(18, 80, n)
+    spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
+    assert spec.target == ("height",)

@@ -252,3 +252,14 @@ def test_model_descriptions_name_undocumented_columns_in_the_instruction(tmp_pat
     assert "made-up phrase" not in text
     if "x" in spec.expected_ranges:
         assert "a signal (`x`)" in text
+
+
+def test_a_target_with_one_feature_beside_it_is_refused_as_the_heuristic_refuses_it(tmp_path):
+    # Two columns: whatever the model answers, the MM files would hold one predictor (dslabs/heights).
+    table = build_table()[["x", "label"]]
+    one = _answer(related_features=["x"], column_types=[{"column": "x", "type": "numerical"}])
+    with FakeOpenAI([Reply.answer(one), Reply.answer(one)]) as server:
+        with pytest.raises(DatasetRejected, match="one feature only"):
+            _design(server, tmp_path, table=table)
+        feedback = server.requests[1]["messages"][-1]["content"]
+    assert "one feature only ('x' beside 'label')" in feedback

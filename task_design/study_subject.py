@@ -159,8 +159,9 @@ def _named(phrase: set[str], name: str, doc: str, need: int) -> set[str]:
 # What a description's head may open with before the quantity it counts ("number of affairs within last year").
 _COUNT_OPENING = re.compile(r"^(?:(?:the|a|an)\s+)?(?:(?:total|average|avg\.?|mean)\s+)?(?:number|amount|count|total)\s+of\s+",
                             re.I)
-# How many letters a spelled word may differ from the file name's ("crimes"/"crime"; not "county"/"countymurders").
-_FILE_NAME_SLACK = 3
+# How many letters a spelled word may differ from the file name's ("crimes"/"crime", "happy"/"happiness"; not
+# "county"/"countymurders").
+_FILE_NAME_SLACK = 4
 
 
 def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
@@ -169,8 +170,13 @@ def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
     (letters,) = stems
     words = re.findall(r"[a-z]+", name.lower())
     words += re.findall(r"[a-z]+", _COUNT_OPENING.sub("", _description_head(doc).lower()))[:1]
-    return {stem(letters)} if any(stem(w) == stem(letters) and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK
-                                  for w in words) else set()
+    return {stem(letters)} if any(_y_as_i(stem(w)) == _y_as_i(stem(letters))
+                                  and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK for w in words) else set()
+
+
+def _y_as_i(word_stem: str) -> str:
+    """A stem's final y spelled i, as its derived words spell it: `happy` and the title "happiness"."""
+    return word_stem[:-1] + "i" if word_stem.endswith("y") else word_stem
 
 
 # A title that lists its topics: "Age and height of ...", "TV and Radio Advertising Expenditures Data".

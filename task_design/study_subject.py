@@ -218,9 +218,9 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
             for c in candidates:
                 if shared := _named(stems, c, record.column_descriptions.get(c, ""), need):
                     named[c] = named.get(c, set()) | shared
-        if len(named) > 1 and (whole := _whole_head(named, record, need)) is None:
-            return None  # the documentation names several of them: its topics, none singled out
         if len(named) > 1:
+            if (whole := _whole_head(named, record, need)) is None:
+                return None  # the documentation names several of them: its topics, none singled out
             named = {whole: named[whole]}
         if named:
             (column, shared), = named.items()

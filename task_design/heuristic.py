@@ -34,6 +34,7 @@ from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem, one_feature_problem
 from task_design.leakage import screen_leaks
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
+from task_design.study_subject import panel_subject
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
                                  role_exclusions)
 from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
@@ -314,9 +315,16 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         # two of its features), and a plot or an aggregate of a panel draws each unit's series, no response
         # (AER/OECDGas' xyplot(exp(cars) ~ year | country): 3 of 4 such picks read ? or X).
         documented = [r for r in documented if r.kind != "model_formula" or r.fitted_model]
+        # Or the title's head noun names one column (task_design.study_subject.panel_subject): "Grunfeld
+        # Investment Data" and `inv`, "Gasoline Consumption" and `lgaspcar`.
+        if not documented and (subject := panel_subject(record, [r.column for r in typed])) is not None:
+            was = next(r for r in typed if r.column == subject.column)
+            documented = [RankedTarget(subject.column, f"study subject of a short panel: {subject.why}", 3,
+                                       "study_subject", was.score)]
         if not documented:
             raise DatasetRejected(f"{frame.short_panel}: its question is the regression its documentation "
-                                  f"fits, and no fitted model, source hint or column's own entry names an outcome")
+                                  f"fits, and no fitted model, source hint, column's own entry or title's head "
+                                  f"noun names an outcome")
     tried = documented or [r for r in typed if has_evidence(r)]
     for r in typed:
         if r not in tried:

@@ -371,3 +371,61 @@ def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> 
         return None
     return StudySubject(measures[0], f"the documentation's {text!r} lists it beside who the unit is "
                                      f"({', '.join(c for c in named if c in attributes)})")
+
+
+# ---------------------------------------------------------------- a short panel's title: its head noun
+# A short panel's columns are mostly quantities of its units, and the fallback reads many of them as outcomes
+# (task_design.heuristic), so its question needs the documentation's own word. A title that is one noun phrase
+# names what the panel follows by its head, the phrase's last noun before any preposition: "Grunfeld Investment
+# Data" (`inv`, "gross investment"), "Gasoline Consumption" (`lgaspcar`, "logarithm of motor gasoline
+# consumption per car"), "Municipal Expenditure Data" (`expend`, "expenditure"). A title that lists topics
+# ("Employment and Wages in ...") or asks a question ("More Guns, Less Crime?") names none, and neither does a
+# head that is the data's frame ("Effects of Mandatory Seat Belt Laws", "Gapminder data").
+_TITLE_PREPOSITION = re.compile(r"\s(?:in|of|for|on|from|by|at|to|with|over|during|across|among|under|after|before|"
+                                r"per|versus|vs)\s", re.I)
+_NOT_A_PHRASE = re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I)
+_FRAME_WORDS = frozenset({"data", "dataset", "datasets", "panel", "set", "table", "sample", "survey", "study",
+                          "series", "file", "example", "information", "version", "the", "a", "an"})
+# A log preamble a panel's columns often carry ("logarithm of real per-capita income"): the quantity follows it.
+_LOG_PREAMBLE = re.compile(r"^\W*(?:the )?(?:natural )?(?:log(?:arithm)?|ln)\b(?: of)?\s*", re.I)
+
+
+def _singular(word: str) -> str:
+    """A word without its plural ending, whole (no stem): "fatalities"/"fatality", "crimes"/"crime"; unlike stem,
+    "consumer" stays apart from "consumption" (Ecdat/Cigarette's `cpi`, "consumer price index")."""
+    w = word.lower().removesuffix("'s")
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
+
+
+def title_head(title: str) -> str | None:
+    """The head noun of a title that is one noun phrase (singular, lower case), or None."""
+    title = title.strip()
+    if not title or _NOT_A_PHRASE.search(title) or _FILE_NAME_TITLE.match(title):
+        return None
+    phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]*[)]', ' ', title)} ", maxsplit=1)[0]
+    words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in _FRAME_WORDS]
+    if not words or len(words[-1]) < 4 or words[-1].lower() in _STOP:
+        return None
+    return _singular(words[-1])
+
+
+def panel_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
+    """The one candidate whose name or own description's head (after a log preamble) holds the title's head
+    noun; of a measure and its log, both holding it, the measure. None when no candidate or several do."""
+    head = title_head(record.title)
+    if head is None:
+        return None
+    docs = {c: _LOG_PREAMBLE.sub("", _description_head(record.column_descriptions.get(c, ""))) for c in candidates}
+    named = [c for c in candidates
+             if head in {_singular(w) for w in re.findall(r"[A-Za-z]+", docs[c])} or _singular(c) == head]
+    logged = {c for c in named if _LOG_PREAMBLE.match(record.column_descriptions.get(c, ""))
+              and any(o != c and docs[o].lower() == docs[c].lower() for o in named)}
+    named = [c for c in named if c not in logged]
+    if len(named) != 1:
+        return None
+    return StudySubject(named[0], f"the title {record.title.strip()!r} is about {head!r}, which "
+                                  f"{named[0]!r} measures ({docs[named[0]] or named[0]!r})")

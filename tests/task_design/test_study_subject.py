@@ -12,7 +12,7 @@ from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
 from task_design.heuristic import design_frame
 from task_design.profile import profile_table
-from task_design.study_subject import content_stems, stem, study_subject
+from task_design.study_subject import content_stems, panel_subject, stem, study_subject, title_head
 from task_design.targets import has_evidence, rank_targets
 from tests.factories import build_record
 
@@ -170,3 +170,35 @@ def test_a_title_that_spells_one_of_several_parallel_measures_whole_names_it() -
     rec = build_record(title="TV and Radio Advertising Expenditures Data", column_descriptions={
         "tv": "Television advertising expenditures.", "radio": "Radio advertising expenditures."})
     assert study_subject(rec, ["tv", "radio"]) is None
+
+
+def test_a_short_panels_title_names_its_subject_by_its_head_noun() -> None:
+    # The phrase's last noun before a preposition, frame words ("Data", "Panel Data Set") left out.
+    assert title_head("Grunfeld's Investment Data") == "investment"
+    assert title_head("Crime in North Carolina") == "crime"
+    assert title_head("US Traffic Fatalities") == "fatality"
+    # A topic list, a question, a file name and a frame name no head.
+    for title in ("Employment and Wages in the United Kingdom", "More Guns, Less Crime?", "airfare",
+                  "Effects of Mandatory Seat Belt Laws in the US", "The Penn World Table, v. 5", "Panel Data"):
+        assert title_head(title) is None, title
+    gasoline = {"lgaspcar": "logarithm of motor gasoline consumption per car",
+                "lincomep": "logarithm of real per-capita income", "lrpmg": "logarithm of real motor gasoline price",
+                "lcarpcap": "logarithm of the stock of cars per capita"}
+    subject = panel_subject(build_record(title="Gasoline Consumption", column_descriptions=gasoline), list(gasoline))
+    assert subject is not None and subject.column == "lgaspcar"
+    # Of a measure and its log, both spelling the head, the measure (plm/Crime's `crmrte` and `lcrmrte`).
+    crime = {"crmrte": "crimes committed per person", "lcrmrte": "log of crimes committed per person",
+             "polpc": "police per capita"}
+    assert panel_subject(build_record(title="Crime in North Carolina", column_descriptions=crime),
+                         list(crime)).column == "crmrte"
+
+
+def test_a_head_noun_that_names_two_columns_or_only_a_kindred_word_names_none() -> None:
+    # AER/NaturalGas: "gas" is in the consumption's entry and the price's.
+    gas = {"consumption": "consumption of natural gas by the residential sector",
+           "price": "price of natural gas", "income": "per capita personal income"}
+    assert panel_subject(build_record(title="Natural Gas Data", column_descriptions=gas), list(gas)) is None
+    # Ecdat/Cigarette: "consumer price index" is no consumption (a stem would join the two: "consum").
+    cig = {"cpi": "consumer price index", "packpc": "number of packs per capita", "income": "state personal income"}
+    assert panel_subject(build_record(title="The Cigarette Consumption Panel Data Set", column_descriptions=cig),
+                         list(cig)) is None

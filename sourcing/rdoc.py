@@ -297,7 +297,9 @@ _MODEL_CALLS = frozenset({"lm", "glm", "aov", "anova", "lme", "lmer", "glmer", "
                           "earth", "ppr", "lrm", "ols", "quantreg", "rq", "biglm", "brm", "stan_glm", "felm",
                           "kruskal.test", "wilcox.test", "t.test", "oneway.test", "bartlett.test", "fligner.test",
                           "lm.ridge", "lmrob", "glmrob", "clm", "vglm", "mlogit", "probit", "logit", "nlme",
-                          "gnls", "lmList", "manova", "dynlm", "tslm", "cor.test", "chisq.test", "mblm"})
+                          "gnls", "lmList", "manova", "dynlm", "tslm", "cor.test", "chisq.test", "mblm",
+                          # sampleSelection's selection models: a selection equation and an outcome equation.
+                          "selection", "heckit", "treatReg"})
 # Functions wrapped around a response (`log(wage)`, `I(y/100)`), never a column themselves.
 _NOT_COLUMNS = frozenset({"log", "log10", "log2", "log1p", "exp", "sqrt", "I", "as.numeric", "as.factor", "factor",
                           "ordered", "abs", "cbind", "scale", "poly", "ns", "bs", "s", "offset", "rank", "asin",
@@ -388,6 +390,8 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
             continue
         call = _CALL.search(code[max(0, i - 40):i + 1]) if i >= 0 and code[i] == "(" else None
         callee = call.group(1) if call else ""
+        if not callee and code[i - 1:i + 1] == "<-":
+            callee = _fitting_call_of(code, code[:i - 1], m.end())
         if callee in _TABULATING_CALLS | _LAYOUT_CALLS:
             continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
@@ -395,6 +399,17 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
             opening = FITTED_MODEL_EVIDENCE if callee in _MODEL_CALLS else PLOT_FORMULA_EVIDENCE
             out.append((name, f"{opening} in {shown}"))
     return out
+
+
+def _fitting_call_of(code: str, before: str, after: int) -> str:
+    """The model call (_MODEL_CALLS) that a formula assigned to a name is later passed to, or "": sampleSelection/
+    RandHIE's `outcomeEq <- lnmeddol ~ ...` and then `selection(selectEq, outcomeEq, data = ...)`."""
+    if (assigned := re.search(r"(?<![\w.$])([A-Za-z.][\w.]*)\s*$", before)) is None:
+        return ""
+    name = re.escape(assigned.group(1))
+    calls = "|".join(re.escape(c) for c in sorted(_MODEL_CALLS))
+    fit = re.search(rf"(?<![\w.$])({calls})\s*\([^()]*?(?<![\w.$]){name}(?![\w.$(])", code[after:])
+    return fit.group(1) if fit else ""
 
 
 # Calls that fit or forecast one series: their first argument is the series the authors model

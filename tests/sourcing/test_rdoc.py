@@ -317,6 +317,21 @@ def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
 
 
+def test_a_formula_assigned_to_a_name_is_the_model_of_the_call_it_is_passed_to() -> None:
+    from sourcing.rdoc import formula_responses
+
+    # sampleSelection/RandHIE's Examples: two equations, then one selection model of both.
+    code = ("selectEq <- binexp ~ logc + idp\noutcomeEq <- lnmeddol ~ logc + idp\n"
+            "cameron <- selection( selectEq, outcomeEq, data = RandHIE[ subsample, ] )")
+    assert formula_responses(code) == [("binexp", "model response in selection(binexp ~ …)"),
+                                       ("lnmeddol", "model response in selection(lnmeddol ~ …)")]
+    # Passed to a plot, or to nothing, it stays a formula: no model fits it.
+    assert formula_responses("f <- y ~ x\nxyplot(f, data = d)") == [("y", "formula response in y ~ …")]
+    assert formula_responses("f <- y ~ x\nlm(g, data = d)") == [("y", "formula response in y ~ …")]
+    # The name must be the argument, not a longer name that starts with it.
+    assert formula_responses("f <- y ~ x\nlm(f2, data = d)") == [("y", "formula response in y ~ …")]
+
+
 def test_prose_that_names_what_to_predict_by_a_bare_column_name_names_it() -> None:
     from sourcing.rdoc import documented_outcomes
 

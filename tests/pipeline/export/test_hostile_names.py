@@ -181,3 +181,29 @@ def test_a_hostile_time_column_of_a_short_panel_is_only_text_and_data(tmp_path: 
     assert all(literal.lineno <= i <= literal.end_lineno
                for i, line in enumerate(script.splitlines(), start=1) if "MARKER" in line)
     assert not list(tmp_path.rglob("MARKER")) and not Path("MARKER").exists()
+
+
+def test_a_hostile_title_that_names_a_short_panels_hostile_outcome_is_only_text(tmp_path: Path) -> None:
+    # task_design.study_subject.panel_subject quotes the title and the column it names in the target's evidence
+    # (all_metadata.json, the run report): both come from the source, and both stay text.
+    emp = f"emp` {PAYLOAD} #"
+    title = f"Employment of British Firms {PAYLOAD}"
+    rng = np.random.default_rng(3)
+    n = 280
+    capital, output = rng.gamma(4, 2, n), rng.gamma(5, 3, n)
+    table = pd.DataFrame({"firm": np.tile([f"f{i:02d}" for i in range(40)], 7),
+                          "year": np.repeat(np.arange(1976, 1983), 40), "capital": capital, "output": output,
+                          emp: 2 * capital + output + rng.normal(0, 1, n)})
+    outcome = build_local_task(tmp_path, "panel", table, "csv", seed=0, title=title,
+                               column_descriptions={"firm": "firm index", emp: "employment",
+                                                    "capital": "capital stock", "output": "output"})
+    task = task_folder(tmp_path, outcome)
+    meta = json.loads((task / names.VERIFY_DIR / names.ALL_METADATA).read_text(encoding="utf-8"))
+    assert meta["question"]["target"] == [emp] and meta["daregen"]["target_evidence_kind"] == "study_subject"
+    assert f"the title {title!r} is about 'employment', which {emp!r} measures" in meta["daregen"]["target_evidence"]
+    script = mm_solution(task, meta["question"]).script
+    literal = parameters_node(script)
+    assert "os.system" not in _calls(script) and "__import__" not in _calls(script)
+    assert all(literal.lineno <= i <= literal.end_lineno
+               for i, line in enumerate(script.splitlines(), start=1) if "MARKER" in line)
+    assert not list(tmp_path.rglob("MARKER")) and not Path("MARKER").exists()

@@ -18,8 +18,9 @@ copy of an earlier one (pipeline.build.dedupe_tables) names its twin in `duplica
     # the fast subset `make test` checks (tests/bench/test_golden_targets.py)
     .venv/bin/python bench/golden_targets.py --check --subset ci
 
-Skip codes are read from today's reasons by SKIP_CODES (the reasons carry no code of their own yet); a
-reason no pattern knows gets `unknown`, which the test rejects, so a new reason needs a code here.
+The skip code is the rejection's own (pipeline.core.records.Rejection.key, carried by the step's Outcome): a
+search whose every candidate target failed is `tried:` with each attempt's gate. A rejection raised without a
+code shows as `unknown`, which the test rejects.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -48,70 +48,7 @@ REGENERATE = ".venv/bin/python bench/golden_targets.py --write --jobs 2"
 # kind is checked in `make test` while the full set stays a bench command.
 CI_SHARE = 8
 CI_PER_OUTCOME = 2
-
-# (pattern over a design-stage reason, code): the first that matches names the skip. Order matters only
-# where one reason's wording contains another's, which the patterns avoid by anchoring at the start.
-SKIP_CODES: tuple[tuple[str, str], ...] = (
-    (r"too few rows \(", "too_few_rows"),
-    (r"below the size floor: ", "size_floor"),
-    (r"a contingency table: ", "contingency_table"),
-    (r"a survival study: ", "survival_study"),
-    (r"repeated measures with no outcome measured at each visit", "repeated_measures"),
-    (r"no usable features: every column", "no_usable_features"),
-    (r"no target with evidence: ", "no_evidence"),
-    (r"no outcome candidate: ", "no_outcome_candidate"),
-    (r"no numerical or categorical column to predict", "no_target_type"),
-    (r"degenerate target: ", "no_target_type"),
-    (r"no column qualifies as a target", "no_target_type"),
-    (r"documented outcome '.*' cannot be a target: ", "documented_not_targetable"),
-    (r"a panel too short for a forecast: .*: its question is the regression", "short_panel_undocumented"),
-    (r"a panel too short for a forecast: .* with no covariate beside", "short_panel_one_measure"),
-    (r"a time series .*whose time index the table lacks", "ts_no_time_index"),
-    (r"several rows per time point and no unit followed over time", "ts_pooled_rows"),
-    (r"no numeric target column to forecast", "ts_no_numeric_target"),
-    (r"no outcome to forecast: ", "ts_no_outcome"),
-    (r"too short for a forecast: ", "ts_too_short"),
-    (r"no forecastable target after ", "ts_no_forecastable_target"),
-    (r"target '.*' is not numeric .*a forecast needs numbers", "ts_target_not_numeric"),
-    (r"irregular series with timezone offsets", "ts_timezone_offsets"),
-    (r"cannot load: ", "cannot_load"),
-    (r"empty table \(", "empty_table"),
-    (r"unexpected error: ", "unexpected_error"),
-)
-# One failed attempt of try_targets: "<which> 'col' (<evidence kind>) <verdict>: <problem>".
-_ATTEMPT = re.compile(r"(pinned target|documented outcome|top-ranked outcome) '.*?' \((\w+)\) "
-                      r"(not learnable|below the size floor|not usable): (.*)")
-ATTEMPT_CODES: tuple[tuple[str, str], ...] = (
-    (r"nothing to learn: ", "not_learnable"),
-    (r"below the size floor: ", "size_floor"),
-    (r"one feature only ", "one_feature"),
-    (r"no usable feature besides the target", "no_features"),
-    (r"no usable features for target .* once leaks are removed", "no_features_after_leaks"),
-    (r"(a rate )?computed from the features", "computed_target"),
-    (r"computed from other columns: described as ", "described_aggregate"),
-    (r"an attribute of the (groups|cells) of ", "group_attribute"),
-    (r"a long table of measurements: ", "long_table"),
-    (r"a function evaluated on a regular grid: ", "grid_surface"),
-    (r"no column with values to learn from", "no_features"),
-)
-
-
-def _first_code(text: str, table: tuple[tuple[str, str], ...]) -> str | None:
-    return next((code for pattern, code in table if re.match(pattern, text)), None)
-
-
-def skip_code(reason: str) -> str:
-    """A short, stable code for a rejection reason: `size_floor`, or `tried:not_learnable+one_feature` for
-    the failed attempts of try_targets (one code per attempt, in order); `unknown` when no pattern knows it."""
-    if reason.startswith("duplicate of "):
-        return "duplicate"
-    attempts = reason.split("; ")
-    matched = [_ATTEMPT.match(a) for a in attempts]
-    if all(matched):
-        codes = [_first_code(m.group(4), ATTEMPT_CODES) or "unusable_other" for m in matched if m]
-        return "tried:" + "+".join(codes)
-    return _first_code(reason, SKIP_CODES) or "unknown"
-
+UNKNOWN = "unknown"
 
 def golden_sets() -> dict[str, list[str]]:
     """Every set the golden file covers, by name: the 300-candidate build's refs, then each labelled list's."""
@@ -135,7 +72,7 @@ def _design(ref: str, work_root: str) -> list[dict]:
         row = dict.fromkeys(COLUMNS, "")
         row.update(ref=ref, stage=o.stage, work_dir=o.work_dir)
         if not o.ok:
-            row["code"] = skip_code(o.reason)
+            row["code"] = o.code or UNKNOWN
             row["reason"] = o.reason
         else:
             spec = steps.load_spec(Path(o.work_dir))
@@ -259,9 +196,9 @@ def _without_twin(line: str) -> str:
 
 
 def unknown_codes(lines: list[str]) -> list[str]:
-    """The lines whose skip reason no pattern of SKIP_CODES / ATTEMPT_CODES knows."""
+    """The lines of a skip raised without a code."""
     at = COLUMNS.index("code")
-    return [line for line in lines if line.split("\t")[at] == "unknown" or "unusable_other" in line.split("\t")[at]]
+    return [line for line in lines if line.split("\t")[at] == UNKNOWN]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         GOLDEN.write_text("\n".join(lines) + "\n", encoding="utf-8")
         for line in unknown_codes(lines[1:]):
             ref = line.split("\t", 1)[0]
-            print(f"no skip code for {ref}: {rows[ref][0].get('reason', '')[:200]}", file=sys.stderr)
+            print(f"a skip without a code for {ref}: {rows[ref][0].get('reason', '')[:200]}", file=sys.stderr)
         print(f"wrote {len(lines) - 1} lines for {len(rows)} datasets to {GOLDEN.relative_to(ROOT)}")
         return 0
     refs = ci_subset(read_golden()) if args.subset == "ci" else every

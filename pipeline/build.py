@@ -340,7 +340,7 @@ def curator_rejections(outcomes: list[Outcome], ledger: Ledger) -> list[Outcome]
     for o in outcomes:
         reject = ledger.rejection(o.ref, o.unit or None) if o.ok else None
         if reject is not None and (reject.problem_type is None or o.unit):
-            o = o.failed(CURATION_STAGE, f"curator rejection: {reject.reason}")
+            o = o.failed(CURATION_STAGE, f"curator rejection: {reject.reason}", "curator_rejection")
         out.append(o)
     return out
 
@@ -423,7 +423,7 @@ def dedupe_tables(outcomes: list[Outcome]) -> list[Outcome]:
             twin = next((ref for ref, other in kept if same_data(content, other)), None)
             if twin is not None:
                 o = o.failed("source", f"duplicate of {twin}: the same values in {content['rows']} rows, up to "
-                                       "column names, column order and row order")
+                                       "column names, column order and row order", "duplicate")
             else:
                 kept.append((o.ref, content))
         out.append(o)
@@ -440,7 +440,7 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
         hit = build_cache.lookup(cache, keys[o.ref]) if o.ok else None
         units = build_cache.lookup_units(cache, keys[o.ref]) if o.ok and hit is None else None
         if hit is not None and not hit["ok"]:
-            out.append(o.failed(hit["stage"], hit["reason"]))
+            out.append(o.failed(hit["stage"], hit["reason"], hit.get("code", "")))
             continue
         if not units:
             out.append(o)
@@ -453,7 +453,7 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
             keys[u.uid] = build_cache.unit_key(keys[o.ref], unit)
             result = build_cache.lookup(cache, keys[u.uid])
             if not result["ok"]:
-                u = u.failed(result["stage"], result["reason"])
+                u = u.failed(result["stage"], result["reason"], result.get("code", ""))
             else:
                 hits[u.uid] = result["task_dir"]
                 write_json(work / steps.ENTRY_JSON, result["entry"])
@@ -476,7 +476,7 @@ def store_rejections(outcomes: list[Outcome], cache: Path, keys: dict[str, str],
     for o in outcomes:
         if (not o.ok and o.stage in stages and o.uid in keys
                 and build_cache.cacheable_rejection(o.stage, o.reason)):
-            build_cache.store_rejection(cache, keys[o.uid], o.stage, o.reason)
+            build_cache.store_rejection(cache, keys[o.uid], o.stage, o.reason, o.code)
 
 
 def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outcome]:

@@ -28,7 +28,8 @@ from pipeline.core import cache
 from pipeline.core.environment import code_digest, fingerprint_digest, source_code_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.steps import CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, Outcome, finalize_step
+from pipeline.steps import (CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR, Outcome,
+                            finalize_step)
 
 RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
 SOURCED_FILES = (RECORD_JSON, TABLE_PARQUET, CONTENT_JSON)  # what a source step leaves in the work folder
@@ -84,7 +85,7 @@ def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
         return None
     result = read_json(path)
     if not result["ok"]:
-        return prev.failed("source", result["reason"])
+        return prev.failed("source", result["reason"], result.get("code", ""))
     work = Path(prev.work_dir)
     for name in SOURCED_FILES:
         shutil.copyfile(root / key / name, work / name)
@@ -93,14 +94,14 @@ def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
 
 def store_source(root: Path, key: str, done: Outcome) -> None:
     """A finished source step under `key`. An unexpected error is not kept: it may be the machine's."""
-    if not done.ok and done.reason.startswith("unexpected error"):
+    if not done.ok and done.code == UNEXPECTED_ERROR:
         return
 
     def fill(tmp: Path) -> None:
         if done.ok:
             for name in SOURCED_FILES:
                 shutil.copyfile(Path(done.work_dir) / name, tmp / name)
-        write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "digest": done.digest})
+        write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "code": done.code, "digest": done.digest})
     cache.commit_entry(root, key, fill)
 
 
@@ -139,9 +140,9 @@ def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
     cache.commit_entry(root, key, fill)
 
 
-def store_rejection(root: Path, key: str, stage: str, reason: str) -> None:
+def store_rejection(root: Path, key: str, stage: str, reason: str, code: str = "") -> None:
     cache.commit_entry(root, key, lambda tmp: write_json(tmp / RESULT_JSON, {
-        "ok": False, "stage": stage, "reason": reason, "task_dir": "", "entry": None}))
+        "ok": False, "stage": stage, "reason": reason, "code": code, "task_dir": "", "entry": None}))
 
 
 def is_verified(root: Path, key: str) -> bool:
@@ -168,7 +169,7 @@ def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest:
     done = finalize_step(prev, tasks_root, seed, design_digest, decisions_json)
     started = time.perf_counter()
     if not done.ok and cacheable_rejection(done.stage, done.reason):
-        store_rejection(Path(cache_dir), key, done.stage, done.reason)
+        store_rejection(Path(cache_dir), key, done.stage, done.reason, done.code)
     if done.ok:
         entry = read_json(Path(done.work_dir) / ENTRY_JSON)
         store_task(Path(cache_dir), key, Path(tasks_root) / entry["file_path"], entry)

@@ -1,9 +1,9 @@
 """The run report of a build: what was built, what was rejected and why, as JSON, Markdown and the CLI's summary.
 
 `run_report.json` and `run_report.md` sit at the root of a generation, outside
-the manifest (they hold timings). Rejection reasons are bucketed by `reason_kind`
-wherever they are counted: the CLI summary, the corpus report
-(pipeline.review.reports) and bench/bench_designers.py.
+the manifest (they hold timings). Rejections are bucketed by their code (`reason_buckets`; by
+`reason_kind` where a stage names no code yet) wherever they are counted: the CLI summary, the corpus
+report (pipeline.review.reports) and bench/bench_designers.py.
 """
 
 from __future__ import annotations
@@ -60,13 +60,23 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"\s+", " ", text).strip() or "(no reason given)"
 
 
-def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
-    """The `n` commonest rejection buckets, most frequent first (ties by name)."""
+def reason_buckets(rejections: list) -> list[tuple[str, int]]:
+    """(bucket, rejections) per bucket, in order of first appearance. Rejections with the same code
+    (Outcome.code: the check that failed) are one bucket whatever their wording, named as the first of them
+    reads (reason_kind); one its stage raised without a code is bucketed by reason_kind alone."""
+    names: dict[str, str] = {}
     counts: dict[str, int] = {}
-    for r in report.get("rejections") or []:
-        key = reason_kind(r.get("reason", ""))
+    for r in rejections:
+        key = f"code {r['code']}" if r.get("code") else reason_kind(r.get("reason", ""))
+        names.setdefault(key, reason_kind(r.get("reason", "")))
         counts[key] = counts.get(key, 0) + 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return [(names[key], n) for key, n in counts.items()]
+
+
+def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
+    """The `n` commonest rejection buckets (reason_buckets), most frequent first (ties by name)."""
+    buckets = reason_buckets([r for r in report.get("rejections") or [] if isinstance(r, dict)])
+    return sorted(buckets, key=lambda kv: (-kv[1], kv[0]))[:n]
 
 
 def rejection_line(r: dict) -> str:
@@ -87,7 +97,8 @@ def build_report(outcomes: list[Outcome], entries: list[dict], considered: int, 
         by_type[e["task"]] = by_type.get(e["task"], 0) + 1
         ftype = e["needed_files_v1"][0].rsplit(".", 1)[-1]
         formats[ftype] = formats.get(ftype, 0) + 1
-    rejections = [{"ref": o.uid, "stage": o.stage, "reason": o.reason} for o in outcomes if not o.ok]
+    rejections = [{"ref": o.uid, "stage": o.stage, "reason": o.reason, **({"code": o.code} if o.code else {})}
+                  for o in outcomes if not o.ok]
     return {
         "considered": considered,
         "built": len(entries),

@@ -15,6 +15,7 @@ import shutil
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +31,9 @@ from pipeline.core.seeding import rng_for
 from pipeline.core.text import shorten
 from pipeline.core.timing import collecting, timed
 
+if TYPE_CHECKING:  # imported where called: a step's worker loads the stage it runs
+    from task_design.config import DesignConfig
+
 RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, SPEC_JSON, PACKAGE_DIR, ENTRY_JSON = (
     "record.json", "table.parquet", "profile.json", "spec.json", "package", "entry.json")
 DESIGN_USAGE_JSON = "design_usage.json"  # LLM calls, cache hits, tokens, cost (designers with settings only)
@@ -40,6 +44,9 @@ UNITS_JSON = "units.json"  # the problem types the design step made tasks of, fi
 _UNIT_INPUTS = (RECORD_JSON, TABLE_PARQUET, PROFILE_JSON, "ref.txt")
 
 
+UNEXPECTED_ERROR = "unexpected_error"  # the code of a step that raised anything but DatasetRejected
+
+
 class Outcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -48,6 +55,9 @@ class Outcome(BaseModel):
     stage: str
     ok: bool = True
     reason: str = ""
+    # The rejection's stable code (pipeline.core.records.Rejection.key): what reports, caches and the golden
+    # target file group by; "" where the rejecting stage names none.
+    code: str = ""
     digest: str = ""  # content hash of what this stage wrote
     # The problem type of the task this Outcome builds, set once the design step has split a dataset
     # into its tasks (split_units); "" before. (ref, unit) names a unit of the build.
@@ -62,9 +72,9 @@ class Outcome(BaseModel):
         """The unit's name in reports and the build's maps: `ref (class)`, or the ref before the design."""
         return f"{self.ref} ({names.TASK_SUFFIX[self.unit]})" if self.unit else self.ref
 
-    def failed(self, stage: str, reason: str) -> Outcome:
-        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, unit=self.unit,
-                       seconds=self.seconds)
+    def failed(self, stage: str, reason: str, code: str = "") -> Outcome:
+        return Outcome(ref=self.ref, work_dir=self.work_dir, stage=stage, ok=False, reason=reason, code=code,
+                       unit=self.unit, seconds=self.seconds)
 
     def with_seconds(self, seconds: dict[str, float]) -> Outcome:
         """This Outcome with `seconds` added to its step timings (rounded: they are a report's figures)."""
@@ -90,10 +100,10 @@ def _stage_step(stage: str):
                     done = Outcome(ref=prev.ref, work_dir=prev.work_dir, stage=stage, digest=digest, unit=prev.unit,
                                    seconds=prev.seconds)
                 except DatasetRejected as exc:
-                    done = prev.failed(stage, exc.reason)
+                    done = prev.failed(stage, exc.reason, exc.code)
                 except Exception as exc:  # a bug or a hostile dataset must not stop the build
                     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                    done = prev.failed(stage, shorten(f"unexpected error: {last}", 300))
+                    done = prev.failed(stage, shorten(f"unexpected error: {last}", 300), UNEXPECTED_ERROR)
                 seconds[stage] = time.perf_counter() - started
             return done.with_seconds(seconds)
         return run
@@ -123,7 +133,7 @@ def source_step(work: Path, source_key: str, source_arg: str | None, limits_json
         record = source.record(ref)
         raw = source.load_table(ref)
     except ValueError as exc:
-        raise DatasetRejected(f"cannot load: {exc}") from exc
+        raise DatasetRejected(f"cannot load: {exc}", "cannot_load") from exc
     table = normalize_table(raw)
     record = _follow_renames(record, [str(c) for c in raw.columns], list(table.columns))
     table, split_index = join_split_time_index(table)
@@ -131,7 +141,7 @@ def source_step(work: Path, source_key: str, source_arg: str | None, limits_json
         record = record.model_copy(update={"column_descriptions": {
             DATE_COLUMN: split_index.description(), **record.column_descriptions}})
     if table.shape[1] == 0 or table.shape[0] == 0:
-        raise DatasetRejected(f"empty table ({table.shape[0]} rows, {table.shape[1]} columns)")
+        raise DatasetRejected(f"empty table ({table.shape[0]} rows, {table.shape[1]} columns)", "empty_table")
     write_json(work / RECORD_JSON, record.model_dump(mode="json"))
     table.to_parquet(work / TABLE_PARQUET, index=False)
     write_json(work / CONTENT_JSON, column_fingerprints(table))
@@ -177,12 +187,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     """`pin_json`: a curator's Pin of this dataset (pipeline.core.curation), "" for none. Its dropped
     columns leave the work folder's table for every later stage; its target replaces the designer's."""
     from task_design.config import DesignConfig
-    from task_design.llm_schema import LLMUsage
-    from task_design.multi_target import with_documented_outcomes
-    from task_design.pinned import design_pinned, without_columns
-    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
-    from task_design.time_tables import regular_time_index
-    from task_design.timeseries import short_panel
+    from task_design.pinned import without_columns
 
     record = load_record(work)
     profile = load_profile(work)
@@ -193,49 +198,82 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         profile, table = without_columns(profile, table, pin.drop)
         table.to_parquet(work / TABLE_PARQUET, index=False)
         write_json(work / PROFILE_JSON, profile.model_dump(mode="json"))
-    pinned_tabular = pin is not None and pin.problem_type in ("classification", "regression")
-    with timed("design/time index"):  # every table is asked whether its rows are a regular series
-        regular = not pinned_tabular and (is_time_series(record) or regular_time_index(table) is not None)
-    if regular:
-        # The source routed it to the time-series path (docs/time-series.md), or its rows are a regular
-        # series (one per month, per unit and year), whatever the designer; a table without a time axis
-        # after all goes on to the tabular designer below.
-        from task_design.timeseries import NoTimeColumn, design_ts
+    ts_spec = _design_series(record, profile, table, seed, config, pin)
+    if ts_spec is not None:
+        write_json(work / SPEC_JSON, ts_spec.model_dump(mode="json"))
+        write_json(work / UNITS_JSON, [ts_spec.problem_type])
+        return sha256_file(work / SPEC_JSON)
+    spec, rest = _design_tabular(work, record, profile, table, seed, designer, config, settings_json, pin)
+    return _write_units(work, table, config, spec, rest)
 
-        try:
-            with timed("design/time series"):
-                ts_spec = design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config,
-                                    pinned=pin.target[0] if pin is not None and pin.target else None)
-        except NoTimeColumn:
-            ts_spec = None
-        if ts_spec is not None:
-            write_json(work / SPEC_JSON, ts_spec.model_dump(mode="json"))
-            write_json(work / UNITS_JSON, [ts_spec.problem_type])
-            return sha256_file(work / SPEC_JSON)
+
+def _pinned_tabular(pin: Pin | None) -> bool:
+    return pin is not None and pin.problem_type in ("classification", "regression")
+
+
+def _design_series(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, seed: int,
+                   config: DesignConfig, pin: Pin | None) -> TimeSeriesSpec | None:
+    """The forecast of a table the source routed to the time-series path (docs/time-series.md) or whose rows are
+    a regular series (one per month, per unit and year), whatever the designer; None for a table with no time
+    axis after all, which goes on to the tabular designer, and for a pinned tabular problem type."""
+    from task_design.time_tables import regular_time_index
+
+    with timed("design/time index"):  # every table is asked whether its rows are a regular series
+        regular = not _pinned_tabular(pin) and (is_time_series(record) or regular_time_index(table) is not None)
+    if not regular:
+        return None
+    from task_design.timeseries import NoTimeColumn, design_ts
+
+    try:
+        with timed("design/time series"):
+            return design_ts(record, profile, table, rng_for(seed, record.ref, "design"), config,
+                             pinned=pin.target[0] if pin is not None and pin.target else None)
+    except NoTimeColumn:
+        return None
+
+
+def _design_tabular(work: Path, record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, seed: int,
+                    designer: str, config: DesignConfig, settings_json: str,
+                    pin: Pin | None) -> tuple[TaskSpec, list[TaskSpec]]:
+    """The tabular task(s): a pin's, a pair designer's two, or the designer's one. The first task's choices are
+    exactly a one-task build's (stage name "design"); a pair designer designs the second on the same roles, with
+    its own rng (stage name "design-<problem type>"). A pinned target (or problem type) is the dataset's one
+    task, whatever the designer. A designer with settings counts its LLM usage in design_usage.json, even when
+    the dataset is rejected."""
+    from task_design.llm_schema import LLMUsage
+    from task_design.multi_target import with_documented_outcomes
+    from task_design.pinned import design_pinned
+    from task_design.registry import DESIGNER_SETTINGS, DESIGNERS, PAIR_DESIGNERS
+
+    rng = rng_for(seed, record.ref, "design")
+    pinned = pin is not None and (bool(pin.target) or _pinned_tabular(pin))
     extra: dict = {}
     if designer in DESIGNER_SETTINGS:
         extra = {"settings": DESIGNER_SETTINGS[designer].model_validate_json(settings_json or "{}"),
                  "usage": LLMUsage()}
     try:
-        # The first task's choices are exactly a one-task build's (stage name "design"); a pair designer
-        # designs the second on the same roles, with its own rng (stage name "design-<problem type>").
-        # A pinned target (or problem type) is the dataset's one task, whatever the designer.
-        if pin is not None and (pin.target or pinned_tabular):
-            spec, rest = design_pinned(record, profile, table, rng_for(seed, record.ref, "design"), config, pin), []
+        if pinned:
+            spec, rest = design_pinned(record, profile, table, rng, config, pin), []
         elif designer in PAIR_DESIGNERS:
             rngs = {kind: rng_for(seed, record.ref, f"design-{kind}") for kind in ("classification", "regression")}
-            spec, *rest = PAIR_DESIGNERS[designer](record, profile, table, rng_for(seed, record.ref, "design"),
-                                                   rngs, config)
+            spec, *rest = PAIR_DESIGNERS[designer](record, profile, table, rng, rngs, config)
         else:
-            spec, rest = DESIGNERS[designer](record, profile, table, rng_for(seed, record.ref, "design"), config,
-                                             **extra), []
+            spec, rest = DESIGNERS[designer](record, profile, table, rng, config, **extra), []
     finally:
-        if extra:  # counted even when the dataset is rejected
+        if extra:
             write_json(work / DESIGN_USAGE_JSON, extra["usage"].as_dict())
-    if pin is None or not (pin.target or pinned_tabular):  # a target list where the source documents outcomes
+    if not pinned:  # a target list where the source documents outcomes
         spec = with_documented_outcomes(spec, record)
-    # The build's choice of feature references travels with each design to finalize, which writes the text.
-    # A panel too short to forecast is validated on its last time points, never on a random draw of its rows.
+    return spec, rest
+
+
+def _write_units(work: Path, table: pd.DataFrame, config: DesignConfig, spec: TaskSpec,
+                 rest: list[TaskSpec]) -> str:
+    """spec.json of the first task, and a sibling work folder for a second of another problem type (unit_work);
+    the build's choice of feature references travels with each design to finalize, which writes the text. A panel
+    too short to forecast is validated on its last time points, never on a random draw of its rows."""
+    from task_design.timeseries import short_panel
+
     panel = short_panel(table, config)
     spec, *rest = [s.model_copy(update={"column_references": config.column_references,
                                         "split_time_column": panel.time_column if panel else None})

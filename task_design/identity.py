@@ -38,7 +38,7 @@ import pandas as pd
 from sklearn.model_selection import KFold
 from threadpoolctl import ThreadpoolController
 
-from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType
+from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType, Rejection
 from sourcing.rdoc import joint_response, resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
@@ -622,7 +622,7 @@ class DerivedScreen:
     """What screen_derived_answers found for one target."""
 
     drops: dict[str, str] = field(default_factory=dict)  # column -> why it is no feature (nor an MM column)
-    problem: str | None = None  # why the target itself is computed, or None
+    problem: Rejection | None = None  # why the target itself is computed, or None
 
 
 @functools.cache
@@ -788,16 +788,20 @@ def screen_derived_answers(record: DatasetRecord, profile: DatasetProfile, table
     """The three checks of this module for `target` against `columns` (the columns the task's
     files would keep): the columns to drop with their reasons, or why the target is computed."""
     others = [c for c in profile.names if c != target]
-    if (why := aggregate_target_problem(record, target, others) or long_table_problem(record, table, target, others)
-            or grid_surface_problem(table, target, others) or group_attribute_problem(table, target, others)):
-        return DerivedScreen(problem=why)
+    for code, check in (("described_aggregate", lambda: aggregate_target_problem(record, target, others)),
+                        ("long_table", lambda: long_table_problem(record, table, target, others)),
+                        ("grid_surface", lambda: grid_surface_problem(table, target, others)),
+                        ("group_attribute", lambda: group_attribute_problem(table, target, others))):
+        if why := check():
+            return DerivedScreen(problem=Rejection(code, why))
     drops = described_derivations(record, target, columns)
     drops.update({c: why for c, why in other_outcomes(record, target, columns).items() if c not in drops})
     drops.update({c: why for c, why in subgroup_counts(record, table, target, columns).items() if c not in drops})
     if (why := selected_copy_problem(table, target, [c for c in columns if c not in drops])) is not None:
-        return DerivedScreen(drops=drops, problem=why)
+        return DerivedScreen(drops=drops, problem=Rejection("computed_target", why))
     drops.update(screen_encodings(target, [c for c in columns if c not in drops], table, problem_type, config))
     if problem_type != "regression" or profile.column(target).kind != "numerical":
         return DerivedScreen(drops=drops)
     found, problem = screen_identities(table, target, [c for c in columns if c not in drops], config, rates=True)
-    return DerivedScreen(drops={**drops, **found}, problem=problem)
+    return DerivedScreen(drops={**drops, **found},
+                         problem=None if problem is None else Rejection("computed_target", problem))

@@ -26,7 +26,7 @@ import pandas as pd
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from pipeline.core.metrics import metric_for
-from pipeline.core.records import ProblemType
+from pipeline.core.records import ProblemType, Rejection
 from task_design.config import DesignConfig
 
 _SEED = 0  # fixed: the estimate must not depend on the dataset's design seed
@@ -88,7 +88,7 @@ def one_feature_problem(target: str, features: list[str], leaks_removed: bool = 
 
 
 def learnability_problem(target: str, features: list[str], table: pd.DataFrame, problem_type: ProblemType,
-                         config: DesignConfig, margin: float | None = None) -> str | None:
+                         config: DesignConfig, margin: float | None = None) -> Rejection | None:
     """Why `target` has nothing to learn from `features`, or None; `margin` (default
     config.learnable_margin) is how far the out-of-fold score must clear the trivial answer."""
     from threadpoolctl import threadpool_limits
@@ -99,7 +99,7 @@ def learnability_problem(target: str, features: list[str], table: pd.DataFrame, 
     x = _matrix(rows[features])
     usable = ~np.all(np.isnan(x), axis=0)
     if not usable.any():
-        return "no column with values to learn from"
+        return Rejection("no_features", "no column with values to learn from")
     x = x[:, usable]
     metric = metric_for(problem_type, "v2")  # the MM check's metric, which this estimates
     if problem_type == "classification":
@@ -127,5 +127,5 @@ def learnability_problem(target: str, features: list[str], table: pd.DataFrame, 
         score = max(score, metric.function(y, pred))
         if score >= base + margin:
             return None
-    return (f"nothing to learn: out-of-fold {metric.label} {score:.3f} (the best of the reference models) is not "
-            f"{margin} above the trivial {base:.3f}")
+    return Rejection("not_learnable", f"nothing to learn: out-of-fold {metric.label} {score:.3f} (the best of the "
+                                      f"reference models) is not {margin} above the trivial {base:.3f}")

@@ -37,7 +37,7 @@ def design_pinned(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
     that names only a problem type), or DatasetRejected naming the failed check."""
     frame = design_frame(record, profile, table, config)
     if pin.problem_type == "time_series_analysis":
-        raise DatasetRejected("pinned a forecast: the dataset has no time axis to forecast along")
+        raise DatasetRejected("pinned a forecast: the dataset has no time axis to forecast along", "pinned_no_time_axis")
     if not pin.target:
         kind = pin.problem_type
         ranked = ranked_targets(record, profile, frame, [c for c, k in frame.problem_types.items() if k == kind], rng)
@@ -49,11 +49,12 @@ def design_pinned(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
         why = (class_target_problem(col, table, config) if pin.problem_type == "classification"
                else regression_target_problem(col, config))
         if why is not None:
-            raise DatasetRejected(f"pinned target {target!r} cannot be a {pin.problem_type} target: {why}")
+            raise DatasetRejected(f"pinned target {target!r} cannot be a {pin.problem_type} target: {why}",
+                                  "pinned_wrong_type")
         kind = pin.problem_type
     if kind is None:
         why = frame.excluded_targets.get(target) or frame.exclusions.get(target) or "not a target candidate"
-        raise DatasetRejected(f"pinned target {target!r} cannot be a target: {why}")
+        raise DatasetRejected(f"pinned target {target!r} cannot be a target: {why}", "pinned_not_target")
     frame = replace(frame, problem_types={**frame.problem_types, target: kind})
     spec = try_targets(record, profile, table, rng, config, frame,
                        [RankedTarget(target, PINNED_EVIDENCE, 0, "curator")])
@@ -62,5 +63,5 @@ def design_pinned(record: DatasetRecord, profile: DatasetProfile, table: pd.Data
         if spec.target != pin.target:
             raise DatasetRejected(f"pinned targets {list(pin.target)} cannot be one task: each must be a categorical "
                                   "classification target, the model one that predicts several labels, and a "
-                                  "feature must remain")
+                                  "feature must remain", "pinned_not_one_task")
     return spec

@@ -27,12 +27,12 @@ import re
 
 import pandas as pd
 
-from pipeline.core.records import DatasetProfile, DatasetRecord
+from pipeline.core.records import DatasetProfile, DatasetRecord, Rejection
 from pipeline.core.ts_reference import parse_times
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
-from task_design.timeseries import (NoTimeColumn, find_entities, find_time_column, infer_frequency, time_text,
-                                     wide_month_problem)
+from task_design.timeseries import (WIDE_MONTHS, NoTimeColumn, find_entities, find_time_column, infer_frequency,
+                                     time_text, wide_month_problem)
 
 # The object a help page documents is a series: "Time series of frequency 365", "Multiple time
 # series of class mts", "A time series containing", "quarterly observations from 1954-01".
@@ -67,17 +67,19 @@ def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
     return column, _FREQUENCY_WORDS.get(frequency, frequency)
 
 
-def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> str | None:
+def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> Rejection | None:
     """Why the table's rows are a time series, not iid rows, or None."""
     if (wide := wide_month_problem(table)) is not None:
-        return wide
+        return Rejection(WIDE_MONTHS, wide)
     if (index := regular_time_index(table)) is not None:
-        return (f"a {index[1]} time series indexed by {index[0]!r}: its rows are not independent, "
-                f"and the time-series designer could not set a forecast")
+        return Rejection("ts_unforecastable_index", f"a {index[1]} time series indexed by {index[0]!r}: its rows are "
+                                                    f"not independent, and the time-series designer could not set a "
+                                                    f"forecast")
     about = f"{record.about_file} {record.description.split(chr(10))[0]}"
     if (m := _SERIES_DOC.search(about)) is not None and not _CROSS_SECTION_UNIT.search(record.description):
-        return (f"a time series (its documentation says {m.group(0)!r}) whose time index the table lacks or "
-                f"the time-series designer cannot read: its rows are not independent")
+        return Rejection("ts_no_time_index", f"a time series (its documentation says {m.group(0)!r}) whose time index "
+                                             f"the table lacks or the time-series designer cannot read: its rows are "
+                                             f"not independent")
     return None
 
 

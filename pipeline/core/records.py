@@ -265,12 +265,44 @@ class TaskSpec(_Frozen):
         return self
 
 
-class DatasetRejected(Exception):
-    """Raised by a stage when a dataset cannot make a valid task."""
+@dataclass(frozen=True)
+class Rejection:
+    """Why a dataset, or one candidate target, makes no task: a stable code that reports, caches and the golden
+    target file group by (never the text), the rule that decided it where one did, and the one line a user reads.
+    A search over several candidate targets that all failed (task_design.heuristic.try_targets) is code `tried`
+    with each attempt's code in order in `attempts`."""
 
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+    code: str
+    detail: str
+    rule_id: str = ""
+    attempts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.code and not _CODE.match(self.code):
+            raise ValueError(f"rejection code {self.code!r} is not snake_case")
+
+    @property
+    def key(self) -> str:
+        """The code with its attempts' codes: `size_floor`, `tried:not_learnable+one_feature`; "" for no code."""
+        return f"{self.code}:{'+'.join(self.attempts)}" if self.attempts else self.code
+
+
+_CODE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class DatasetRejected(Exception):
+    """Raised by a stage when a dataset cannot make a valid task: `reason` is the line a user reads, `code` the
+    stable name of the check that failed (Rejection.code; "" where a stage names none yet)."""
+
+    def __init__(self, reason: str | Rejection, code: str = ""):
+        rejection = reason if isinstance(reason, Rejection) else Rejection(code, reason)
+        super().__init__(rejection.detail)
+        self.rejection = rejection
+        self.reason = rejection.detail
+
+    @property
+    def code(self) -> str:
+        return self.rejection.key
 
 
 @dataclass(frozen=True)

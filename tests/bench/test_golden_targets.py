@@ -10,6 +10,7 @@ first two of every outcome, about 170 datasets, about a minute); the full check 
 from __future__ import annotations
 
 from bench import golden_targets as golden
+from pipeline.core.records import DatasetRejected, Rejection
 
 
 def test_the_golden_file_covers_every_set_sorted_with_a_known_code_for_every_skip() -> None:
@@ -32,15 +33,14 @@ def test_the_ci_subset_designs_as_the_golden_file_says() -> None:
                          "and explain each change in the commit message:\n" + "\n".join(changes))
 
 
-def test_skip_codes_name_the_gate_and_each_failed_attempt() -> None:
-    assert golden.skip_code("too few rows (24 < 30)") == "too_few_rows"
-    assert golden.skip_code("below the size floor: 70 rows give 21 MM validation rows at the smallest split "
-                            "(need 40)") == "size_floor"
-    assert golden.skip_code("duplicate of r/a/b: the same values in 9 rows") == "duplicate"
-    two = ("documented outcome 'y' (model_formula) not learnable: nothing to learn: out-of-fold R² 0.01 ...; "
-           "documented outcome 'z' (model_formula) not usable: one feature only ('x' beside 'z'): its best answer")
-    assert golden.skip_code(two) == "tried:not_learnable+one_feature"
-    assert golden.skip_code("a reason nobody wrote a pattern for") == "unknown"
+def test_a_skip_code_is_the_rejections_own_code_with_each_failed_attempts_gate() -> None:
+    assert DatasetRejected("too few rows (24 < 30)", "too_few_rows").code == "too_few_rows"
+    tried = Rejection("tried", "documented outcome 'y' (model_formula) not learnable: ...; ...",
+                      attempts=("not_learnable", "one_feature"))
+    assert DatasetRejected(tried).code == "tried:not_learnable+one_feature"
+    assert DatasetRejected(tried).reason == tried.detail
+    lines = ["r/a\tlimit300\tdesign\tunknown\t\t\t\t\t", "r/b\tlimit300\tdesign\tsize_floor\t\t\t\t\t"]
+    assert golden.unknown_codes(lines) == lines[:1]
 
 
 def test_a_changed_decision_shows_as_its_datasets_old_and_new_lines() -> None:

@@ -53,8 +53,9 @@ def test_a_cached_source_step_gives_back_its_record_table_and_digest(tmp_path):
 
 def test_a_cached_rejection_stays_a_rejection_but_an_unexpected_error_is_not_kept(tmp_path):
     root, prev = tmp_path / "sources", steps.start("sklearn/nope", str(tmp_path / "w"))
-    build_cache.store_source(root, "k1", prev.failed("source", "cannot load: unknown builtin ref"))
-    build_cache.store_source(root, "k2", prev.failed("source", "unexpected error: MemoryError"))
+    build_cache.store_source(root, "k1", prev.failed("source", "cannot load: unknown builtin ref", "cannot_load"))
+    build_cache.store_source(root, "k2", prev.failed("source", "unexpected error: MemoryError", steps.UNEXPECTED_ERROR))
     hit = build_cache.lookup_source(root, "k1", prev)
     assert hit is not None and not hit.ok and hit.reason == "cannot load: unknown builtin ref"
+    assert hit.code == "cannot_load"  # the code comes back with the reason: reports group by it
     assert build_cache.lookup_source(root, "k2", prev) is None

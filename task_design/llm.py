@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from string import Template
 
@@ -41,7 +41,7 @@ from task_design.learnable import one_feature_problem
 from task_design.llm_cache import LLMCache, cache_key
 from task_design.llm_schema import DesignAnswer, LLMSettings, LLMUsage, schema_sha256
 from task_design.roles import ColumnRole
-from task_design.targets import targetable
+from task_design.targets import RankedTarget, targetable
 
 DESIGNER_NAME = "llm"
 PROMPT_FILE = "design_v1.md"
@@ -345,8 +345,26 @@ def _fallback(record, profile, table, rng, config, reason: str, usage: LLMUsage)
         spec = heuristic.design(record, profile, table, rng, config)
     except DatasetRejected as exc:
         # No colon before the llm part: the CLI groups reasons by the text before the first colon.
-        raise DatasetRejected(f"{exc.reason}; heuristic after llm fallback because {reason}") from None
+        raise DatasetRejected(replace(exc.rejection, detail=f"{exc.reason}; heuristic after llm fallback because "
+                                                            f"{reason}")) from None
     return spec.model_copy(update={"designer": f"heuristic (llm fallback: {reason})"})
+
+
+def _through_the_gates(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
+                       config: DesignConfig, frame: heuristic.DesignFrame, checked: Checked, designer: str,
+                       model: str) -> TaskSpec:
+    """The validated answer's target and features through the heuristic's gate chain (heuristic.try_targets: size
+    floor, leak, derived and identity screens, one feature, learnability) and its dataset-level checks (a survival
+    study whose only outcome is its censored duration): the model only proposes, and a proposal a gate refuses is
+    rejected with that gate's code, as the heuristic's own candidate or a curator's pin would be (a censored
+    duration meets the survival gate before: design)."""
+    choice = RankedTarget(checked.target, f"the LLM designer ({model}): {checked.target!r} as {checked.problem_type}, "
+                                          f"validated against the column roles", 0, "llm")
+    gated = replace(frame, problem_types={**frame.problem_types, checked.target: checked.problem_type})
+    spec = heuristic.try_targets(record, profile, table, rng, config, gated, [choice], designer=designer,
+                                 proposed=checked.features)
+    return spec.model_copy(update={"target_candidates": tuple(checked.candidates),
+                                   "excluded_targets": checked.excluded_targets})
 
 
 def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, rng: np.random.Generator,
@@ -368,19 +386,16 @@ def design(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, 
         answer, problems = parse_answer(raw)
         if answer is not None and not answer.feasible:
             raise DatasetRejected(f"llm judged infeasible: {_one_line(answer.feasibility_reason, 200)} "
-                                  f"(cache key {key})")
+                                  f"(cache key {key})", "llm_infeasible")
+        if answer is not None and (role := frame.roles.get(answer.target)) is not None \
+                and role.role == "censored_duration":  # a survival study's time: the heuristic's survival gate
+            raise DatasetRejected(heuristic.survival_problem(frame, []) or role.evidence, "survival_study")
         if answer is not None:
             checked, problems = validate_answer(answer, record, profile, table, config, frame)
             if checked is not None:
-                spec = heuristic.spec_from_choices(record, profile, checked.problem_type, checked.target, checked.candidates,
-                                       checked.features, dict(checked.excluded), tuple(checked.leaks), rng, config)
-                return spec.model_copy(update={
-                    "designer": f"{DESIGNER_NAME} ({settings.model}, cache key {key})",
-                    "target_evidence": f"the LLM designer ({settings.model}): {checked.target!r} as "
-                                       f"{checked.problem_type}, validated against the column roles",
-                    "target_evidence_kind": "llm",
-                    "excluded_targets": checked.excluded_targets,
-                    "feature_descriptions": _descriptions(answer, spec, record)})
+                spec = _through_the_gates(record, profile, table, rng, config, frame, checked,
+                                          f"{DESIGNER_NAME} ({settings.model}, cache key {key})", settings.model)
+                return spec.model_copy(update={"feature_descriptions": _descriptions(answer, spec, record)})
         if attempt == 1:
             messages = _retry_messages(messages, raw, problems)
     return _fallback(record, profile, table, rng, config,

@@ -73,19 +73,26 @@ def feature_exclusion(col: ColumnProfile, profile: DatasetProfile, config: Desig
 
 
 def class_target_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig) -> str | None:
+    problem = _class_problem(col, table, config)
+    return None if problem is None else problem.detail
+
+
+def _class_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig) -> Rejection | None:
+    """Why the column is no classification target; code `rare_class` when only a class too rare stands in
+    the way (target_problem then tries it as a count)."""
     if col.kind == "categorical":
         if col.n_unique > config.max_classes:
-            return f"{col.n_unique} classes"
+            return Rejection("too_many_classes", f"{col.n_unique} classes")
     elif col.kind == "numerical":
         if not col.is_integer or col.n_unique > config.max_integer_classes:
-            return "not class-like"
+            return Rejection("not_class_like", "not class-like")
     else:
-        return col.kind
+        return Rejection("not_a_value_column", col.kind)
     counts = table[col.name].dropna().value_counts()
     if len(counts) < 2:
-        return "single class"
+        return Rejection("single_class", "single class")
     if counts.min() < config.min_class_count:
-        return f"class {counts.idxmin()!r} has {counts.min()} rows (< {config.min_class_count})"
+        return Rejection("rare_class", f"class {counts.idxmin()!r} has {counts.min()} rows (< {config.min_class_count})")
     return None
 
 
@@ -113,17 +120,17 @@ def target_problem(col: ColumnProfile, profile: DatasetProfile, table: pd.DataFr
     if col.top_share > config.max_top_share and minority_rows < config.min_minority_rows:
         # ISLR/Default (3% defaults in 10,000 rows) is imbalanced, not degenerate: 333 rows are a class.
         return None, f"degenerate: its most common value covers {col.top_share:.0%} of rows"
-    why_class = class_target_problem(col, table, config)
-    if why_class is None:
+    not_class = _class_problem(col, table, config)
+    if not_class is None:
         return "classification", ""
     why_reg = regression_target_problem(col, config)
     if why_reg is None:
         return "regression", ""
-    if why_class.startswith("class ") and _count_like(col, config):
+    if not_class.code == "rare_class" and _count_like(col, config):
         # AER/DoctorVisits' `visits` (0..9, nine visits once) or crime1's arrests: a count whose
         # tail is too rare for classes is still a regression target, as its documentation models it.
         return "regression", ""
-    return None, f"neither a class target ({why_class}) nor a regression target ({why_reg})"
+    return None, f"neither a class target ({not_class.detail}) nor a regression target ({why_reg})"
 
 
 def target_candidates(profile: DatasetProfile, table: pd.DataFrame, config: DesignConfig) -> dict[ProblemType, list[str]]:

@@ -71,7 +71,7 @@ def test_rejections_and_pins_shape_the_first_build(first, capsys):
     tree, _, report = first
     assert sorted(report["tasks"]) == [SOCIAL_TASK, ELEPHANTS_TASK]
     rejected = {r["ref"]: r for r in report["rejections"]}
-    assert rejected[RYEGRASS] == {"ref": RYEGRASS, "stage": "curation",
+    assert rejected[RYEGRASS] == {"ref": RYEGRASS, "stage": "curation", "code": "curator_rejection",
                                   "reason": "curator rejection: a dose-response curve of 24 rows"}
     run_report = (tree / names.RUN_REPORT_MD).read_text(encoding="utf-8")
     assert "## Curator rejections" in run_report and "a dose-response curve of 24 rows" in run_report

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.records import ColumnProfile, DatasetProfile, DatasetRecord
+from pipeline.core.wording import DESIGN_FACTOR_NAMES, SURVEY_DESIGN_NAMES, whole_name
 
 Role = Literal["outcome", "identifier", "row_index", "calendar", "coordinate", "design_factor", "table_count",
                "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy",
@@ -119,17 +120,13 @@ _COORD_NAME = re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northin
                          r"geo_?(lat|lon|long))$", re.I)
 _COORD_DOC = re.compile(r"\b(longitude|latitude|coordinates?|easting|northing|utm|grid (position|location)|"
                         r"spatial location|map location)\b", re.I)
-_DESIGN_NAME = re.compile(r"^(trt|treat|treatment|treatments|tmt|tx|block|blocks|blk|rep|reps|replicate|replication|"
-                          r"plot|subplot|cult|cultivar|variety|varieties|dose|dosage|diet|fert|fertilizer|"
-                          r"fertiliser|nitrogen|arm|condition|cond|supp|feed|spray|herbicide|insecticide|"
-                          r"irrigation|row|col|column|run|batch|order|sequence|period|tank|pen|cage|"
-                          r"protein|temp|temperature|pressure|level)$", re.I)
+_DESIGN_NAME = whole_name(DESIGN_FACTOR_NAMES)
 _DESIGN_DOC = re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
                          r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
                          r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I)
 # The survey's own design, not anything it measured: its wave, stratum, primary sampling unit or weights
 # (stevedata/wvs_immig's `s002`, "the World Values Survey wave").
-_SURVEY_DESIGN_NAME = re.compile(r"^(wave|stratum|strata|psu|sampwt|sampweight|survey_?weight|wtfinl|perwt)$", re.I)
+_SURVEY_DESIGN_NAME = whole_name(SURVEY_DESIGN_NAMES)
 _SURVEY_DESIGN_DOC = re.compile(r"\b(survey wave|wave of the (\w+ )?survey|(sampling|survey|design|probability|"
                                 r"person|household|post-?stratification) weights?|strat(um|a) (of|for) the (sample|"
                                 r"survey|design)|sampling strat(um|a)|primary sampling units?|psu)\b", re.I)

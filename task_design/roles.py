@@ -92,10 +92,9 @@ _CLOCK_NAME = pattern("calendar.clock-name")
 _MONTH_DOC = re.compile(r"\bmonth\b", re.I)
 _PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
 # `birth_d`, `birth_m`, `death_y`: calendar parts with a one-letter suffix.
-_CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
+_CALENDAR_PART = pattern("calendar.part-name")
 _CALENDAR_DOC = pattern("calendar.entry")
-_PERIOD_DOC = re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
-                         r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I)
+_PERIOD_DOC = pattern("calendar.period-entry")
 _COORD_NAME = pattern("coordinate.name")
 _COORD_DOC = pattern("coordinate.entry")
 _DESIGN_NAME = pattern("design-factor.name")
@@ -123,22 +122,16 @@ _DURATION_DOC = pattern("survival.duration-entry")
 # names that hold a status or a duration among other words (`linkstatus`, `dayslink`), and the
 # columns that order a subject's visits and name the subject.
 # A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
-STATUS_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
-                          r"[._]?(?P<b>.*)$", re.I)
-CENSOR_WORDS = re.compile(r"\bcensor(ed|ing)?\b", re.I)
+STATUS_IN_NAME = pattern("survival.status-in-name")
+CENSOR_WORDS = pattern("survival.censor-words")
 # A duration: `days`, `futime`, `dayslink`, `daysanysub`, `time_to_event`, "days until death".
-DURATION_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
-                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I)
-DURATION_UNTIL_DOC = re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
-                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
-                           r"last|end|discharge|follow)", re.I)
+DURATION_IN_NAME = pattern("survival.duration-in-name")
+DURATION_UNTIL_DOC = pattern("survival.duration-until-entry")
 # The column that orders a subject's rows: a visit's day, number or interval.
-VISIT_NAME = re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
-                         r"period|age|year|date|t)$", re.I)
+VISIT_NAME = pattern("calendar.visit-name")
 # The unit a repeated-measures table follows (nlme's `Subject`, survival's `id`, ChickWeight's `Chick`),
 # not a group code such as a state or a district.
-SUBJECT_NAME = re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
-                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I)
+SUBJECT_NAME = pattern("identifier.subject-name")
 # Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
 _COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
 _COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
@@ -229,7 +222,7 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
 
 
 # `oscar_no`, `game_num`, `ceremony_nr`: an ordinal numbering of events, not a measurement.
-_ORDINAL_NAME = re.compile(r"([._]|^)(no|num|nr|number)$", re.I)
+_ORDINAL_NAME = pattern("identifier.ordinal-name")
 
 
 def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:

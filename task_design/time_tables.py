@@ -86,7 +86,7 @@ def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> Rejection 
 # ------------------------------------------------------------------ survival
 
 
-def _stem(pattern: re.Pattern, name: str) -> str | None:
+def _name_root(pattern: re.Pattern, name: str) -> str | None:
     m = pattern.match(name)
     return None if m is None else (m.group("a") + m.group("b")).strip("._").lower()
 
@@ -126,9 +126,9 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
                        and 2 <= table[c].nunique() <= MAX_STATUS_LEVELS})
     out: dict[str, ColumnRole] = {}
     for s_name, why in status.items():
-        stem = _stem(STATUS_IN_NAME, s_name)
-        # `status` pairs with `futime` (both stems empty) before a visit's `day`.
-        match = sorted((d for d in durations if d not in out and stem is not None and _stem(DURATION_IN_NAME, d) == stem),
+        root = _name_root(STATUS_IN_NAME, s_name)
+        # `status` pairs with `futime` (both roots empty) before a visit's `day`.
+        match = sorted((d for d in durations if d not in out and root is not None and _name_root(DURATION_IN_NAME, d) == root),
                        key=lambda d: bool(VISIT_NAME.match(d)))
         if not match and len(status) == 1 and len(durations) == 1 and not why.startswith("a two-level"):
             match = durations

@@ -29,31 +29,20 @@ from dataclasses import dataclass
 
 from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
+from pipeline.core.wording import FUNCTION_WORDS, LEADING_TYPE, TRAILING_TYPE, alnum_words, plural_stem, split_camel
 
 # DARE-bench's own spelling for an undocumented column in metadata.txt (the covid-19 example).
 NO_DESCRIPTION = "[no description]"
 MIN_CONTENT_WORDS = 2
 NAME_WORDS_REASON = "the words of the column name single the column out"
 MAX_PHRASE = 90
-# Words that say nothing about which column is meant.
-STOP_WORDS = frozenset(
-    "a an the of in on at by for to from with and or as is are was were be been its it this that these those "
-    "per each which who whom whose than into over under".split())
-
 # R documentation often opens a column's entry with its storage type ("a numeric
 # vector", "Factor.") or is nothing but its level list ("a factor with levels: no;
 # yes"); neither says what the column means, so both are cut from the phrase.
 _LEVELS = re.compile(r"[,;:]?\s*\b(an? )?(ordered )?factor\b.*$", re.I)
-_BOILERPLATE = re.compile(
-    r"^(an? )?(numeric|integer|logical|character|double)( vector| variable)?[\s.:,;-]*"
-    r"((with|giving|indicating|coded)\b[\s:]*)?",
-    re.I,
-)
 _LEVELS_THEN_MEANING = re.compile(
     r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding|denoting|identifying|saying|for)\s+(?P<meaning>[^.;]{3,})",
     re.I)
-# "x coordinate, a numeric vector": the storage type said after the meaning
-_TRAILING_TYPE = re.compile(r"[,;]\s*(an? )?(numeric|integer|logical|character|double) (vector|variable)\b.*$", re.I)
 _INDICATOR = re.compile(r"^(?:equals\s*)?=?\s*1\s+(?:if|for)\s+(?P<what>.+?)(?:,?\s*(?:;\s*)?=?\s*0\s+otherwise)?$",
                         re.I)
 _CODE = r"[^;,=()]+?"
@@ -63,8 +52,6 @@ _WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
 _CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
 # "1=Urgent/Emerg; 0=elective (type of admission)": a code list that ends by saying what it codes
 _CODES_THEN_MEANING = re.compile(r"^[^()]*=[^()]*\((?P<meaning>[^()=<>]{3,})\)$")
-_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def description_phrase(column: str, description: str, whole: bool = False, qualified: bool = False) -> str:
@@ -81,8 +68,8 @@ def description_phrase(column: str, description: str, whole: bool = False, quali
     # "A factor with levels No and Yes to indicate whether the store is in the US": what it indicates
     meaning = _LEVELS_THEN_MEANING.match(desc)
     desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
-    desc = _BOILERPLATE.sub("", desc).strip()
-    desc = _TRAILING_TYPE.sub("", desc).strip()
+    desc = LEADING_TYPE.sub("", desc).strip()
+    desc = TRAILING_TYPE.sub("", desc).strip()
     desc = _first_sentence(desc).strip().rstrip(".;:,-– ")
     if not whole:
         codes = _CODES_THEN_MEANING.match(desc)
@@ -141,14 +128,10 @@ def _first_clause(text: str) -> str:
     return text
 
 
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased words of `text` minus stop words, a plural's s dropped, camelCase and snake_case split."""
-    text = re.sub(r"['’]s\b", "", _CAMEL.sub(" ", text)).lower().replace("_", " ")  # "kid's height": kid, height
-    return frozenset(_stem(w) for w in _WORD.findall(text) if w not in STOP_WORDS)
+    text = re.sub(r"['’]s\b", "", split_camel(text))  # "kid's height": kid, height
+    return frozenset(plural_stem(w) for w in alnum_words(text) if w not in FUNCTION_WORDS)
 
 
 @dataclass(frozen=True)
@@ -171,7 +154,7 @@ def _prepared(documented: dict[str, str]) -> dict[str, _Column]:
 def _sequence(text: str) -> str:
     """`text` as lower-case words separated by single spaces (and padded by one), so that a
     phrase's words found in it in a row are a substring."""
-    return " " + " ".join(_WORD.findall(_CAMEL.sub(" ", text).lower().replace("_", " "))) + " "
+    return " " + " ".join(alnum_words(text)) + " "
 
 
 def name_words(column: str) -> str:

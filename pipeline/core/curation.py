@@ -45,7 +45,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.core import names
 
 TaskProblemType = Literal["classification", "regression", "time_series_analysis"]
 CurationStateName = Literal["approved", "changed since approval", "unreviewed", "pinned"]
@@ -198,12 +197,6 @@ def design_digest(metadata: dict[str, Any]) -> str:
     payload = {"question": metadata.get("question"), "daregen": provenance}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
-
-
-def task_problem_type(task_dir: str) -> str:
-    """The problem type a task folder's suffix names (`..._class` -> classification)."""
-    by_suffix = {suffix: kind for kind, suffix in names.TASK_SUFFIX.items()}
-    return by_suffix.get(task_dir.rsplit("_", 1)[-1], "")
 
 
 def _where(data: dict, loc: tuple) -> str:

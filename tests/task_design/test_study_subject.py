@@ -12,7 +12,8 @@ from sourcing.normalize import normalize_table
 from task_design.config import DesignConfig
 from task_design.heuristic import design_frame
 from task_design.profile import profile_table
-from task_design.study_subject import content_stems, panel_subject, stem, study_subject, title_head
+from pipeline.core.wording import suffix_stem as stem
+from task_design.study_subject import content_stems, panel_subject, study_subject, title_head
 from task_design.targets import has_evidence, rank_targets
 from tests.factories import build_record
 

@@ -205,12 +205,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     """
     served = _served_run()
     if served is not None:  # a run of the deployment: its trigger's choices, the operator's settings
-        if isinstance(served, str):
-            return _refused(served)
-        try:
-            return _build(**served)
-        except ValueError as exc:  # a check before any work (the ledger, `out`): one line, not a traceback
-            return _refused(str(exc))
+        return _refused(served) if isinstance(served, str) else _build(**served, served=True)
     return _build(out, limit, seed, sources, designer, designer_settings, runner, dask_address, dask_workers,
                   cache_dir, keep_generations, input_limits, force, column_references, curation, publish)
 
@@ -218,13 +213,18 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
 def _build(out: str, limit: int | None, seed: int, sources: str, designer: str, designer_settings: dict | None,
            runner: str, dask_address: str | None, dask_workers: int, cache_dir: str | None, keep_generations: int,
            input_limits: dict | None, force: bool, column_references: str, curation: str | None,
-           publish: str) -> dict:
+           publish: str, served: bool = False) -> dict:
     started = time.monotonic()
-    job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
-                                       column_references=column_references,
-                                       ledger=checked_ledger(curation, sources), publish=publish)
     out_path = Path(os.path.abspath(out))
-    check_out_target(out_path, force)
+    try:
+        job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
+                                           column_references=column_references,
+                                           ledger=checked_ledger(curation, sources), publish=publish)
+        check_out_target(out_path, force)
+    except ValueError as exc:  # the checks before any work (the ledger, `out`): a served run says it in one line
+        if served:
+            return _refused(str(exc))
+        raise
     # The local runner's threads hand their steps to as many worker processes (a Dask worker is a process).
     workers = max(1, os.cpu_count() or 1) if runner == "local" else 1
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool, step_processes(workers):

@@ -75,6 +75,18 @@ class OperatorSettings(BaseModel):
     force: bool = Field(False, description="let `out` be a folder daregen did not write (moved aside)")
     column_references: Literal[names.COLUMN_REFERENCE_STYLES] = names.COLUMN_REFERENCE_STYLES[0]
 
+    @field_validator("designer_settings")
+    @classmethod
+    def _designer_settings(cls, value: dict | None) -> dict | None:
+        """Checked at registration against the settings model of the designer that takes them (a typo in the
+        operator's file is one line then, not a failure of every run)."""
+        if value:
+            from task_design.registry import DESIGNER_SETTINGS
+
+            for model in DESIGNER_SETTINGS.values():
+                model.model_validate(value)
+        return value
+
     @field_validator("out", "cache_dir", "curation")
     @classmethod
     def _absolute(cls, value: str | None) -> str | None:
@@ -107,12 +119,22 @@ def load_operator_settings(environ: dict | None = None) -> OperatorSettings:
                          "the process that runs it): register it with `daregen serve`, or set it to the path of "
                          "the operator's TOML file (docs/service.md)")
     try:
-        if raw.startswith("{"):
-            data = json.loads(raw)
-        else:
-            data = tomllib.loads(Path(raw).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(raw) if raw.startswith("{") else read_operator_file(Path(raw))
+    except ValueError as exc:
         raise RefusedRun(f"operator settings {printable(shorten(raw, 80))}: {printable(exc)}") from None
+    return operator_settings(data)
+
+
+def read_operator_file(path: Path) -> dict:
+    """The operator's TOML file (OperatorSettings keys) as a dict; ValueError in one line."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+
+
+def operator_settings(data: dict) -> OperatorSettings:
+    """`data` validated as OperatorSettings; RefusedRun naming the first bad key."""
     try:
         return OperatorSettings.model_validate(data)
     except ValidationError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 from pipeline.deployment import OPERATOR_ENV, RUN_PARAMETERS
@@ -37,8 +38,14 @@ def _create_run(api_url: str, deployment_id: str, **body) -> str:
     request = urllib.request.Request(f"{api_url}/deployments/{deployment_id}/create_flow_run", method="POST",
                                      data=json.dumps({**body, "enforce_parameter_schema": False}).encode(),
                                      headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return json.loads(resp.read())["id"]
+    for attempt in range(6):  # a busy server answers 503 for a while (Prefect's own client retries it too)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as resp:
+                return json.loads(resp.read())["id"]
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503 or attempt == 5:
+                raise
+            time.sleep(2 + 2 * attempt)
 
 
 def _finished(client, run_id, timeout: float = 600):

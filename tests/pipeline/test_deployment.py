@@ -106,5 +106,24 @@ def test_operator_settings_come_from_the_serving_process(tmp_path):
         load_operator_settings({})
     with pytest.raises(RefusedRun, match="absolute path"):
         load_operator_settings({OPERATOR_ENV: json.dumps({"out": "relative/tree"})})
+    with pytest.raises(RefusedRun, match="operator setting 'designer_settings.modle'"):
+        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "designer_settings": {"modle": "x"}})})
     with pytest.raises(RefusedRun, match="operator setting 'runnr'"):
         load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "runnr": "dask"})})
+
+
+def test_serve_reads_the_operators_file_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
+    """`daregen serve --settings FILE`: the operator's file on the server, checked before anything is registered."""
+    from pipeline.cli import main
+
+    bad = tmp_path / "operator.toml"
+    bad.write_text('runnr = "dask"\n', encoding="utf-8")
+    assert main(["serve", "--out", str(tmp_path / "t"), "--settings", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "'runnr'" in err and str(bad) in err, err
+    good = tmp_path / "good.toml"
+    good.write_text("max_limit = 7\n", encoding="utf-8")
+    assert main(["serve", "--out", str(tmp_path / "t"), "--settings", str(good), "--limit", "9"]) == 2
+    assert "--limit 9 is above --max-limit 7" in capsys.readouterr().err
+    assert main(["serve", "--out", str(tmp_path / "t"), "--settings", str(good), "--designer", "llm"]) == 2
+    assert "[designer_settings]" in capsys.readouterr().err

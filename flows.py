@@ -17,13 +17,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.states import Completed
+from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
@@ -31,10 +32,13 @@ from pipeline.build import PER_TASK_STAGES, WaveRunner, build_generation, build_
 from pipeline.curation_check import checked_ledger
 from pipeline.progress import WaveProgress
 from pipeline.core import names
+from pipeline.core.text import printable
+from pipeline.deployment import (OPERATOR_ENV, OperatorSettings, RefusedRun, build_parameters, checked_run,
+                                 load_operator_settings, run_schema)
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
-from pipeline.run_report import outcome_line, rejection_line, summary_markdown
+from pipeline.run_report import outcome_line, outcome_rows, rejection_line, summary_markdown
 from pipeline.step_processes import run_step, step_processes
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
@@ -49,6 +53,17 @@ NETWORK_TAG = "daregen-network"
 TASK_RUNNERS = ("local", "dask")
 DEPLOYMENT_TAGS = ["daregen"]  # as prefect.yaml declares them
 SUMMARY_ARTIFACT = "daregen-build-summary"  # the key the UI's Artifacts page lists runs' summaries under
+OUTCOMES_ARTIFACT = "daregen-build-outcomes"  # a table: each task and each rejected dataset of a run
+
+
+def _run_name(stage: str):
+    """A task run's name, `finalize REF`, with the ref's control characters shown (printable): a ref holds a
+    file or table name, and the name reaches the run's log and every terminal that follows it."""
+    def name() -> str:
+        from prefect.runtime import task_run
+
+        return printable(f"{stage} {task_run.parameters['prev'].ref}")
+    return name
 
 
 def _reported(outcome: Outcome):
@@ -56,37 +71,38 @@ def _reported(outcome: Outcome):
     Completed state named "Rejected" whose message is the reason (the UI shows both)."""
     if outcome.ok:
         return outcome
-    return Completed(name="Rejected", message=f"rejected at {outcome.stage}: {outcome.reason}", data=outcome)
+    return Completed(name="Rejected", message=printable(f"rejected at {outcome.stage}: {outcome.reason}"),
+                     data=outcome)
 
 
-@task(name="source", task_run_name="source {prev.ref}", **_TASK)
+@task(name="source", task_run_name=_run_name("source"), **_TASK)
 def source_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
     return _reported(run_step(steps.source_step, prev, source_key, source_arg, limits_json))
 
 
-@task(name="source-network", task_run_name="source {prev.ref}", cache_policy=NO_CACHE, retries=2,
+@task(name="source-network", task_run_name=_run_name("source"), cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=10, tags=[NETWORK_TAG])
 def source_network_task(prev: Outcome, source_key: str, source_arg: str | None, limits_json: str = "") -> Outcome:
     return _reported(run_step(steps.source_step, prev, source_key, source_arg, limits_json))
 
 
-@task(name="profile", task_run_name="profile {prev.ref}", **_TASK)
+@task(name="profile", task_run_name=_run_name("profile"), **_TASK)
 def profile_task(prev: Outcome) -> Outcome:
     return _reported(run_step(steps.profile_step, prev))
 
 
-@task(name="design", task_run_name="design {prev.ref}", **_TASK)
+@task(name="design", task_run_name=_run_name("design"), **_TASK)
 def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str,
                 pin_json: str = "") -> Outcome:
     return _reported(run_step(steps.design_step, prev, seed, designer, config_json, settings_json, pin_json))
 
 
-@task(name="postprocess", task_run_name="postprocess {prev.ref}", **_TASK)
+@task(name="postprocess", task_run_name=_run_name("postprocess"), **_TASK)
 def postprocess_task(prev: Outcome, seed: int) -> Outcome:
     return _reported(run_step(steps.postprocess_step, prev, seed))
 
 
-@task(name="finalize", task_run_name="finalize {prev.ref}", **_TASK)
+@task(name="finalize", task_run_name=_run_name("finalize"), **_TASK)
 def finalize_task(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
                   key: str, decisions_json: str = "") -> Outcome:
     return _reported(run_step(build_cache.finalize_and_store, prev, tasks_root, seed, design_digest, cache_dir, key,
@@ -181,13 +197,34 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     so of every cache key and task fingerprint). `curation` is the path of the curators' ledger
     (pipeline.core.curation), checked against the sources before any work; `publish` is `all` or
     `approved` (only tasks approved at their current design digest).
+
+    Called in-process (`daregen build`, a test) every parameter is the caller's. A run of the deployment
+    takes only pipeline.deployment.RunParameters from its trigger and the rest from the operator's settings
+    (OperatorSettings, in the serving process's environment); any other parameter ends the run before any
+    work, Failed with one line naming it.
     """
+    served = _served_run()
+    if served is not None:  # a run of the deployment: its trigger's choices, the operator's settings
+        return _refused(served) if isinstance(served, str) else _build(**served, served=True)
+    return _build(out, limit, seed, sources, designer, designer_settings, runner, dask_address, dask_workers,
+                  cache_dir, keep_generations, input_limits, force, column_references, curation, publish)
+
+
+def _build(out: str, limit: int | None, seed: int, sources: str, designer: str, designer_settings: dict | None,
+           runner: str, dask_address: str | None, dask_workers: int, cache_dir: str | None, keep_generations: int,
+           input_limits: dict | None, force: bool, column_references: str, curation: str | None,
+           publish: str, served: bool = False) -> dict:
     started = time.monotonic()
-    job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
-                                       column_references=column_references,
-                                       ledger=checked_ledger(curation, sources), publish=publish)
     out_path = Path(os.path.abspath(out))
-    check_out_target(out_path, force)
+    try:
+        job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
+                                           column_references=column_references,
+                                           ledger=checked_ledger(curation, sources), publish=publish)
+        check_out_target(out_path, force)
+    except ValueError as exc:  # the checks before any work (the ledger, `out`): a served run says it in one line
+        if served:
+            return _refused(str(exc))
+        raise
     # The local runner's threads hand their steps to as many worker processes (a Dask worker is a process).
     workers = max(1, os.cpu_count() or 1) if runner == "local" else 1
     with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool, step_processes(workers):
@@ -202,32 +239,80 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     return report
 
 
+def _served_run() -> dict | str | None:
+    """None for a build whose caller runs it (the CLI, a test: the operator at their own shell). For a run of the
+    deployment, whoever triggered it may set only what pipeline.deployment allows: the build's parameters (the
+    run's choices, the operator's settings), or the one line that refuses the run before any work."""
+    from prefect.context import get_run_context
+
+    flow_run = get_run_context().flow_run
+    if flow_run is None or flow_run.deployment_id is None:
+        return None
+    try:
+        operator = load_operator_settings()
+        run = checked_run(dict(flow_run.parameters or {}), operator, flow_run.job_variables)
+    except RefusedRun as exc:
+        return str(exc)
+    return build_parameters(run, operator)
+
+
+def _refused(reason: str) -> Failed:
+    """A run that may not start ends Failed with the reason as its message and one log line (no traceback)."""
+    line = printable(reason)
+    get_run_logger().error("daregen: %s", line)
+    return Failed(message=line)
+
+
 def _log_summary(report: dict, out: Path) -> None:
     """The summary and every rejection with its reason to the run's log, and the summary as a Markdown
     artifact of the run: where a served run is read (the Prefect UI, `prefect deployment run --watch`)."""
     logger = get_run_logger()
     tree = generations_dir(out) / report["generation"] if report.get("generation") else None
+    # printable: a dataset's ref and reasons carry column and file names, whose escape bytes would reach
+    # every terminal that shows the log (`--watch`, `prefect flow-run logs`).
     logger.info("daregen: %s %d tasks from %d candidate datasets, %d rejected; %s",
                 "kept" if report.get("unchanged") else "built", report["built"], report["considered"],
-                len(report["rejections"]), outcome_line(report, out, tree))
+                len(report["rejections"]), printable(outcome_line(report, out, tree)))
     for r in report["rejections"]:
-        logger.info("daregen: %s", rejection_line(r))
+        logger.info("daregen: %s", printable(rejection_line(r)))
     files = {"run report": names.RUN_REPORT_MD, "corpus report": CORPUS_REPORT_HTML, "diff": DIFF_HTML}
     reports = {title: tree / name for title, name in files.items() if tree and (tree / name).is_file()}
     if report.get("run_report_md"):  # an unpublished build's run report, kept beside the output
         reports["run report"] = Path(report["run_report_md"])
     create_markdown_artifact(markdown=summary_markdown(report, out, tree, reports), key=SUMMARY_ARTIFACT,
-                             description=f"daregen build of {out}")
+                             description=printable(f"daregen build of {out}"))
+    # Every dataset's outcome, also for a run restored from the build cache, which has no task run to show it.
+    create_table_artifact(table=outcome_rows(report), key=OUTCOMES_ARTIFACT,
+                          description="every task built and every dataset rejected, with its reason")
 
 
-def serve(cron: str = "0 2 * * *", timezone: str = "UTC", parameters: dict | None = None) -> None:
+def serve(operator: OperatorSettings, cron: str = "0 2 * * *", timezone: str = "UTC",
+          parameters: dict | None = None) -> None:
     """Serve the deployment `build-tasks/nightly` on the Prefect API in PREFECT_API_URL: it runs on
-    `cron` (in `timezone`) and whenever `prefect deployment run build-tasks/nightly` is called."""
+    `cron` (in `timezone`) and whenever `prefect deployment run build-tasks/nightly` is called. Every run
+    takes `operator`'s settings (from this process's environment, which the runs inherit; never from a
+    run's parameters) and `parameters` (RunParameters fields) unless its trigger chooses others."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import DeploymentUpdate
+    from prefect.runner import Runner
     from prefect.schedules import Cron
 
-    build_tasks.serve(name="nightly", schedules=[Cron(cron, timezone=timezone)], parameters=parameters or {},
-                      tags=DEPLOYMENT_TAGS, pause_on_shutdown=False,
-                      description=f"Regeneration of the daregen task tree, cron {cron!r} in {timezone}")
+    os.environ[OPERATOR_ENV] = operator.model_dump_json()  # the runs are this process's children
+    runner = Runner(name="nightly", pause_on_shutdown=False)
+    # add_flow keeps the flow in memory: a run starts in a child process of this one (its environment), and a
+    # refused run's log holds the one line, not the engine's traceback of a `python -m prefect.engine` process.
+    deployment_id = runner.add_flow(build_tasks, name="nightly", schedules=[Cron(cron, timezone=timezone)],
+                                    parameters=parameters or {}, tags=DEPLOYMENT_TAGS,
+                                    description=f"Regeneration of the daregen task tree, cron {cron!r} in {timezone}")
+    # The UI's run form and the API's schema offer only what a run may set, within the operator's bounds.
+    schema = run_schema(build_tasks.parameters.model_dump_for_openapi(), operator)
+    with get_client(sync_client=True) as client:
+        client.update_deployment(deployment_id, DeploymentUpdate(parameter_openapi_schema=schema))
+    print("daregen: build-tasks/nightly is served; a run now: prefect deployment run build-tasks/nightly",
+          file=sys.stderr, flush=True)
+    asyncio.run(runner.start())
 
 
 if __name__ == "__main__":

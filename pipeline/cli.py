@@ -6,7 +6,8 @@
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
                   [--curation TOML] [--publish all|approved]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
-                  [--curation TOML]
+                  [--curation TOML] [--cache-dir DIR] [--max-limit N] [--allow-sources SPEC ...]
+                  [--publish all|approved] [--settings TOML]
     daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism] [--config FILE]
     daregen diff OLD NEW [--out DIR] [--config FILE] [--curation TOML]
@@ -279,37 +280,62 @@ def _designer_settings(args: argparse.Namespace, file_llm: dict | None = None) -
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Blocks, running scheduled and triggered runs of build-tasks/nightly (PREFECT_API_URL: the server)."""
+    """Blocks, running scheduled and triggered runs of build-tasks/nightly (PREFECT_API_URL: the server).
+    Its flags are the operator's (pipeline.deployment): the tree, the cache, the ledger, the sources a run
+    may choose and the largest limit are fixed here; a run's trigger chooses only limit, seed, designer,
+    one of the allowed sources and the publish mode, and these flags give their defaults."""
     check_schedule(args.cron, args.timezone)
     cli_checks.at_least(args.limit, "--limit", 1)
-    params = {k: getattr(args, k) for k in ("out", "limit", "seed", "sources", "designer")
-              if getattr(args, k) is not None}
-    # serve takes no --llm-* flags: every run would send each dataset's sample rows to the settings'
-    # default model, which `build --designer llm` refuses for the same reason.
-    if params.get("designer") == LLM_DESIGNER:
-        raise ValueError(f"--designer {LLM_DESIGNER}: a served run cannot name its model (serve takes no --llm-* "
-                         f"flags); serve the heuristic, or schedule `daregen build --designer {LLM_DESIGNER} "
-                         f"--llm-model ...` yourself")
-    # Runs start in the serving process's folder; say which tree and which sources file are meant.
-    if "out" in params:
-        params["out"] = str(writable_target(params["out"], "--out", parent=True))
-    if "sources" in params:
-        check_sources_spec(params["sources"])
-        from sourcing.sources_file import names_a_file
+    cli_checks.at_least(args.max_limit, "--max-limit", 1)
+    from pipeline.deployment import operator_settings, read_operator_file
 
-        if names_a_file(params["sources"]):
-            params["sources"] = os.path.abspath(params["sources"])
-    if "sources" in params:
-        open_sources(params["sources"])
-    if args.curation is not None:
-        params["curation"] = checked_curation(parsed_curation(args.curation), args.curation,
-                                              params.get("sources", BUILD_DEFAULTS["sources"]))
-    print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), "
-          f"out {params.get('out', 'the flow default')}; starting Prefect", file=sys.stderr, flush=True)
+    # The operator's file on the server (OperatorSettings keys: the LLM's settings, a Dask scheduler, input
+    # limits, ...); the flags win over it.
+    base = read_operator_file(Path(args.settings)) if args.settings else {}
+    max_limit = args.max_limit if args.max_limit is not None else base.get("max_limit")
+    if args.limit is not None and isinstance(max_limit, int) and args.limit > max_limit:
+        raise ValueError(f"--limit {args.limit} is above --max-limit {max_limit}")
+    params = {k: getattr(args, k) for k in ("limit", "seed", "designer", "publish") if getattr(args, k) is not None}
+    # The LLM designer sends each dataset's sample rows (and the key) to its endpoint: only the operator's
+    # file names them (serve takes no --llm-* flags), as `build --designer llm` needs its flags.
+    if params.get("designer") == LLM_DESIGNER and not base.get("designer_settings"):
+        raise ValueError(f"--designer {LLM_DESIGNER}: a served run cannot name its model (serve takes no --llm-* "
+                         f"flags); give [designer_settings] in the operator's --settings file, serve the heuristic, "
+                         f"or schedule `daregen build --designer {LLM_DESIGNER} --llm-model ...` yourself")
+    if max_limit is not None and args.limit is None:
+        params["limit"] = max_limit  # a run's default stays within the bound
+    # Runs start in the serving process's folder; say which tree, cache, ledger and sources files are meant.
+    out = writable_target(args.out or base.get("out") or BUILD_DEFAULTS["out"], "--out", parent=True)
+    from sourcing.sources_file import names_a_file, resolve_spec
+
+    specs = ([args.sources or BUILD_DEFAULTS["sources"], *(args.allow_sources or [])]
+             if args.sources or args.allow_sources or "sources" not in base else list(base["sources"]))
+    allowed = []
+    for spec in specs:
+        check_sources_spec(spec)
+        spec = os.path.abspath(spec) if names_a_file(spec) else spec
+        open_sources(spec)
+        if spec not in allowed:
+            allowed.append(spec)
+    params["sources"] = allowed[0]
+    ledger = args.curation or base.get("curation")
+    curation = None
+    if ledger is not None:  # every run honours it, scheduled or triggered (a run cannot name another)
+        curation = checked_curation(parsed_curation(ledger), ledger, ",".join(resolve_spec(spec) for spec in allowed))
+    cache_dir = args.cache_dir or base.get("cache_dir")
+    try:
+        operator = operator_settings({**base, "out": str(Path(out).absolute()), "sources": allowed,
+                                      "max_limit": max_limit, "cache_dir": os.path.abspath(cache_dir) if cache_dir
+                                      else None, "curation": curation})
+    except ValueError as exc:
+        raise ValueError(f"--settings {args.settings}: {exc}" if args.settings else str(exc)) from None
+    print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), out {operator.out}; "
+          f"a run may choose limit{f' (at most {max_limit})' if max_limit else ''}, seed, designer, publish and "
+          f"sources among {len(allowed)}; starting Prefect", file=sys.stderr, flush=True)
     configure_prefect(service=True)
     from flows import serve
 
-    serve(cron=args.cron, timezone=args.timezone, parameters=params)
+    serve(operator, cron=args.cron, timezone=args.timezone, parameters=params)
     return 0
 
 
@@ -516,6 +542,17 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--timezone", default="UTC", help="timezone of the schedule (default UTC)")
     _add_build_parameters(sv, out_type=str, what="each run's ")
     sv.add_argument("--curation", default=None, metavar="TOML", help="the curators' ledger every run honours")
+    sv.add_argument("--cache-dir", default=None, metavar="DIR",
+                    help="the build cache of every run (default $DAREGEN_CACHE, else .cache/daregen)")
+    sv.add_argument("--max-limit", type=int, default=None, metavar="N",
+                    help="the largest --limit a run may ask for (default: no bound, every candidate)")
+    sv.add_argument("--allow-sources", action="append", default=None, metavar="SPEC",
+                    help="another source a run may choose (repeatable); --sources is the default one")
+    sv.add_argument("--publish", default=None, choices=names.PUBLISH_MODES,
+                    help="each run's default publish mode (a run may choose the other)")
+    sv.add_argument("--settings", default=None, metavar="TOML",
+                    help="the operator's settings file (docs/security.md): designer_settings, runner, dask_address, "
+                         "input_limits, ...; flags win")
     sv.set_defaults(func=cmd_serve)
     s = sub.add_parser("score", help="score predictions against a task tree")
     s.add_argument("pred_dir", help="folder with <task>/<v1|v2>/prediction.csv")

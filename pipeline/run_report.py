@@ -17,7 +17,7 @@ from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE
 from pipeline.core.jsonio import write_text
 from pipeline.progress import plural
 from pipeline.core.safe_io import md_cell, printable
-from pipeline.core.text import ELLIPSIS
+from pipeline.core.text import ELLIPSIS, md_code
 from pipeline.steps import Outcome
 from task_design.llm_schema import usage_line
 
@@ -81,6 +81,21 @@ def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
 
 def rejection_line(r: dict) -> str:
     return f"rejected {r['ref']} at {r['stage']}: {r['reason']}"
+
+
+def outcome_rows(report: dict) -> list[dict[str, str]]:
+    """One row per task built and per dataset rejected, with the stage and reason, and whether this run built
+    it or restored it from the build cache: a run's outcomes in one table (the Prefect artifact), also when
+    every one came from the cache and no task run shows them. Text is printable (no escape byte)."""
+    units = (report.get("timings") or {}).get("units") or []
+    restored = {u["task_dir"] or u["unit"] for u in units if u.get("cached")}
+    made = "kept (unchanged)" if report.get("unchanged") else "built"
+    rows = [{"dataset or task": printable(t), "outcome": made, "stage": "", "reason": "",
+             "from the build cache": "yes" if t in restored else "no"} for t in report.get("tasks") or []]
+    rows += [{"dataset or task": printable(r["ref"]), "outcome": "rejected", "stage": printable(r["stage"]),
+              "reason": printable(r["reason"]), "from the build cache": "yes" if r["ref"] in restored else "no"}
+             for r in report.get("rejections") or []]
+    return rows
 
 
 def by_type_text(report: dict) -> str:
@@ -246,19 +261,20 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
              f"- **built:** {plural(report['built'], 'task')} ({by_type_text(report)}) from "
              f"{plural(report['considered'], 'candidate dataset')}; "
              f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
-             f"- seed {report['seed']}, sources `{report['sources']}`, limit {report['limit']}, "
+             f"- seed {report['seed']}, sources {md_cell(report['sources'])}, limit {report['limit']}, "
              f"{report['seconds']:.0f} s"]
     if report.get("unchanged"):
-        lines.append(f"- **unchanged:** the same inputs as the published `{out}` -> `{tree}`; nothing published")
+        lines.append(f"- **unchanged:** the same inputs as the published {md_code(out)} -> {md_code(tree)}; "
+                     "nothing published")
     elif tree is not None:
-        lines.append(f"- **published:** `{out}` -> `{tree}`")
+        lines.append(f"- **published:** {md_code(out)} -> {md_code(tree)}")
     else:
-        lines.append(f"- **nothing published:** `{out}` is unchanged")
+        lines.append(f"- **nothing published:** {md_code(out)} is unchanged")
     if report.get("curation"):
         lines.append(f"- {curation_line(report)}")
-    lines += [f"- {title}: `{path}`" for title, path in reports.items()]
+    lines += [f"- {title}: {md_code(path)}" for title, path in reports.items()]
     reasons = top_reasons(report)
     if reasons:
         lines += ["", "## Top rejection reasons", "", "| datasets | reason |", "|---:|---|"]
-        lines += [f"| {n} | {reason.replace('|', '/')} |" for reason, n in reasons]
+        lines += [f"| {n} | {md_cell(reason)} |" for reason, n in reasons]
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ can be killed. (The datasets they build are tests/factories.py's.)"""
 from __future__ import annotations
 
 import os
+import json
 import signal
 import socket
 import subprocess
@@ -76,3 +77,37 @@ def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
 def daregen_build(args: list[str], env: dict, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "build", *args], env=env,
                             start_new_session=True, **popen)
+
+
+def deployment(api_url: str, name: str = "build-tasks/nightly") -> dict | None:
+    """The deployment as the Prefect API holds it, None before it is registered."""
+    try:
+        with urllib.request.urlopen(f"{api_url}/deployments/name/{name}", timeout=10) as resp:
+            return json.loads(resp.read())
+    except OSError:
+        return None
+
+
+SERVING = "build-tasks/nightly is served"  # what `daregen serve` prints once the deployment is complete
+
+
+def registered(api_url: str, server: subprocess.Popen, log: Path) -> dict:
+    """Wait for `daregen serve` (`server`, writing `log`) to register build-tasks/nightly; the deployment."""
+    deadline = time.monotonic() + 300
+    while SERVING not in log.read_text() or (found := deployment(api_url)) is None:
+        assert server.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, "the deployment never registered"
+        time.sleep(2)
+    return found
+
+
+def run_deployment(env: dict, *params: str, completed: bool = True) -> subprocess.CompletedProcess:
+    """`prefect deployment run build-tasks/nightly --watch` with `--param` for each of `params`; asserts the run
+    completed (unless `completed` is False) and returns the finished command."""
+    args = [str(VENV_BIN / "prefect"), "deployment", "run", "build-tasks/nightly", "--watch", "--watch-timeout", "900"]
+    for p in params:
+        args += ["--param", p]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1000)
+    if completed:
+        assert proc.returncode == 0 and "Completed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc

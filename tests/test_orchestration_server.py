@@ -7,30 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
-import urllib.request
 
 from pipeline.core import names
 from pipeline.publish import published_generation
 from tests.factories import write_datasets
-from tests.orchestration_helpers import VENV_BIN, child_env, kill_group
-
-
-def _deployment(api_url: str) -> dict | None:
-    try:
-        with urllib.request.urlopen(f"{api_url}/deployments/name/build-tasks/nightly", timeout=10) as resp:
-            return json.loads(resp.read())
-    except OSError:
-        return None
-
-
-def _run_deployment(env: dict, *params: str) -> None:
-    args = [str(VENV_BIN / "prefect"), "deployment", "run", "build-tasks/nightly", "--watch",
-            "--watch-timeout", "900"]
-    for p in params:
-        args += ["--param", p]
-    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1000)
-    assert proc.returncode == 0 and "Completed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+from tests.orchestration_helpers import VENV_BIN, child_env, kill_group, registered, run_deployment
 
 
 def _summary_and_rejections(api_url: str) -> tuple[str, list[str], list[str]]:
@@ -62,22 +43,18 @@ def test_served_nightly_deployment_publishes_and_diffs(tmp_path, prefect_api_url
                                "Europe/Paris", "--out", str(out), "--sources", f"local:{data}", "--limit", "5"],
                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
-        while (deployment := _deployment(prefect_api_url)) is None:
-            assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the deployment never registered"
-            time.sleep(2)
+        deployment = registered(prefect_api_url, server, tmp_path / "serve.log")
         schedule = deployment["schedules"][0]["schedule"]
         assert (schedule["cron"], schedule["timezone"]) == ("30 3 * * *", "Europe/Paris")
         assert deployment["parameters"]["limit"] == 5
         assert deployment["tags"] == ["daregen"] and "Europe/Paris" in deployment["description"]
 
-        _run_deployment(env, "seed=1")
+        run_deployment(env, "seed=1")
         first = published_generation(out)
         assert first is not None and json.loads((out / names.QUESTION_LIST).read_text())
         assert (out / "corpus_report.html").is_file()
 
-        _run_deployment(env, "seed=2")
+        run_deployment(env, "seed=2")
         second = published_generation(out)
         assert second != first and first.is_dir()  # the previous generation is kept
         diff = (out / "diff.md").read_text()

@@ -41,6 +41,16 @@ def md_code_cell(text: str) -> str:
     return _one_line(text).replace("|", "\\|")
 
 
+def md_code(text: str) -> str:
+    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
+    padded when it starts or ends with one, so a backtick in a column name cannot close it early; on one
+    line, its control characters shown and its `|` escaped (md_code_cell), so a table row holds."""
+    text = md_code_cell(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def block_text(text: str) -> str:
     """Multi-line text (an instruction in a fenced block or a `pre-wrap` element): its line breaks and
     tabs kept, every other control character (an ESC byte) shown escaped."""

@@ -25,9 +25,9 @@ from pipeline.core.curation import Ledger
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
-from pipeline.core.text import block_text, html_text, md_cell, shorten
+from pipeline.core.text import block_text, html_text, md_cell, md_code, shorten
 from pipeline.review.curation import TaskReview, state_counts, tree_reviews
-from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, md_code, question_entries,
+from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries,
                                      read_json_or_none, task_dirs)
 
 INSTRUCTION_KEYS = ("question_v1", "question_v2")

@@ -10,7 +10,6 @@ tree always gives byte-identical reports and two generations diff cleanly.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
 import textwrap
@@ -26,7 +25,7 @@ from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import read_json_inside
-from pipeline.core.text import md_cell, md_code_cell, printable, shorten
+from pipeline.core.text import html_text, md_cell, md_code, printable, shorten
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import DESIGN_ROWS_NOTE, EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_buckets
 
@@ -299,16 +298,6 @@ def _tally(values: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def md_code(text: str) -> str:
-    """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
-    padded when it starts or ends with one, so a backtick in a column name cannot close it early; on one
-    line, its control characters shown and its `|` escaped (md_code_cell), so a table row holds."""
-    text = md_code_cell(text)
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
 def render_licence_distribution(facts: list[TaskFacts]) -> str:
     """LICENSE_DISTRIBUTION.md: licence -> tasks and share, then every task whose licence is unknown."""
     total = len(facts)
@@ -424,10 +413,13 @@ def _integer_ticks(axis) -> None:
 
 
 def _bar_svg(items: list[tuple[str, int]], title: str, xlabel: str = "tasks") -> str:
+    # Labels are source text (licences, reasons): an escape byte is shown, never drawn into the SVG.
+    shown = [printable(label) for label, _ in items]
+
     def draw(fig):
         ax = fig.add_subplot()
         # Long rejection reasons would push the bars off the figure; wrap them instead.
-        labels = [textwrap.fill(label, 34) for label, _ in items][::-1]
+        labels = [textwrap.fill(label, 34) for label in shown][::-1]
         values = [n for _, n in items][::-1]
         ax.barh(range(len(values)), values, color="#4c72b0")
         ax.set_yticks(range(len(labels)), labels)
@@ -438,7 +430,7 @@ def _bar_svg(items: list[tuple[str, int]], title: str, xlabel: str = "tasks") ->
         ax.set_title(title)
         ax.margins(x=0.12)
 
-    lines = sum(textwrap.fill(label, 34).count("\n") + 1 for label, _ in items)
+    lines = sum(textwrap.fill(label, 34).count("\n") + 1 for label in shown)
     return _svg(draw, title, height=max(1.6, 0.8 + 0.28 * lines))
 
 
@@ -452,7 +444,7 @@ def _grouped_svg(groups: list[str], series: dict[str, list[int]], title: str) ->
             ax.bar(xs, values, width=width, label=name)
             for x, v in zip(xs, values):
                 ax.annotate(str(v), (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
-        ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], groups)
+        ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], [printable(g) for g in groups])
         _integer_ticks(ax.yaxis)
         ax.set_ylabel("tasks")
         ax.set_title(title)
@@ -499,7 +491,7 @@ def _hist_svg(values: list[float], title: str, xlabel: str, log: bool = False) -
 
     svg = _svg(draw, title)
     return (f"<figure>{svg}<figcaption class=\"note\">{plotted[0]} of {len(values)} tasks plotted, "
-            f"{_num(min(values))} to {_num(max(values))} {html.escape(xlabel)}</figcaption></figure>\n")
+            f"{_num(min(values))} to {_num(max(values))} {html_text(xlabel)}</figcaption></figure>\n")
 
 
 def _num(x: float) -> str:
@@ -534,16 +526,16 @@ td.n{text-align:right}.flag{color:#b00}figure{margin:1em 0}svg{max-width:100%;he
 
 
 def _table(header: list[str], rows: list[list[Any]], numeric: set[int] = frozenset()) -> str:
-    out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
+    out = ["<table><tr>" + "".join(f"<th>{html_text(h)}</th>" for h in header) + "</tr>"]
     for row in rows:
-        cells = "".join(f'<td class="n">{html.escape(str(c))}</td>' if i in numeric
-                        else f"<td>{html.escape(str(c))}</td>" for i, c in enumerate(row))
+        cells = "".join(f'<td class="n">{html_text(str(c))}</td>' if i in numeric
+                        else f"<td>{html_text(str(c))}</td>" for i, c in enumerate(row))
         out.append(f"<tr>{cells}</tr>")
     return "\n".join(out) + "</table>"
 
 
 def _section(title: str, body: str) -> str:
-    return f"<h2>{html.escape(title)}</h2>\n{body}\n"
+    return f"<h2>{html_text(title)}</h2>\n{body}\n"
 
 
 # The build settings a header shows, from manifest.json (never a date: the page is a function of the tree).
@@ -654,7 +646,7 @@ def render_corpus_report(facts: list[TaskFacts], run_report: dict | None, manife
                  "only); attempts refused: targets tried and found unlearnable "
                  "(<code>daregen.design_attempts</code>); leak screen: the best single-feature score against the "
                  "reference model's (<code>daregen.mm_baselines</code>).</p>")
-        body += f'<p class="note">{html.escape(DESIGN_ROWS_NOTE)}</p>'
+        body += f'<p class="note">{html_text(DESIGN_ROWS_NOTE)}</p>'
         parts.append(_section("Targets and their evidence", body))
 
         sizes = sorted(f.val_rows for f in facts if f.val_rows is not None)

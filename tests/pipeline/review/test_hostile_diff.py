@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 
 from pipeline.core import names
 from pipeline.review.diff import diff_trees, render_markdown
-from pipeline.review.reports import md_code, read_tree_facts, render_licence_distribution
+from pipeline.core.text import md_code
+from pipeline.review.reports import read_tree_facts, render_licence_distribution
 from tests.factories import QUESTION_V1, write_question_list_by_hand as write_question_list, write_task_folder
 
 

@@ -130,3 +130,18 @@ def test_a_tampered_cache_entry_is_rebuilt_not_published(setup, approved, capsys
     assert published.read_text(encoding="utf-8") == good
     assert _curation(setup / "after-tamper")["state"] == "approved"
     assert truths[0].read_text(encoding="utf-8") == good  # the cache holds the good entry again
+
+
+def test_a_published_file_edited_after_the_build_reads_changed_since_approval(setup, approved, capsys):
+    folder, ledger, _ = approved
+    tree = setup / "edited"
+    assert _build(tree, folder, ledger, capsys, publish="approved")[0] == 0
+    assert [r.state for r in tree_reviews(tree)] == ["approved"]
+    truth = tree / TASK / names.VERIFY_DIR / names.GROUND_TRUTH
+    truth.write_text(truth.read_text(encoding="utf-8") + truth.read_text(encoding="utf-8").splitlines()[-1] + "\n",
+                     encoding="utf-8")
+    assert [r.state for r in tree_reviews(tree)] == ["changed since approval"]  # the recorded state
+    assert [r.state for r in tree_reviews(tree, load_ledger(ledger))] == ["changed since approval"]
+    capsys.readouterr()
+    assert main(["curate", "status", str(tree)]) == 0
+    assert f"changed since approval  {TASK}" in capsys.readouterr().out

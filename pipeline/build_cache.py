@@ -5,10 +5,13 @@ stages (design, postprocess, the reference runs of finalize). After the source
 step a dataset's key is known: the content of its normalised table and of its
 record (the record's title, description and licence go into metadata.txt), its
 ref (task names derive from it), the design configuration, the seed, the
-designer and its settings, the code that builds tasks and the library versions
-ground truth is computed with. A hit copies the cached task folder into the new
-generation; a miss builds it and stores it right after finalize, so a killed
-build resumes from every dataset it had finished.
+designer and its settings, the curators' rejections and pin of it (not their
+approvals: those change what is published, not what is built), the code that
+builds tasks and the library versions ground truth is computed with. A hit is
+checked against the content hashes its files were stored with, then copied into
+the new generation (a mismatch discards it and rebuilds the dataset); a miss builds
+it and stores it right after finalize, so a killed build resumes from every dataset
+it had finished.
 
 Entries are content-addressed folders `<cache>/tasks/<key>/` written to a temp
 folder and renamed into place, so a kill never leaves half an entry. A dataset's

@@ -10,6 +10,13 @@ publishes. Each step is run as an operator runs it, a command timed from start t
 Prefect's ephemeral server included). Prints the wall times side by side and (c)/(a).
 
     .venv/bin/python bench/bench_approve.py [--limit 20] [--approve 3] [--seed 0]
+
+Measured on 2 cores shared with other sessions (load average 8-17), niced:
+  --limit 20: build 79.2 s (6 tasks), 3 approvals 2.9 s, --publish approved 15.0 s (18.9%);
+  --limit 40: build 81.1 s (13 tasks), 3 approvals 2.4 s, --publish approved 14.7 s (18.1%).
+The release's phases add up to about 3.5 s (guard import 1.6 s, tree reports 1.5 s); the rest is
+the command's start-up and Prefect's ephemeral server, a fixed cost that a larger build dilutes.
+Before approvals left the key, the issue measured 78 s against a 25 s rerun.
 """
 
 from __future__ import annotations

@@ -104,9 +104,8 @@ def postprocess_task(prev: Outcome, seed: int) -> Outcome:
 
 @task(name="finalize", task_run_name=_run_name("finalize"), **_TASK)
 def finalize_task(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
-                  key: str, decisions_json: str = "") -> Outcome:
-    return _reported(run_step(build_cache.finalize_and_store, prev, tasks_root, seed, design_digest, cache_dir, key,
-                                      decisions_json))
+                  key: str) -> Outcome:
+    return _reported(run_step(build_cache.finalize_and_store, prev, tasks_root, seed, design_digest, cache_dir, key))
 
 
 STAGE_TASKS = {"source": source_task, "profile": profile_task, "design": design_task,

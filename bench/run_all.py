@@ -77,6 +77,10 @@ BENCHES = [
     Bench("build costs", "{python} bench/bench_build_costs.py --limit 30",
           "{candidates} candidates, {built} tasks, build wall {wall_s} s = {s_per_candidate} s per candidate "
           "(× 2328 candidates = {corpus_h} h); top five steps: {top5}"),
+    Bench("approve then publish", "{python} bench/bench_approve.py --limit 20 --approve 3",
+          "`--limit 20` build ({built} tasks) {build_s} s; {approved} approvals {approve_s} s; rebuild with "
+          "`--publish approved` ({published} published, every task from the cache) {release_s} s = "
+          "**{release_pct}%** of the build (goal < 10%)"),
     Bench("profile", "{python} bench/bench_profile.py --repeat 1",
           "naive pandas / daregen: long table {long_naive_s} / {long_ours_s} s (×{long_ratio}), "
           "wide {wide_naive_s} / {wide_ours_s} s (×{wide_ratio})"),

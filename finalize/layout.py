@@ -19,12 +19,11 @@ from finalize.runner import run_reference
 from finalize.schema import check_metadata_schema
 from pipeline.core import names
 from pipeline.core.column_refs import with_name_use
-from pipeline.core.curation import Ledger
 from pipeline.core.environment import fingerprint, fingerprint_digest
 from pipeline.core.jsonio import read_json, write_json, write_text
 from pipeline.core.records import DatasetRejected, JoinStep, TaskPackage, TaskSpec
 from pipeline.core.task_metadata import (DataInfo, FeatureReference, MetaData, Provenance, TabularQuestion,
-                                         TaskMetadata, as_json, rejected_when_invalid, with_curation,
+                                         TaskMetadata, as_json, rejected_when_invalid,
                                          write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.formats import SQLITE_TABLE, write_frame, write_relational_tables, write_split_tables
@@ -35,7 +34,7 @@ from postprocess.relational import split_relational, task_join_path
 class BuildContext:
     seed: int
     design_digest: str
-    decisions: Ledger = Ledger()  # the curation ledger's decisions on this dataset: its tasks' review state
+    source_digest: str = ""  # the source's identity (pipeline.steps.source_digest): part of the design digest
 
 
 def needed_files(spec: TaskSpec) -> tuple[list[str], list[str]]:
@@ -147,18 +146,18 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
         with timed("finalize/mm check"):
             mm = assess_task(task_dir, question)  # MM feasibility from the files just written; scores recorded below
         with timed("finalize/writes"), rejected_when_invalid():
-            write_all_metadata(verify / names.ALL_METADATA, with_curation(TaskMetadata(
+            write_all_metadata(verify / names.ALL_METADATA, TaskMetadata(
                 question=typed_question,
                 data_info=DataInfo.of(pkg.record),
                 meta_data=MetaData.of(pkg.record, metadata_txt),
                 daregen=Provenance.of(
-                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest,
+                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest, source_digest=ctx.source_digest,
                     train_rows=len(pkg.frames[names.TRAIN_V1_NO_ERR]), val_rows=len(pkg.ground_truth),
                     environment=fingerprint_digest(env), noise_rows=pkg.n_noise_rows,
                     design_attempts=list(spec.design_attempts), v2_dropped_columns=list(spec.v2_dropped_columns),
                     mm_baselines=mm.scores, feature_references=list(refs.values()),
                     **({"split_time_column": spec.split_time_column} if spec.split_time_column else {})),
-            ), ctx.decisions))
+            ))
         with timed("finalize/reference run"):
             run_reference(task_dir, verify / names.SIMULATED_PRED)
         with timed("finalize/file checks"):

@@ -28,7 +28,7 @@ from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json, write_text
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TaskMetadata, TimeSeriesQuestion,
-                                         rejected_when_invalid, with_curation, write_all_metadata)
+                                         rejected_when_invalid, write_all_metadata)
 from pipeline.core.timing import timed
 from postprocess.timeseries import TimeSeriesPackage
 
@@ -194,16 +194,16 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
         _csv(pkg.frames[names.VAL_V2], src / VAL_V2_CSV)
         _csv(pkg.frames[names.TS_GROUND_TRUTH_V1], verify / names.GROUND_TRUTH_V1)
         with rejected_when_invalid():
-            written = write_all_metadata(verify / names.ALL_METADATA, with_curation(TaskMetadata(
+            written = write_all_metadata(verify / names.ALL_METADATA, TaskMetadata(
                 question=ts_question(pkg),
                 data_info=DataInfo.of(pkg.record),
                 meta_data=MetaData.of(pkg.record, metadata_txt),
                 daregen=Provenance.of(
-                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest,
+                    spec, pkg.record, seed=ctx.seed, design_config=ctx.design_digest, source_digest=ctx.source_digest,
                     train_rows=len(train), val_rows=len(pkg.frames[names.VAL_V1]),
                     frequency=spec.frequency, season_length=spec.season_length, time_source=spec.time_source,
                     entities=pkg.n_entities),
-            ), ctx.decisions))
+            ))
         question = written["question"]
         with timed("finalize/reference run"):
             executed = run_ts_reference(task_dir, question)

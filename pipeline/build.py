@@ -36,7 +36,7 @@ from pipeline.core.text import shorten_cause
 from pipeline.progress import note, phase_seconds, plural
 from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, publish,
                               published_generation, sealed_path, write_question_list)
-from pipeline.review.curation import state_counts, task_review, tree_reviews
+from pipeline.review.curation import stamp_curation, state_counts, task_review, tree_reviews
 from pipeline.review.diff import write_diff_reports
 from pipeline.review.task_index import write_task_index
 from pipeline.review.reports import design_rows, read_json_or_none, write_tree_reports
@@ -110,9 +110,7 @@ class BuildJob:
         if stage == "postprocess":
             return {"seed": seed}
         if stage == "finalize":
-            decisions = self.curation.decisions_json(candidate.ref)
-            return {"tasks_root": str(tasks_root), "seed": seed, "design_digest": self.design_digest,
-                    **({"decisions_json": decisions} if decisions else {})}
+            return {"tasks_root": str(tasks_root), "seed": seed, "design_digest": self.design_digest}
         raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
 
 
@@ -356,7 +354,7 @@ def withhold_unapproved(outcomes: list[Outcome], entries: list[dict],
         if o.ok:
             entry = next(entry_of)
             task_dir = staging / entry["file_path"]
-            review = task_review(task_dir)
+            review = task_review(task_dir, entry=entry)
             if review is None or review.state != "approved":
                 o = o.failed(WITHHELD_STAGE, review.why_not_approved() if review else "no readable all_metadata.json")
                 shutil.rmtree(task_dir, ignore_errors=True)
@@ -434,7 +432,8 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
     """A dataset's cached rejection becomes its failed Outcome; a dataset whose every task is cached
     becomes its units (as split_units makes them), each a cached rejection or a hit returned as
     {uid: task folder} with its entry put in its work folder, where the build collects entries.
-    Adds the units' keys to `keys`."""
+    A cached task whose files no longer match the content hashes it was stored with is discarded
+    and its dataset rebuilt (said in a note). Adds the units' keys to `keys`."""
     out, hits = [], {}
     for o in outcomes:
         hit = build_cache.lookup(cache, keys[o.ref]) if o.ok else None
@@ -442,6 +441,13 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
         if hit is not None and not hit["ok"]:
             out.append(o.failed(hit["stage"], hit["reason"], hit.get("code", "")))
             continue
+        bad = next(((u, p) for u in units or () if (p := build_cache.entry_problem(cache, build_cache.unit_key(
+            keys[o.ref], u)))), None)
+        if bad is not None:  # never published as is: the dataset is built again and stored afresh
+            unit, problem = bad
+            note(f"build cache: the cached {unit} task of {o.ref} failed its check ({problem}); rebuilding it")
+            build_cache.discard(cache, build_cache.unit_key(keys[o.ref], unit))
+            units = None
         if not units:
             out.append(o)
             continue
@@ -521,7 +527,8 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
 def inputs_key(job: BuildJob, sources: str, limit: int | None, outcomes: list[Outcome], keys: dict[str, str]) -> str:
     """A hash of everything that decides a generation's bytes, reports included (timings aside): each
     task's build cache key (itself a hash of its table, record, code and library versions), each
-    rejection, the build's settings, and the code of the root files and reports. Two builds with the
+    rejection, the approvals of the built datasets, the build's settings, and the code of the root
+    files and reports. Two builds with the
     same key publish the same tree: determinism is the product."""
     if any(o.ok and o.uid not in keys for o in outcomes):
         return ""  # a task the cache cannot name: never taken for unchanged
@@ -531,6 +538,9 @@ def inputs_key(job: BuildJob, sources: str, limit: int | None, outcomes: list[Ou
                "code": build_cache.code_digest(), "environment": fingerprint_digest()}
     if job.publish != "all":
         payload["publish"] = job.publish
+    approvals = job.curation.approvals_json(sorted({o.ref for o in outcomes if o.ok}))
+    if approvals != "[]":  # stamped into the tree after the cache (stamp_curation): they decide its bytes
+        payload["approvals"] = approvals
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -635,6 +645,7 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
                                 limit, len(candidates), started, lap)
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
+    stamp_curation(staging, entries, job.curation)  # decisions change what is published, not what is built
     if job.publish == "approved":
         outcomes, entries = withhold_unapproved(outcomes, entries, staging)
     from finalize.timeseries import ts_counts  # loads scikit-learn: see write_root_files

@@ -5,10 +5,13 @@ stages (design, postprocess, the reference runs of finalize). After the source
 step a dataset's key is known: the content of its normalised table and of its
 record (the record's title, description and licence go into metadata.txt), its
 ref (task names derive from it), the design configuration, the seed, the
-designer and its settings, the code that builds tasks and the library versions
-ground truth is computed with. A hit copies the cached task folder into the new
-generation; a miss builds it and stores it right after finalize, so a killed
-build resumes from every dataset it had finished.
+designer and its settings, the curators' rejections and pin of it (not their
+approvals: those change what is published, not what is built), the code that
+builds tasks and the library versions ground truth is computed with. A hit is
+checked against the content hashes its files were stored with, then copied into
+the new generation (a mismatch discards it and rebuilds the dataset); a miss builds
+it and stores it right after finalize, so a killed build resumes from every dataset
+it had finished.
 
 Entries are content-addressed folders `<cache>/tasks/<key>/` written to a temp
 folder and renamed into place, so a kill never leaves half an entry. A dataset's
@@ -52,8 +55,9 @@ def cache_root(cache_dir: str | None = None) -> Path:
 def dataset_key(prev: Outcome, *, seed: int, designer: str, settings_json: str, design_digest: str,
                 decisions_json: str = "") -> str:
     """Cache key of a dataset whose source step succeeded (prev.digest is its table's content hash).
-    `decisions_json`: the curation ledger's decisions on it (Ledger.decisions_json), so a changed
-    decision rebuilds exactly the datasets it names; none leaves the key as it was without a ledger."""
+    `decisions_json`: the curation ledger's rejections and pin of it (Ledger.decisions_json), so a
+    changed pin rebuilds exactly the dataset it names; none leaves the key as it was without a ledger.
+    Approvals are not in it: they change what is published, not what is built."""
     payload = {
         "ref": prev.ref,
         "table": prev.digest,
@@ -132,12 +136,56 @@ def lookup(root: Path, key: str) -> dict | None:
 
 
 
+def task_files(folder: Path) -> dict[str, str]:
+    """{path relative to `folder`: sha256 of its bytes} of every file below it; a link or a special
+    file is named by its kind, never followed."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            out[path.relative_to(folder).as_posix()] = "not a regular file"
+        elif path.is_file():
+            out[path.relative_to(folder).as_posix()] = sha256_file(path)
+    return out
+
+
 def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
+    """The finished task under `key`, with the content hash of each of its files as stored: a hit is
+    checked against them before it is published (entry_problem)."""
     def fill(tmp: Path) -> None:
         shutil.copytree(task_folder, tmp / TASK_DIR)
         write_json(tmp / RESULT_JSON, {"ok": True, "stage": "finalize", "reason": "",
-                                       "task_dir": task_folder.name, "entry": entry})
+                                       "task_dir": task_folder.name, "entry": entry,
+                                       "files": task_files(tmp / TASK_DIR)})
     cache.commit_entry(root, key, fill)
+
+
+def entry_problem(root: Path, key: str) -> str:
+    """Why the cached task under `key` must not be published ("" when its files are those stored):
+    a file changed, added or missing since it was stored, or an entry that records no hashes."""
+    result = lookup(root, key)
+    if result is None or not result.get("ok"):
+        return ""
+    stored = result.get("files")
+    if not isinstance(stored, dict):
+        return "the entry records no content hashes"
+    return files_problem(stored, task_files(root / key / TASK_DIR))
+
+
+def files_problem(stored: dict, found: dict) -> str:
+    """The first difference between two task_files maps, in one phrase ("" when they agree)."""
+    for rel in sorted(set(stored) | set(found)):
+        if rel not in found:
+            return f"{rel} is missing"
+        if rel not in stored:
+            return f"{rel} was added"
+        if stored[rel] != found[rel]:
+            return f"{rel} does not match its content hash"
+    return ""
+
+
+def discard(root: Path, key: str) -> None:
+    """Remove an entry that failed its check, so the rebuild stores a good one under the same key."""
+    shutil.rmtree(root / key, ignore_errors=True)
 
 
 def store_rejection(root: Path, key: str, stage: str, reason: str, code: str = "") -> None:
@@ -157,16 +205,23 @@ def mark_verified(root: Path, key: str) -> None:
 
 
 def restore(root: Path, key: str, task_dir: str, tasks_root: Path) -> None:
+    """Copy the cached task into the generation, and check the copy against the hashes it was stored
+    with (the entry was checked at lookup; this catches one changed during the build)."""
     dest = tasks_root / task_dir
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(root / key / TASK_DIR, dest)
+    shutil.copytree(root / key / TASK_DIR, dest, symlinks=True)
+    problem = files_problem((lookup(root, key) or {}).get("files") or {}, task_files(dest))
+    if problem:
+        discard(root, key)
+        raise RuntimeError(f"build cache entry of {task_dir} changed during the build ({problem}); "
+                           "it was removed: run the build again")
 
 
 def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest: str, cache_dir: str,
-                       key: str, decisions_json: str = "") -> Outcome:
+                       key: str) -> Outcome:
     """The finalize step, then the finished task into the cache at once (so a kill loses no finished work)."""
-    done = finalize_step(prev, tasks_root, seed, design_digest, decisions_json)
+    done = finalize_step(prev, tasks_root, seed, design_digest)
     started = time.perf_counter()
     if not done.ok and cacheable_rejection(done.stage, done.reason):
         store_rejection(Path(cache_dir), key, done.stage, done.reason, done.code)

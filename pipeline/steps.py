@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import shutil
 import time
 import traceback
@@ -21,7 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.core import names
-from pipeline.core.curation import Ledger, Pin
+from pipeline.core.curation import Pin
 from pipeline.core.hashing import column_fingerprints, frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import (DatasetProfile, DatasetRecord, DatasetRejected, TaskPackage, TaskSpec,
@@ -380,14 +381,22 @@ def load_package(work: Path) -> TaskPackage:
                        ground_truth=pd.read_parquet(out / "ground_truth.parquet"), n_noise_rows=counts["noise_rows"])
 
 
+def source_digest(work: Path) -> str:
+    """The identity of the source a task was made from: a hash of the normalised table (frame_digest,
+    the values and the column names) and the catalogue record (title, description, licence, column
+    documentation) its source step left in `work`. Two folders holding same-shaped files differ here."""
+    payload = [frame_digest(pd.read_parquet(work / TABLE_PARQUET)), sha256_file(work / RECORD_JSON)]
+    return hashlib.sha256(json.dumps(payload).encode()).hexdigest()
+
+
 @_stage_step("finalize")
-def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str, decisions_json: str = "") -> str:
-    """`decisions_json`: the curation ledger's decisions on this dataset (Ledger.decisions_json), which
-    decide the review state its all_metadata.json records."""
+def finalize_step(work: Path, tasks_root: str, seed: int, design_digest: str) -> str:
+    """The task folder written under `tasks_root`. Its review state is not written here: the build
+    stamps it once the tree is assembled (pipeline.review.curation.stamp_curation), so an approval
+    never changes what the build cache holds."""
     from finalize.layout import BuildContext, write_task
 
-    ctx = BuildContext(seed=seed, design_digest=design_digest,
-                       decisions=Ledger.model_validate_json(decisions_json) if decisions_json else Ledger())
+    ctx = BuildContext(seed=seed, design_digest=design_digest, source_digest=source_digest(work))
     if is_time_series(read_json(work / SPEC_JSON)):
         from finalize.timeseries import write_ts_task
 

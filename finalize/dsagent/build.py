@@ -39,6 +39,7 @@ from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names
 from pipeline.core.cache import commit_entry
+from pipeline.core.curation import metadata_digest
 from pipeline.core.environment import code_version, fingerprint_digest, pin_blas_threads
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
@@ -326,11 +327,16 @@ def _code_digest() -> str:
 
 def task_cache_key(task_dir: Path, entry: dict | None, seed: int, settings: DesktopSettings) -> str:
     """A hash of every byte the DARE task's desktop tasks are made from: its folder's files (names and
-    bytes), its question-list entry, the seed, the desktop settings and the code."""
+    bytes), its question-list entry, the seed, the desktop settings and the code. all_metadata.json
+    counts without its curation state (metadata_digest; the code and machine fields are in the code
+    digest): a desktop task never reads it, and an approval must not revalidate the task."""
     h = hashlib.sha256(json.dumps({"entry": entry, "seed": seed, "settings": settings.model_dump(mode="json"),
                                    "code": _code_digest(), "task_dir": task_dir.name}, sort_keys=True).encode())
     for path in sorted(p for p in task_dir.rglob("*") if p.is_file()):
-        h.update(path.relative_to(task_dir).as_posix().encode() + b"\0" + sha256_file(path).encode())
+        rel = path.relative_to(task_dir).as_posix()
+        digest = (metadata_digest(read_json(path)) if rel == f"{names.VERIFY_DIR}/{names.ALL_METADATA}"
+                  else sha256_file(path))
+        h.update(rel.encode() + b"\0" + digest.encode())
     return h.hexdigest()[:32]
 
 

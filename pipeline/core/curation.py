@@ -27,35 +27,46 @@ The models refuse unknown keys and contradictory entries (two pins of one ref, a
 dataset) with one line naming the entry. Which refs and columns exist is the application's check
 (pipeline.curation_check): it needs the sources.
 
-The design digest (`design_digest`) is the hash of what a reviewer reads in a task's
-all_metadata.json: its `question` block (target, features, model, split, ranges, files) and
-daregen's provenance block (seed, design configuration, evidence, row counts, baselines), without
-the fields that say which code or machine built it and without the curation state itself. A
-regeneration that changes none of them keeps the approval; any change to the design, the seed or
-the data's shape marks the task "changed since approval".
+The design digest (`design_digest`) covers what a reviewer approves: the content of every file of the
+task folder (data files, ground truth, metadata.txt, the reference's predictions), its all_metadata.json
+(licence, description, question block, daregen's provenance, which names the source's identity: a
+hash of the table and the catalogue record the source gave, `source_digest`) and its question_list.json
+entry (the question texts). Left out are only what says which code or machine built the task
+(`code_version`, `environment` and verify/environment.json) and the curation state itself. 128 bits.
+A regeneration that changes none of them keeps the approval; any other change (the design, the seed,
+the data, a class label, the licence, the description) makes the task "changed since approval".
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from pipeline.core import names
+from pipeline.core.hashing import sha256_file
 
 TaskProblemType = Literal["classification", "regression", "time_series_analysis"]
 CurationStateName = Literal["approved", "changed since approval", "unreviewed", "pinned"]
 CURATION_STATES: tuple[str, ...] = CurationStateName.__args__  # type: ignore[attr-defined]
 DECISION_KINDS = ("reject", "pin", "approve")
-DIGEST_LENGTH = 16
+DIGEST_LENGTH = 32  # hex characters: 128 bits
+# An approval written before digests covered every file (16 hex characters) is still read, never matched:
+# its task reads "changed since approval" until a curator approves it again.
+LEGACY_DIGEST_LENGTH = 16
+MAX_LEDGER_BYTES = 1 << 20  # a ledger is a hand-kept list of decisions; more is not one
 # The run report's stages of a task a curator rejected, and of one `--publish approved` withheld.
 CURATION_STAGE, WITHHELD_STAGE = "curation", "withheld"
 # Provenance fields that say which code or machine built a task, not what the task is; and the
 # curation state, which is computed from the digest.
 _UNDIGESTED = ("code_version", "environment", "curation")
+_UNDIGESTED_FILES = ("verify/environment.json",)  # the library versions of the machine that built it
 
 Ref = Annotated[str, Field(min_length=1)]
 Column = Annotated[str, Field(min_length=1)]
@@ -105,7 +116,7 @@ class Pin(_Entry):
 
 
 class Approve(_Entry):
-    digest: Annotated[str, Field(pattern=rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$")]
+    digest: Annotated[str, Field(pattern=rf"^([0-9a-f]{{{DIGEST_LENGTH}}}|[0-9a-f]{{{LEGACY_DIGEST_LENGTH}}})$")]
     reviewer: str = ""
     note: str = ""
 
@@ -127,6 +138,10 @@ class Ledger(BaseModel):
                 if (e.ref, e.problem_type) in seen:
                     raise ValueError(f"{e.where()}: a second {kind} entry for the same task")
                 seen.add((e.ref, e.problem_type))
+        for a in self.approve:  # an approval of the dataset's only task and one of a typed task overlap
+            if a.problem_type is None and any(b.ref == a.ref and b.problem_type for b in self.approve):
+                raise ValueError(f"{a.where()}: a second approve entry for the same task (one names its "
+                                 "problem_type, this one does not)")
         pinned: set[str] = set()
         for p in self.pin:
             if p.ref in pinned:
@@ -147,9 +162,16 @@ class Ledger(BaseModel):
         return Ledger(**{kind: tuple(e for e in getattr(self, kind) if e.ref == ref) for kind in DECISION_KINDS})
 
     def decisions_json(self, ref: str) -> str:
-        """The canonical JSON of the decisions naming `ref` ("" when none): part of its build cache key."""
-        mine = self.for_ref(ref)
+        """The canonical JSON of the decisions that change what is built of `ref` ("" when none): its
+        rejections and its pin, part of its build cache key. Approvals (reviewer, note) are left out:
+        they change what is published, never what is built (the build stamps them after the cache)."""
+        mine = self.for_ref(ref).model_copy(update={"approve": ()})
         return mine.model_dump_json(exclude_defaults=True) if mine.entries() else ""
+
+    def approvals_json(self, refs: list[str]) -> str:
+        """The canonical JSON of the approvals naming `refs`: part of what decides a published tree."""
+        return json.dumps([a.model_dump(mode="json", exclude_defaults=True) for a in self.approve if a.ref in refs],
+                          sort_keys=True)
 
     def rejection(self, ref: str, problem_type: str | None = None) -> Reject | None:
         """The reject entry of the whole dataset (problem_type None) or of its task of that type."""
@@ -184,19 +206,50 @@ class Curation(BaseModel):
                                                  "since approval (it approves another), pinned (a curator pinned "
                                                  "its design, nobody approved it yet) or unreviewed.")
     design_digest: Annotated[str, Field(pattern=rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$")] = Field(
-        description="pipeline.core.curation.design_digest of this all_metadata.json: what an approval names.")
+        description="pipeline.core.curation.design_digest of this task (its files, this file without "
+                    "the curation state, its question list entry): what an approval names.")
     approved_digest: str = Field("", description="The digest the ledger approved, when it approves one.")
     reviewer: str = ""
     note: str = ""
     pinned: bool = False
 
 
-def design_digest(metadata: dict[str, Any]) -> str:
-    """The design digest of a task from its all_metadata.json value (see the module docstring)."""
-    provenance = {k: v for k, v in (metadata.get("daregen") or {}).items() if k not in _UNDIGESTED}
-    payload = {"question": metadata.get("question"), "daregen": provenance}
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def metadata_digest(metadata: dict[str, Any]) -> str:
+    """The hash of an all_metadata.json value without the fields that name the building code or machine
+    and without the curation state (so the digest of a written file is the one recorded in it)."""
+    value = dict(metadata)
+    if isinstance(value.get("daregen"), dict):
+        value["daregen"] = {k: v for k, v in value["daregen"].items() if k not in _UNDIGESTED}
+    return hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def design_digest(task_dir: Path, metadata: dict[str, Any], entry: dict[str, Any] | None) -> str:
+    """The design digest of the task folder `task_dir`, whose verify/all_metadata.json the caller read as
+    `metadata`, and of its question_list.json `entry` (see the module docstring). A file the folder holds
+    that is not a regular file (a link, a FIFO) counts by its kind only, never followed or read."""
+    task_dir = Path(task_dir)
+    h = hashlib.sha256(b"daregen design digest 2\n")
+    for dirpath, dirnames, filenames in os.walk(task_dir):
+        dirnames.sort()
+        for name in sorted(filenames) + sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))):
+            path = Path(dirpath) / name
+            rel = path.relative_to(task_dir).as_posix()
+            if rel in _UNDIGESTED_FILES:
+                continue
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode):
+                digest = f"not a regular file ({stat.filemode(mode)[0]})"
+            elif rel == f"{names.VERIFY_DIR}/{names.ALL_METADATA}":
+                digest = metadata_digest(metadata)
+            else:
+                digest = sha256_file(path)
+            h.update(_canonical([rel, digest]) + b"\n")
+    h.update(_canonical(["question_list.json", entry]))
+    return h.hexdigest()[:DIGEST_LENGTH]
 
 
 def _where(data: dict, loc: tuple) -> str:
@@ -230,12 +283,56 @@ def parse_ledger(data: dict, origin: str) -> Ledger:
         raise ValueError(f"curation ledger {origin}: {where + ': ' if where else ''}{msg}") from None
 
 
-def load_ledger(path: Path) -> Ledger:
-    """The ledger in the TOML file at `path`; ValueError in one line (a missing file, bad TOML, a bad entry)."""
+def ledger_target(path: Path) -> Path:
+    """The file a ledger path names: a symbolic link's target (the curators' real ledger, where an edit
+    belongs), the path itself otherwise. ValueError for a link to nothing."""
+    path = Path(path)
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if not target.exists():
+        raise ValueError(f"curation ledger {path}: a symbolic link to {target}, which does not exist")
+    return target
+
+
+def read_ledger_text(path: Path) -> str | None:
+    """The text of the ledger at `path` (a link read at its target; None when there is no file): a regular
+    file of at most MAX_LEDGER_BYTES, opened without blocking (a FIFO or a device is refused, never read);
+    ValueError in one line otherwise."""
+    target = ledger_target(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise ValueError(f"curation ledger {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"curation ledger {path}: {exc}") from None
-    return parse_ledger(data, str(path))
+        return None
+    except OSError as exc:
+        raise ValueError(f"curation ledger {path}: cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"curation ledger {path}: not a regular file (a FIFO, device or folder is refused)")
+        data = fh.read(MAX_LEDGER_BYTES + 1)
+    if len(data) > MAX_LEDGER_BYTES:
+        raise ValueError(f"curation ledger {path}: over the {MAX_LEDGER_BYTES}-byte limit of a ledger")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"curation ledger {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def parse_toml(text: str, origin: str) -> dict:
+    """A ledger's TOML parsed; ValueError in one line for bad TOML or nesting too deep to read."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"curation ledger {origin}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"curation ledger {origin}: nested too deep to be a ledger") from None
+
+
+def load_ledger(path: Path) -> Ledger:
+    """The ledger in the TOML file at `path`; ValueError in one line (a missing file, a special file, one
+    over the size cap, bad TOML, a bad entry)."""
+    text = read_ledger_text(Path(path))
+    if text is None:
+        raise ValueError(f"curation ledger {path}: no such file")
+    return parse_ledger(parse_toml(text, str(path)), str(path))

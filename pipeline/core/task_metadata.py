@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 
 from pipeline.core import names
-from pipeline.core.curation import Curation, Ledger, design_digest
+from pipeline.core.curation import Curation
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import to_jsonable, write_json
 from pipeline.core.text import shorten
@@ -261,8 +261,12 @@ class Provenance(_Block):
     mm_baselines: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
         {}, description="MM difficulty: trivial baseline, reference model and best single feature scores "
                         "(finalize.mm_check), rounded.")
+    source_digest: str = Field("", description="The identity of the source: a hash of the table and the catalogue "
+                                               "record the source gave (its folder's, database's or package's "
+                                               "content, not only its ref); part of the design digest.")
     curation: Curation | None = Field(None, description="The task's review state under the build's curation "
-                                                        "ledger (pipeline.core.curation).")
+                                                        "ledger (pipeline.core.curation), stamped when the tree "
+                                                        "is assembled, after the build cache.")
 
     @classmethod
     def of(cls, spec: TaskSpec | TimeSeriesSpec, record: DatasetRecord, *, seed: int, design_config: str,
@@ -280,16 +284,6 @@ class TaskMetadata(_Block):
     data_info: DataInfo
     meta_data: MetaData
     daregen: Provenance | None = None
-
-
-def with_curation(metadata: TaskMetadata, decisions: Ledger) -> TaskMetadata:
-    """`metadata` recording its curation state under `decisions`, at its own design digest (the digest
-    leaves the state out, so the digest of the written file is the one recorded in it)."""
-    if metadata.daregen is None:
-        return metadata
-    digest = design_digest(as_json(metadata))
-    state = decisions.state(metadata.daregen.ref, metadata.question.problem_type, digest)
-    return metadata.model_copy(update={"daregen": metadata.daregen.model_copy(update={"curation": state})})
 
 
 @contextlib.contextmanager

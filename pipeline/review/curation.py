@@ -1,9 +1,10 @@
 """Each task's review state in a tree: what `curate status`, `diff`, the reports and `--publish approved` read.
 
-A task's state is the one its all_metadata.json records (daregen.curation, written at build time
-from the build's ledger), or, given a ledger, the one that ledger gives the task's design digest
-now (pipeline.core.curation.design_digest of the same file): an approval made after the build
-counts without a rebuild.
+A task's state is the one its all_metadata.json records (daregen.curation, stamped by the build from
+its ledger once the tree is assembled: `stamp_curation`), or, given a ledger, the one that ledger
+gives the task's design digest now (pipeline.core.curation.design_digest of the task's files and
+question list entry as they are): an approval made after the build counts without a rebuild, and a
+file changed after the build reads "changed since approval" under any ledger.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.core import names
-from pipeline.core.curation import CURATION_STATES, Ledger, design_digest
-from pipeline.review.reports import read_json_or_none, task_dirs
+from pipeline.core.curation import CURATION_STATES, Approve, Ledger, design_digest
+from pipeline.core.jsonio import write_json
+from pipeline.review.reports import question_entries, read_json_or_none, task_dirs
 
 
 @dataclass(frozen=True)
@@ -33,19 +35,26 @@ class TaskReview:
         return f"{self.state}, not approved (design digest {self.digest})"
 
 
-def task_review(task_dir: Path, ledger: Ledger | None = None) -> TaskReview | None:
-    """The task folder's review state (None when it has no readable all_metadata.json)."""
+def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None = None) -> TaskReview | None:
+    """The task folder's review state (None when it has no readable all_metadata.json); `entry` is its
+    question_list.json entry, part of its design digest (by default, the one its tree lists)."""
     meta = read_json_or_none(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
+    if entry is None:
+        entry = question_entries(task_dir.parent).get(task_dir.name)
     if not isinstance(meta, dict):
         return None
     provenance = meta.get("daregen") if isinstance(meta.get("daregen"), dict) else {}
     question = meta.get("question") if isinstance(meta.get("question"), dict) else {}
     ref, problem_type = str(provenance.get("ref") or task_dir.name), str(question.get("problem_type") or "")
-    digest = design_digest(meta)
+    digest = design_digest(task_dir, meta, entry)
+    recorded = provenance.get("curation") if isinstance(provenance.get("curation"), dict) else {}
+    if ledger is None and recorded.get("design_digest") != digest and recorded.get("state") == "approved":
+        # the tree's files are not those the build stamped: its recorded approval no longer covers them
+        return TaskReview(task_dir.name, ref, problem_type, digest, "changed since approval",
+                          str(recorded.get("approved_digest") or ""), str(recorded.get("reviewer") or ""))
     if ledger is not None:
         c = ledger.state(ref, problem_type, digest)
         return TaskReview(task_dir.name, ref, problem_type, digest, c.state, c.approved_digest, c.reviewer)
-    recorded = provenance.get("curation") if isinstance(provenance.get("curation"), dict) else {}
     state = recorded.get("state") if recorded.get("state") in CURATION_STATES else "unreviewed"
     return TaskReview(task_dir.name, ref, problem_type, digest, state, str(recorded.get("approved_digest") or ""),
                       str(recorded.get("reviewer") or ""))
@@ -53,7 +62,36 @@ def task_review(task_dir: Path, ledger: Ledger | None = None) -> TaskReview | No
 
 def tree_reviews(tree: Path, ledger: Ledger | None = None) -> list[TaskReview]:
     """Every task of the tree with its review state, in task folder order."""
-    return [r for d in task_dirs(Path(tree)) if (r := task_review(d, ledger)) is not None]
+    entries = question_entries(Path(tree))
+    return [r for d in task_dirs(Path(tree)) if (r := task_review(d, ledger, entries.get(d.name))) is not None]
+
+
+def unmatched_approvals(reviews: list[TaskReview], ledger: Ledger) -> list[Approve]:
+    """The approvals of `ledger` that name no task of a tree (its `reviews`): a digest no tree has, typed
+    by hand or left from a task since removed. (An approval of a task the tree holds at another digest
+    reads "changed since approval" on that task.)"""
+    named = {(r.ref, r.problem_type) for r in reviews}
+    return [a for a in ledger.approve if not any(ref == a.ref and a.problem_type in (None, pt) for ref, pt in named)]
+
+
+def approval_text(a: Approve) -> str:
+    return f"{a.ref}" + (f" ({a.problem_type})" if a.problem_type else "") + f" approved at {a.digest}"
+
+
+def stamp_curation(tree: Path, entries: list[dict], ledger: Ledger) -> None:
+    """Record each task's review state under `ledger` in its all_metadata.json (daregen.curation), at
+    its design digest over the assembled task folder and its question list `entries`. Run by the build
+    after the build cache, so approving a task republishes it without rebuilding it."""
+    for entry in entries:
+        task_dir = Path(tree) / entry["file_path"]
+        path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
+        meta = read_json_or_none(path)
+        if not isinstance(meta, dict) or not isinstance(meta.get("daregen"), dict):
+            continue  # a foreign task records no provenance, hence no state
+        problem_type = str((meta.get("question") or {}).get("problem_type") or "")
+        state = ledger.state(str(meta["daregen"].get("ref")), problem_type, design_digest(task_dir, meta, entry))
+        meta["daregen"]["curation"] = state.model_dump(mode="json", exclude_defaults=True)
+        write_json(path, meta)
 
 
 def state_counts(reviews: list[TaskReview]) -> dict[str, int]:

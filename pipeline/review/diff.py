@@ -26,7 +26,7 @@ from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
 from pipeline.core.text import block_text, html_text, md_cell, md_code, shorten
-from pipeline.review.curation import TaskReview, state_counts, tree_reviews
+from pipeline.review.curation import TaskReview, approval_text, state_counts, tree_reviews, unmatched_approvals
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries,
                                      read_json_or_none, task_dirs)
 
@@ -113,10 +113,11 @@ class TaskChange(_Frozen):
 
 class Decision(_Frozen):
     """A task of the new tree a curator has to look at: approved before but changed since (with the
-    fields that changed, when the old tree had it), or new and not approved."""
+    fields that changed, when the old tree had it), or new and not approved; or, under a ledger, an
+    approval that names no task of the new tree (`task_dir` then names the approved task)."""
 
     task_dir: str
-    why: Literal["changed since approval", "new"]
+    why: Literal["changed since approval", "new", "unmatched approval"]
     state: str  # the task's curation state (pipeline.core.curation.CURATION_STATES)
     design_digest: str
     approved_digest: str = ""
@@ -430,7 +431,11 @@ def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name
     settings = [_build_settings(tree) for tree in (old, new)]
     added = sorted(set(new_tasks) - set(old_tasks) - set(retyped))
     reviews = tree_reviews(new, curation)
-    return TreeDiff(old=str(old), new=new_name or str(new), needs_decision=decisions(reviews, added, changed),
+    unmatched = tuple(Decision(task_dir=approval_text(a), why="unmatched approval", state="", design_digest="",
+                               approved_digest=a.digest)
+                      for a in (unmatched_approvals(reviews, curation) if curation is not None else ()))
+    return TreeDiff(old=str(old), new=new_name or str(new),
+                    needs_decision=decisions(reviews, added, changed) + unmatched,
                     curation=state_counts(reviews),
                     added=tuple(added),
                     removed=tuple(removed), removed_why=removal_reasons({n: old_tasks[n] for n in removed}, new),
@@ -454,6 +459,8 @@ def decisions(reviews: list[TaskReview], added: list[str], changed: list[TaskCha
 def _decision_text(d: Decision) -> str:
     if d.why == "new":
         return f"new, {d.state}, not approved (design digest {d.design_digest})"
+    if d.why == "unmatched approval":
+        return "the ledger approves a digest no task of this tree holds"
     changed = f"; changed: {', '.join(d.fields)}" if d.fields else ""
     return f"changed since approval (approved {d.approved_digest}, now {d.design_digest}){changed}"
 

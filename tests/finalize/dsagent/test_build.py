@@ -199,6 +199,10 @@ def test_a_cached_dare_task_is_not_validated_again_and_a_changed_one_is(desktop_
     second = Path(shutil.copytree(small_tree, tmp_path / "second"))
     changed = second / dare[0]
     before = task_cache_key(changed, None, SEED, DesktopSettings())
+    stamped = read_json(changed / "verify" / "all_metadata.json")  # an approval stamped by a later build
+    stamped["daregen"]["curation"] = {"state": "approved", "design_digest": "0" * 32, "reviewer": "ana"}
+    write_json(changed / "verify" / "all_metadata.json", stamped)
+    assert task_cache_key(changed, None, SEED, DesktopSettings()) == before  # a decision is not a rebuild
     (changed / "notes.txt").write_text("a curator's note\n", encoding="utf-8")  # the folder's bytes change
     assert task_cache_key(changed, None, SEED, DesktopSettings()) != before
     write_dsagent(second, SEED, cache_dir=cache)

@@ -13,6 +13,7 @@ Three rules, each a function here so every command applies the same one:
 - `write_text_inside(path, root, text)`: writes go through no link, by temp file and rename in
   the real directory, so a link planted where daregen writes is replaced, never written through.
 
+`read_parquet_inside` checks a parquet file like `check_table_file` and decodes the bytes it checked;
 `read_json_inside` bounds JSON in bytes and depth; `printable` escapes control characters before
 untrusted text reaches a terminal. Every refusal is an `UnsafeInput` (a ValueError) whose message
 is one line naming the file.
@@ -452,6 +453,23 @@ def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = Non
         raise UnsafeInput(f"{name} is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit (max_file_bytes)")
     _check_csv(name, data, limits)
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+def read_parquet_inside(path: Path, root: Path, limits: InputLimits | None = None):
+    """A parquet file under `root` as a pyarrow Table, checked like check_table_file (regular file, no
+    link, bytes, shape and decoded size within `limits`) and then decoded from the very bytes checked,
+    so a file swapped after the check is never the one decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    limits = limits or InputLimits()
+    name = _display(path, root)
+    data = read_bytes_inside(path, root, limits.max_file_bytes)
+    _check_parquet(name, data, limits)
+    try:
+        return pq.read_table(pa.BufferReader(data))
+    except Exception as exc:  # pyarrow raises its own error types for a malformed file
+        raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
 
 
 def write_text_inside(path: Path, root: Path, text: str) -> None:

@@ -54,6 +54,9 @@ class InputLimits(BaseModel):
     max_rows: int = Field(default=5_000_000, gt=0)
     max_columns: int = Field(default=2_000, gt=0)
     max_cells: int = Field(default=20_000_000, gt=0)  # rows x columns
+    # Parquet row groups: each costs pyarrow a decode of its own whatever its size, so 20,000 one-row groups
+    # (a 33 MB file) took 35 s and 1.8 GB to read. Writers put 100k-1M rows in one: 5M rows need a few dozen.
+    max_row_groups: int = Field(default=1_000, gt=0)
     max_json_bytes: int = Field(default=32 << 20, gt=0)  # all_metadata.json, question_list.json, sidecars
     max_json_depth: int = Field(default=64, gt=0)
 
@@ -352,6 +355,9 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     except Exception as exc:  # pyarrow raises its own error types for a malformed footer
         raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
     _check_shape(name, meta.num_rows, meta.num_columns, limits)
+    if meta.num_row_groups > limits.max_row_groups:
+        raise UnsafeInput(f"{name} has {meta.num_row_groups} row groups, over the limit of {limits.max_row_groups} "
+                          f"(max_row_groups)")
     decoded = sum(_decoded_bytes(meta.row_group(i).column(j))
                   for i in range(meta.num_row_groups) for j in range(meta.num_columns))
     if decoded > limits.max_decoded_bytes:

@@ -4,7 +4,8 @@ duckdb as a table. `--where`/`--order-by` are parsed over the index's columns wi
 parameters, never pasted into SQL; `--sql` is one SELECT on a connection that can read or write no
 file. Each refusal is one line.
 
-Findings of issue 42 reproduced here: a 5 KB tasks.parquet that decodes to 8 GB, an index followed
+Findings of issue 42 reproduced here: a 5 KB tasks.parquet that decodes to 8 GB (and one of a
+thousand row groups, each a decode of its own), an index followed
 through a symbolic link, `--where` with a stacked `COPY ... TO` that wrote a file, a tree path with
 glob characters that read another tree's index.
 """
@@ -84,8 +85,16 @@ def test_a_decompression_bomb_is_refused_from_its_metadata(tmp_path: Path, capsy
 
 def test_too_many_rows_are_refused(tmp_path: Path, capsys) -> None:
     tree = _tree(tmp_path / "tree", ("a_class", "classification"))
-    _bomb(tree / TASKS_PARQUET, 1_000_001, 1)
-    assert "1000001 rows, over the limit of 1000000 (max_rows)" in _refused(capsys, ["tasks", str(tree)])
+    _bomb(tree / TASKS_PARQUET, 200_001, 1)
+    assert "200001 rows, over the limit of 200000 (max_rows)" in _refused(capsys, ["tasks", str(tree)])
+
+
+def test_many_row_groups_are_refused(tmp_path: Path, capsys) -> None:
+    """The build writes one row group; a thousand one-row groups would each cost pyarrow a decode."""
+    tree = _tree(tmp_path / "tree", ("a_class", "classification"))
+    rows = pq.read_table(tree / TASKS_PARQUET)
+    pq.write_table(pa.concat_tables([rows] * 1_000), tree / TASKS_PARQUET, row_group_size=1)
+    assert "has 1000 row groups, over the limit of 64 (max_row_groups)" in _refused(capsys, ["tasks", str(tree)])
 
 
 def test_an_index_that_is_a_link_or_a_fifo_is_refused(tree: Path, tmp_path: Path, capsys) -> None:

@@ -13,15 +13,17 @@ import socket
 import pytest
 
 from finalize import job_seccomp, sandbox
-from finalize.sandbox import run_in_sandbox
+from finalize.sandbox import Limits, run_in_sandbox
 from tests.finalize import hostile_jobs as jobs
 
 pytestmark = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
 
 
-def test_no_namespace_can_be_made_or_joined() -> None:
-    res = run_in_sandbox(jobs.make_namespaces)
-    assert res.ok, res.reason
+@pytest.mark.parametrize("isolate", [True, False])
+def test_no_namespace_can_be_made_or_joined(isolate: bool) -> None:
+    """Isolated or not (DAREGEN_SANDBOX=off keeps the filter where the kernel takes it)."""
+    res = run_in_sandbox(jobs.make_namespaces, limits=Limits(isolate=isolate))
+    assert res.ok and res.isolated == isolate, res.reason
     tried = res.value
     for call in ("unshare(CLONE_NEWUSER)", "unshare(CLONE_NEWNET)", "clone(CLONE_NEWUSER)", "setns"):
         assert tried[call] == "EPERM", (call, tried)

@@ -20,6 +20,11 @@ Process tree of one job:
   (build cache, `generated/`), the homes and everything else do not exist there.
 - No network: a new network namespace has only a loopback that is down.
 - Its own IPC namespace: System V shared memory and message queues die with the job, never reach the host's.
+- Its own UTS namespace, named JOB_HOSTNAME: the host's name (often a machine's or a pod's identity)
+  is not the job's to read.
+- No new privileges and no new namespaces (finalize.job_seccomp): no exec gains privileges, and a
+  seccomp filter refuses unshare, setns and clone into a new namespace, so a job cannot make itself
+  root of a user namespace of its own (`unshare -U`), the start of most local kernel exploits.
 - The programs, libraries, interpreter and daregen's packages are mounted read-only (the venv's files
   stay unwritable whatever their mode).
 - All the job may write is capped: each file by RLIMIT_FSIZE, all of them together by the size of the
@@ -39,7 +44,12 @@ Process tree of one job:
   mount where no full procfs is visible; the job then has no /proc at all.
 - stdout and stderr are read through pipes by the supervisor and kept up to a cap.
 - The return value travels back as JSON, never pickle: a hostile job must not be
-  able to make the caller execute code when it decodes the result.
+  able to make the caller execute code when it decodes the result. The job's end of that pipe is
+  in the job's hands (its code could write on it), so nothing it carries is trusted: the
+  supervisor streams it to a file up to `result_bytes` (never into memory, outside the job's
+  limits), and the caller accepts exactly one well-formed envelope from a job that exited 0.
+  What a job writes there is what it could have returned: checks that must not trust the job
+  (scoring its predictions) run in the caller on the value.
 
 Where namespaces cannot be created (no root, no user namespaces) the sandbox
 refuses with SandboxUnavailable, unless the caller opts out with
@@ -77,7 +87,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from finalize import job_cgroup
+from finalize import job_cgroup, job_seccomp
 from pipeline.core.environment import CODE_PACKAGES, ONE_THREAD_ENV
 
 SANDBOX_ENV = "DAREGEN_SANDBOX"  # "off" opts out of namespaces (network, PID, mounts)
@@ -103,7 +113,9 @@ DETERMINISTIC_ENV = {
 _ALLOWED_ENV = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|PYTHONPATH|LD_LIBRARY_PATH)$")
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
-_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWIPC, _CLONE_NEWUTS = 0x08000000, 0x04000000
+# The job's host name, in a UTS namespace of its own: fixed, so nothing about the machine leaks through it.
+JOB_HOSTNAME = "daregen-job"
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x1000, 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 # The job's working directory, as the job sees it when isolated: a fixed path, because some libraries
@@ -146,7 +158,9 @@ class Limits:
     scratch_bytes: int = 1 << 30  # all the job may write, beyond its inputs (isolated: one tmpfs)
     nproc: int = 64  # the job's processes (cgroup), and its user's (RLIMIT_NPROC, once not root)
     output_bytes: int = 1 << 20  # stdout and stderr kept, each
-    result_bytes: int = 256 << 20  # largest JSON result
+    # Largest JSON result. The caller parses it (a few times its size in memory, outside the job's limits),
+    # so it is bounded well below the job's memory: a tree's batch of reference predictions is a few MB.
+    result_bytes: int = 64 << 20
     isolate: bool | None = None  # None: on unless DAREGEN_SANDBOX=off
 
     def __post_init__(self) -> None:
@@ -310,7 +324,8 @@ def run_in_sandbox(fn: Callable[..., Any], args: tuple = (), files: dict[str, Pa
         job = _Job(fn=fn, args=tuple(args), workdir=str(workdir), env=scrubbed_environment(dict(os.environ)),
                    limits=limits, isolate=isolate, ids=ids, hidden=tuple(dict.fromkeys(hidden)),
                    root=str(run_dir / "root"), report=str(run_dir / "report.json"), stdout=str(run_dir / "stdout"),
-                   stderr=str(run_dir / "stderr"), cgroup_procs=cgroup.procs_files if cgroup else ())
+                   stderr=str(run_dir / "stderr"), result=str(run_dir / "result.json"),
+                   cgroup_procs=cgroup.procs_files if cgroup else ())
         start = time.monotonic()
         ctx = forkserver_context()
         proc = ctx.Process(target=_supervise, args=(job,), daemon=True)
@@ -394,6 +409,25 @@ def _read_capped(path: str, cap: int) -> bytes:
         return b""
 
 
+def _envelope(path: str) -> tuple[dict | None, str]:
+    """(the job's result envelope, "") if the file at `path` (what the supervisor kept of the result pipe, at
+    most result_bytes) holds exactly one of the two the job's wrapper writes,
+    {"ok": true, "value": V} or {"ok": false, "type": NAME, "message": TEXT}; (None, why) otherwise.
+    A job's code holds the pipe too: whatever else it wrote there (a second envelope after its own,
+    extra keys, a type that is no exception name) is refused, never half-read."""
+    try:  # read as text, so only the text and the value are held at once (no bytes beside them)
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"not one JSON document: {str(exc).splitlines()[0][:80]}"
+    if isinstance(payload, dict) and payload.get("ok") is True and set(payload) == {"ok", "value"}:
+        return payload, ""
+    if (isinstance(payload, dict) and payload.get("ok") is False and set(payload) == {"ok", "type", "message"}
+            and isinstance(payload["type"], str) and payload["type"].isidentifier()
+            and isinstance(payload["message"], str)):
+        return payload, ""
+    return None, "not the envelope the job's wrapper writes"
+
+
 def _result(job: _Job, supervisor_exit: int | None, wall: float, oom_killed: bool = False) -> SandboxResult:
     lim = job.limits
     out, err = _read_capped(job.stdout, lim.output_bytes), _read_capped(job.stderr, lim.output_bytes)
@@ -414,8 +448,10 @@ def _result(job: _Job, supervisor_exit: int | None, wall: float, oom_killed: boo
     common = dict(stdout=out, stderr=err, stdout_bytes=report["stdout_bytes"], stderr_bytes=report["stderr_bytes"],
                   exit_code=report["exit_code"], signal=report["signal"], wall_s=wall, isolated=job.isolate,
                   notes=tuple(report.get("notes", ())))
-    payload = report.get("result")
     sig = report["signal"]
+    payload, malformed = None, ""
+    if not report.get("result_truncated") and report.get("result_bytes"):
+        payload, malformed = _envelope(job.result)
     if report["timed_out"]:
         return SandboxResult("timeout", reason=f"timed out after {lim.wall_s:g}s (wall clock)", **common)
     # As PID 1 of its namespace the job ignores the kernel's SIGXCPU and dies of the SIGKILL at the
@@ -434,8 +470,11 @@ def _result(job: _Job, supervisor_exit: int | None, wall: float, oom_killed: boo
         name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
         hint = " (likely out of memory)" if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS) else ""
         return SandboxResult("crash", reason=f"crashed: killed by {name}{hint}", **common)
+    if malformed:
+        return SandboxResult("crash", reason=f"crashed: malformed result ({malformed})", **common)
     if payload is None or report["exit_code"] != 0:
-        why = "result too large" if report.get("result_truncated") else f"exit code {report['exit_code']}"
+        why = (f"result too large: over {lim.result_bytes} bytes (result_bytes)" if report.get("result_truncated")
+               else f"exit code {report['exit_code']}")
         return SandboxResult("crash", reason=f"crashed: no result ({why})", **common)
     return SandboxResult("ok", value=payload["value"], **common)
 
@@ -457,6 +496,7 @@ class _Job:
     report: str
     stdout: str
     stderr: str
+    result: str  # where the supervisor keeps what the job wrote on its result pipe (up to result_bytes)
     cgroup_procs: tuple[str, ...] = ()  # the job's cgroup (finalize.job_cgroup), which it joins first
 
 
@@ -551,15 +591,16 @@ def _pivot_root(libc, root: str) -> None:
 
 
 def _isolate(job: _Job, libc) -> None:
-    """In the supervisor: new mount, network, PID and IPC namespaces, and a new root holding only the
+    """In the supervisor: new mount, network, PID, IPC and UTS namespaces, and a new root holding only the
     system's programs and libraries, the interpreter, daregen's packages, a few devices, an empty
     /tmp and the job's working directory at JOB_DIR. The IPC namespace because System V shared memory
     and message queues outlive their creator: in the host's, a job left a segment of its memory limit's
     size behind after every run, readable by the next job."""
-    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID | _CLONE_NEWIPC
+    flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWUTS
     if os.geteuid() != 0:
         flags |= _CLONE_NEWUSER
     _check(libc.unshare(flags), "unshare")
+    _check(libc.sethostname(JOB_HOSTNAME.encode(), len(JOB_HOSTNAME)), "sethostname")
     # Mounts below must not propagate back to the host's mount namespace.
     _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
     root = job.root
@@ -596,10 +637,11 @@ def _supervise(job: _Job) -> None:
     libc = _libc()
     notes: list[str] = []
     report: dict[str, Any] = {"timed_out": False, "exit_code": None, "signal": None, "stdout_bytes": 0,
-                              "stderr_bytes": 0, "result": None}
+                              "stderr_bytes": 0}
     report_fd = os.open(job.report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     out_fd = os.open(job.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     err_fd = os.open(job.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    res_fd = os.open(job.result, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 
     def finish() -> None:
         report["notes"] = notes
@@ -627,22 +669,21 @@ def _supervise(job: _Job) -> None:
     for _, w in pipes:
         os.close(w)
     lim = job.limits
+    # The result goes to a file like the output, never into this process's memory: it is the job's
+    # to write (see the module's notes), and a 200 MB result grew the supervisor past 1 GB, outside
+    # the job's cgroup. The caller reads it back, bounded, once the job is gone.
     sinks = {pipes[0][0]: (out_fd, "stdout_bytes", lim.output_bytes),
              pipes[1][0]: (err_fd, "stderr_bytes", lim.output_bytes),
-             pipes[2][0]: (None, "result_bytes", lim.result_bytes)}
-    result = bytearray()
+             pipes[2][0]: (res_fd, "result_bytes", lim.result_bytes)}
     report["result_bytes"] = 0
 
     def keep(target: tuple, chunk: bytes) -> None:
-        """Count every byte; keep (to the sink file, or the result buffer) only up to the cap."""
+        """Count every byte; keep (to the sink file) only up to the cap."""
         sink, key, cap = target
         kept = max(0, min(len(chunk), cap - report[key]))
         report[key] += len(chunk)
         if kept:
-            if sink is None:
-                result.extend(chunk[:kept])
-            else:
-                os.write(sink, chunk[:kept])
+            os.write(sink, chunk[:kept])
     deadline = time.monotonic() + lim.wall_s
     status = None  # set once the job has been reaped
     # A pidfd turns readable when the job exits, so the loop below sleeps in select until there is
@@ -695,9 +736,7 @@ def _supervise(job: _Job) -> None:
             os.killpg(pid, signal.SIGKILL)
         notes.append("not isolated: no network, PID or filesystem namespaces")
     report["result_truncated"] = report["result_bytes"] > lim.result_bytes
-    if result and not report["result_truncated"]:
-        with contextlib.suppress(ValueError):
-            report["result"] = json.loads(result.decode("utf-8"))
+    os.close(res_fd)
     finish()
 
 
@@ -762,6 +801,14 @@ def _run_job(job: _Job, libc, work_fd: int, writers: list[int], readers: list[in
         os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp" if job.isolate else os.getcwd()
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        # Last, once every mount and id change above is done: no new privileges, no new namespaces. Where
+        # the kernel refuses it (no seccomp), an isolated job does not run; an unisolated one (opted out)
+        # runs with what it has.
+        try:
+            job_seccomp.install(libc)
+        except OSError:
+            if job.isolate:
+                raise
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             os.write(2, f"sandbox setup failed: {exc!r}\n".encode())

@@ -618,10 +618,12 @@ def parser() -> argparse.ArgumentParser:
     st.set_defaults(func=cmd_curate)
     tk = sub.add_parser("tasks", help="query a tree's task index (tasks.parquet) with SQL")
     tk.add_argument("tree", help="task tree built by daregen build")
-    tk.add_argument("--where", default=None, help="SQL condition, e.g. \"problem_type = 'regression' and val_rows < 100\"")
-    tk.add_argument("--order-by", default=None, help="SQL order, e.g. 'val_rows desc' (default task_dir)")
+    tk.add_argument("--where", default=None,
+                    help="a condition over the columns (=, <, like, in, between, is null, and, or, not), e.g. "
+                         "\"problem_type = 'regression' and val_rows < 100\"")
+    tk.add_argument("--order-by", default=None, help="columns, each asc or desc, e.g. 'val_rows desc' (default task_dir)")
     tk.add_argument("--columns", default=None, help="comma-separated columns (default all)")
-    tk.add_argument("--sql", default=None, help="a whole query over the view `tasks`, e.g. "
+    tk.add_argument("--sql", default=None, help="one SELECT over the table `tasks` (no file access), e.g. "
                                                 "\"select problem_type, count(*) from tasks group by 1\"")
     tk.set_defaults(func=cmd_tasks)
     so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")

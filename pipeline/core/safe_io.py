@@ -13,6 +13,7 @@ Three rules, each a function here so every command applies the same one:
 - `write_text_inside(path, root, text)`: writes go through no link, by temp file and rename in
   the real directory, so a link planted where daregen writes is replaced, never written through.
 
+`read_parquet_inside` checks a parquet file like `check_table_file` and decodes the bytes it checked;
 `read_json_inside` bounds JSON in bytes and depth; `printable` escapes control characters before
 untrusted text reaches a terminal. Every refusal is an `UnsafeInput` (a ValueError) whose message
 is one line naming the file.
@@ -53,6 +54,9 @@ class InputLimits(BaseModel):
     max_rows: int = Field(default=5_000_000, gt=0)
     max_columns: int = Field(default=2_000, gt=0)
     max_cells: int = Field(default=20_000_000, gt=0)  # rows x columns
+    # Parquet row groups: each costs pyarrow a decode of its own whatever its size, so 20,000 one-row groups
+    # (a 33 MB file) took 35 s and 1.8 GB to read. Writers put 100k-1M rows in one: 5M rows need a few dozen.
+    max_row_groups: int = Field(default=1_000, gt=0)
     max_json_bytes: int = Field(default=32 << 20, gt=0)  # all_metadata.json, question_list.json, sidecars
     max_json_depth: int = Field(default=64, gt=0)
 
@@ -351,6 +355,9 @@ def _check_parquet(name: str, data: bytes, limits: InputLimits) -> None:
     except Exception as exc:  # pyarrow raises its own error types for a malformed footer
         raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
     _check_shape(name, meta.num_rows, meta.num_columns, limits)
+    if meta.num_row_groups > limits.max_row_groups:
+        raise UnsafeInput(f"{name} has {meta.num_row_groups} row groups, over the limit of {limits.max_row_groups} "
+                          f"(max_row_groups)")
     decoded = sum(_decoded_bytes(meta.row_group(i).column(j))
                   for i in range(meta.num_row_groups) for j in range(meta.num_columns))
     if decoded > limits.max_decoded_bytes:
@@ -452,6 +459,23 @@ def read_csv_text_bytes(name: str, data: bytes, limits: InputLimits | None = Non
         raise UnsafeInput(f"{name} is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit (max_file_bytes)")
     _check_csv(name, data, limits)
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+def read_parquet_inside(path: Path, root: Path, limits: InputLimits | None = None):
+    """A parquet file under `root` as a pyarrow Table, checked like check_table_file (regular file, no
+    link, bytes, shape and decoded size within `limits`) and then decoded from the very bytes checked,
+    so a file swapped after the check is never the one decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    limits = limits or InputLimits()
+    name = _display(path, root)
+    data = read_bytes_inside(path, root, limits.max_file_bytes)
+    _check_parquet(name, data, limits)
+    try:
+        return pq.read_table(pa.BufferReader(data))
+    except Exception as exc:  # pyarrow raises its own error types for a malformed file
+        raise UnsafeInput(f"{name} is not a readable parquet file: {shorten_cause(exc, 200)}") from None
 
 
 def write_text_inside(path: Path, root: Path, text: str) -> None:

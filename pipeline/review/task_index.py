@@ -2,19 +2,25 @@
 
 The index is made from the task folders alone (pipeline.review.reports.read_task_facts), in task
 folder order, with fixed column types, so the same tasks give the same bytes; the build writes it
-before the manifest, which lists it. Queries run in duckdb over the file as the view `tasks`.
+before the manifest, which lists it. A tree may be downloaded, so the file is read like every tree file
+(pipeline.core.safe_io, within INDEX_LIMITS) by pyarrow, and duckdb gets the table, never the path:
+a tree path holding `[` or `*` is a path, not a glob that reads another tree's index.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.core.safe_io import InputLimits, UnsafeInput, read_parquet_inside
+from pipeline.core.sqlite import quote_identifier
 from pipeline.review.reports import TaskFacts, read_tree_facts
+from pipeline.review.task_filter import parse_order_by, parse_where
 
 TASKS_PARQUET = "tasks.parquet"
 # Column -> (arrow type, its value from one task's facts). Scores: mm_baselines' reference_r2 /
@@ -57,25 +63,65 @@ def write_task_index(tree: Path) -> Path:
     return path
 
 
+# One row per task (a tree of 200,000 tasks is far beyond any built): bounds far below the readers'
+# defaults (512 MiB, 2 GiB decoded, 5M rows), so a
+# crafted tasks.parquet (a 271 KB file whose one dictionary entry of 100 KB stood on every row decoded
+# to 8 GB) is refused from its metadata and dictionaries before anything decodes it. The build writes
+# one row group; 64 admit another writer's, and 20,000 one-row groups cost 35 s and 1.8 GB to read.
+INDEX_LIMITS = InputLimits(max_file_bytes=16 << 20, max_decoded_bytes=256 << 20, max_rows=200_000,
+                           max_columns=64, max_cells=12_800_000, max_row_groups=64)
+# duckdb for a query over the index, and nothing else: no file read or written (COPY ... TO, ATTACH,
+# read_csv('/etc/passwd'), glob), no extension installed or loaded, no Python variable found by name,
+# one thread, bounded memory. lock_configuration, set once the table is registered, keeps a query
+# from SETting any of it back.
+_DUCKDB_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
+                  "autoload_known_extensions": False, "python_enable_replacements": False, "threads": 1,
+                  "memory_limit": "1GB"}
+
+
+def load_index(tree: Path) -> pa.Table:
+    """The tree's index, read through safe_io like every tree reader (a regular file at exactly
+    `tree`/tasks.parquet, no link, within INDEX_LIMITS) and checked to hold the index's columns with
+    their types; UnsafeInput (a ValueError, one line) otherwise."""
+    tree = Path(tree)
+    path = tree / TASKS_PARQUET
+    if not os.path.lexists(path):
+        raise UnsafeInput(f"{tree}: no {TASKS_PARQUET} (a tree built before the task index, or not a daregen tree)")
+    table = read_parquet_inside(path, tree, INDEX_LIMITS)
+    for name, (kind, _) in _COLUMNS.items():
+        if name not in table.schema.names:
+            raise UnsafeInput(f"{TASKS_PARQUET} is not a daregen task index: no column {name!r}")
+        if table.schema.field(name).type != kind:
+            raise UnsafeInput(f"{TASKS_PARQUET} is not a daregen task index: column {name!r} is "
+                              f"{table.schema.field(name).type}, not {kind}")
+    return table.select(list(COLUMNS))
+
+
 def query(tree: Path, sql: str | None = None, where: str | None = None, order_by: str | None = None,
           columns: str | None = None) -> tuple[list[str], list[tuple]]:
-    """(column names, rows) of `sql` over the tree's index as `tasks`, or of a select built from
-    `columns`, `where` and `order_by` (default: task_dir order)."""
-    path = Path(tree) / TASKS_PARQUET
-    if not path.is_file():
-        raise ValueError(f"{tree}: no {TASKS_PARQUET} (a tree built before the task index, or not a daregen tree)")
+    """(column names, rows) of `sql` (one SELECT) over the tree's index as the table `tasks`, or of a
+    select built from `columns`, `where` (a condition: task_filter.parse_where) and `order_by` (default:
+    task_dir order). Nothing from the caller is pasted into SQL but `sql` itself, which runs alone, as a
+    SELECT, on a connection that can touch no file."""
+    params: list = []
     if sql is None:
         wanted = [c.strip() for c in (columns or ",".join(COLUMNS)).split(",") if c.strip()]
         unknown = [c for c in wanted if c not in COLUMNS]
         if unknown:
             raise ValueError(f"--columns: unknown column {unknown[0]!r} (known: {', '.join(COLUMNS)})")
-        sql = (f"select {', '.join(wanted)} from tasks" + (f" where {where}" if where else "")
-               + f" order by {order_by or 'task_dir'}")
-    con = duckdb.connect(":memory:")
+        condition, params = parse_where(where, COLUMNS) if where else ("", [])
+        sql = (f"select {', '.join(quote_identifier(c) for c in wanted)} from tasks"
+               + (f" where {condition}" if condition else "") + f" order by {parse_order_by(order_by, COLUMNS)}")
+    table = load_index(tree)
+    con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
     try:
-        literal = "'" + str(path.resolve()).replace("'", "''") + "'"  # a path, quoted as an SQL string
-        con.execute(f"create view tasks as select * from read_parquet({literal})")
-        cursor = con.execute(sql)
+        con.register("tasks", table)
+        con.execute("set lock_configuration = true")
+        statements = con.extract_statements(sql)
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            kinds = ", ".join(s.type.name for s in statements) or "nothing"
+            raise ValueError(f"--sql must be one SELECT over tasks (got {kinds})")
+        cursor = con.execute(sql, params)
         return [d[0] for d in cursor.description], cursor.fetchall()
     except duckdb.Error as exc:
         raise ValueError(f"query failed: {str(exc).splitlines()[0]}") from None

@@ -3,7 +3,8 @@
 `--sources local:PATH`. PATH is a table file, or a folder whose tables and whose subfolders' tables
 are candidates: `local/<stem>` for a table in PATH itself, `local/<folder>` for the one table of a
 subfolder (one subfolder per dataset, e.g. a folder of `kaggle datasets download --unzip` results),
-`local/<folder>/<path without suffix>` when the subfolder holds several.
+`local/<folder>/<path without suffix>` when the subfolder holds several. Hidden folders, folders
+reached through a link and task trees daregen published (a `question_list.json`) are not entered.
 
 A dataset's documentation, in the order its fields win:
 - a sidecar `<name>.json` beside the table with the DatasetRecord fields (title, description,
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.core.names import QUESTION_LIST
 from pipeline.core.safe_io import (InputLimits, check_table_file, read_bytes_inside, read_head_inside,
                                    read_json_inside, regular_file_inside)
 from pipeline.core.records import DatasetRecord
@@ -56,12 +58,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-") or "dataset"
 
 
+def _dataset_folder(path: Path) -> bool:
+    """Whether a subfolder may hold datasets: not hidden (a cache), not reached through a link, and no
+    task tree daregen published (its task files are no one's source data, though they are tables)."""
+    return path.is_dir() and not path.is_symlink() and not path.name.startswith(".") \
+        and not (path / QUESTION_LIST).exists()
+
+
 def _tables_below(folder: Path, depth: int = 0) -> list[Path]:
     """Table files below `folder`, sorted; folders reached through a link are not entered."""
     found: list[Path] = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.is_dir(follow_symlinks=False):
-            if depth < _MAX_DEPTH:
+            if depth < _MAX_DEPTH and _dataset_folder(Path(entry.path)):
                 found += _tables_below(Path(entry.path), depth + 1)
         elif Path(entry.name).suffix.lower() in _SUFFIXES:
             found.append(Path(entry.path))
@@ -114,8 +123,9 @@ class LocalFilesSource:
         out: dict[str, tuple[Path, Path]] = {}
         subfolders = []
         for entry in sorted(self.path.iterdir()):
-            if entry.is_dir() and not entry.is_symlink():
-                subfolders.append(entry)
+            if entry.is_dir():
+                if _dataset_folder(entry):
+                    subfolders.append(entry)
             elif entry.suffix.lower() in _SUFFIXES:
                 out[f"local/{entry.stem}"] = (entry, self.path)
         for folder in subfolders:

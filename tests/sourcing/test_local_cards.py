@@ -32,6 +32,11 @@ def test_one_candidate_per_dataset_folder_and_each_record_from_its_card(download
     second = downloads / "used-bicycle-prices" / "archive"
     second.mkdir()
     pd.DataFrame({"listing_id": [1], "price_eur": [2.0]}).to_csv(second / "listings_2019.csv", index=False)
+    for skipped in (downloads / ".cache", downloads / "generated"):  # a cache and a published tree
+        skipped.mkdir()
+        pd.DataFrame({"a": [1]}).to_csv(skipped / "train_v1.csv", index=False)
+    (downloads / "generated" / "question_list.json").write_text("[]")
+    (downloads / "linked").symlink_to(downloads / "fuel-economy")
     source = LocalFilesSource(downloads)
     assert source.candidates() == ["local/coffee-roast-quality", "local/fuel-economy", "local/loose",
                                    "local/lung-capacity", "local/used-bicycle-prices/archive/listings_2019",

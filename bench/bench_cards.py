@@ -95,12 +95,15 @@ def build(folder: Path, out: Path, log: Path) -> None:
 
 
 def _ref_name(ref: str) -> str:
-    return ref.removeprefix("local/").split("/")[0]
+    """`local/<name>` (or a unit's `local/<name> (ts)`) -> <name>."""
+    return re.sub(r" \([a-z]+\)$", "", ref).removeprefix("local/").split("/")[0]
 
 
 def _reason_group(reason: str) -> str:
-    """A skip reason's leading words (the part before its first detail), for counting."""
-    return re.split(r"[:(;]", reason, maxsplit=1)[0].strip()
+    """A skip reason's leading words, its quoted names and figures blanked, for counting (a bench summary
+    of a build's report; the build itself never reads its reasons back)."""
+    head = re.split(r"[:(;]", re.sub(r"'[^']*'", "'…'", reason), maxsplit=1)[0]
+    return re.sub(r"\blocal/\S+", "…", head).strip()
 
 
 def score(out: Path, targets: dict[str, list[str]]) -> dict:
@@ -111,17 +114,18 @@ def score(out: Path, targets: dict[str, list[str]]) -> dict:
         picked.setdefault(_ref_name(doc["daregen"]["ref"]), []).append(doc["question"]["target"])
     report = json.loads((out / "run_report.json").read_text(encoding="utf-8")) if (out / "run_report.json").exists() \
         else {"rejections": []}
-    reasons = Counter()
+    reasons: Counter[str] = Counter()
+    seen: set[str] = set()
     for rej in report.get("rejections", []):
-        name = _ref_name(str(rej.get("dataset") or rej.get("ref") or ""))
-        if name in targets and name not in picked:
+        name = _ref_name(str(rej.get("ref", "")))
+        if name in targets and name not in picked and name not in seen:  # a dataset's first reason
+            seen.add(name)
             reasons[f"{rej.get('stage', '?')}: {_reason_group(str(rej.get('reason', '')))}"] += 1
     built = [n for n in targets if n in picked]
     same = [n for n in built if any(set(t) == set(targets[n]) for t in picked[n])]
     return {"tasks": len(targets), "built": len(built), "dare_target": len(same),
             "other_target": {n: picked[n] for n in built if n not in same},
-            "skipped_without_reason": sorted(set(targets) - set(picked) - {
-                _ref_name(str(r.get("dataset") or r.get("ref") or "")) for r in report.get("rejections", [])}),
+            "skipped_without_reason": sorted(set(targets) - set(picked) - seen),
             "reasons": dict(reasons.most_common())}
 
 

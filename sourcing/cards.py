@@ -288,10 +288,19 @@ def parse_huggingface(text: str) -> Card:
     names for the columns the body leaves undescribed (empty descriptions: they exist, nothing more)."""
     import yaml
 
+    class NoAliases(yaml.SafeLoader):
+        """Safe YAML without anchors' aliases: a card has no use for them, and nine aliases of nine
+        aliases of ... are the 'billion laughs' a header could hide."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("it uses an alias (*name), which a card header is not read with")
+            return super().compose_node(parent, index)
+
     m = _YAML_HEADER.match(text)
     body = text[m.end():] if m else text
     try:
-        header = yaml.safe_load(m.group(1)) if m else {}
+        header = yaml.load(m.group(1), Loader=NoAliases) if m else {}  # a SafeLoader, less aliases
     except yaml.YAMLError as exc:
         header = {}
         notes = [f"the card's YAML header is not valid YAML ({str(exc).splitlines()[0]}): read as Markdown only"]

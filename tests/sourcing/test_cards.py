@@ -150,3 +150,12 @@ def test_text_decoding_notes_latin_1_and_drops_control_characters() -> None:
     assert text == "Größe[2J: body height\n"
     assert notes == ("metadata.txt is not UTF-8 (byte 0xf6 at 2): read as Latin-1",)
     assert decode_card("README.md", "\ufeffTitle".encode("utf-8")) == ("Title", ())
+
+
+def test_a_yaml_header_with_aliases_is_not_expanded_and_the_body_is_still_read() -> None:
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nlicense: mit\n---\n" \
+           "# Laughs\n\n- `x`: a column\n"
+    card = read_card("README.md", bomb)
+    assert (card.format, card.title, card.license, card.columns) == ("huggingface", "Laughs", "", {"x": "a column"})
+    assert card.notes == ("README.md: the card's YAML header is not valid YAML (it uses an alias (*name), which a "
+                          "card header is not read with): read as Markdown only",)

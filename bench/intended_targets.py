@@ -22,8 +22,11 @@ from help pages and data only, and never used to tune a rule), `bench/intended_t
 blind before any rule was tuned), `bench/intended_targets_5.csv` (80 more, drawn by
 `bench/draw_heldout.py 5` once list 4 had been built and measured, labelled blind the same way) and
 `bench/intended_targets_6.csv` (80 more, drawn by `bench/draw_heldout.py 6` once list 5 had been built
-and measured, labelled blind from help pages and data before any rule was tuned to it).
-INTENDED_LISTS names the lists a bench run reports when no list is given.
+and measured, labelled blind from help pages and data before any rule was tuned to it), and
+`bench/intended_targets_7.csv` (80 more, drawn by `bench/draw_heldout.py 7` when every earlier list had
+been used to write rules, labelled blind from help pages only: the one held-out list; bench/lists.toml
+says which lists are tuning lists). INTENDED_LISTS names the lists a bench run reports when no list is
+given; list 7 is measured only when named (`--list bench/intended_targets_7.csv`).
 
 Everything here reads files and computes figures; nothing builds. bench_designers.py builds the
 listed datasets (`--sources builtin:REF,...`) and prints these figures per designer.

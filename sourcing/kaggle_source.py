@@ -15,6 +15,8 @@
   ~/.kaggle/access_token, KAGGLE_USERNAME + KAGGLE_KEY (read here, as KaggleApi
   reads them), or ~/.kaggle/kaggle.json. They are handed to the client and
   never logged, printed or written anywhere.
+- Column descriptions: the metadata's own column entries, then a features table or list in the
+  description (sourcing.cards), fitted to the main table's header.
 - Every call takes a slot of a module-level semaphore (Kaggle rate-limits per
   account) and is retried with exponential backoff on 429, 5xx, timeouts and
   dropped connections, a bounded number of times; then the dataset is rejected
@@ -23,6 +25,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -38,6 +41,7 @@ from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
 from pipeline.core.text import shorten
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
+from sourcing.cards import fit_card, read_card
 from sourcing.download import CachedFile, fetch_to_cache, materialize, read_table_file, table_files
 
 SOURCE_KEY = "kaggle"
@@ -48,6 +52,7 @@ PAGE_SIZE = 20
 # Kaggle throttles per account; a build's thread pool must not multiply that.
 _KAGGLE_CALLS = threading.BoundedSemaphore(int(os.environ.get("DAREGEN_KAGGLE_CONCURRENCY", "2")))
 
+_LOG = logging.getLogger(__name__)
 _DATASET = re.compile(r"^([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.-]*)(?:/(\d+))?$")
 T = TypeVar("T")
 
@@ -307,6 +312,7 @@ class KaggleSource:
                     docs[col.name] = col.description.strip()
             if f.name == main.name and f.description:
                 about = f.description.strip()
+        docs = {**self._described_in_text(ref, info.description or "", main), **docs}
         licences = [lic.name for lic in (info.licenses or []) if lic.name]
         return DatasetRecord(
             ref=ref, source=self.key, slug=_slug(owner, name),
@@ -318,6 +324,20 @@ class KaggleSource:
             tags=tuple(sorted({*(info.keywords or []), *(t.name for t in (ds.tags or []) if t.name)})),
             usability_rating=info.usability_rating or ds.usability_rating or None,
             last_updated=_iso(ds.last_updated))
+
+    @staticmethod
+    def _described_in_text(ref: str, description: str, main: Path) -> dict[str, str]:
+        """Column entries of the description's features table or list (sourcing.cards), fitted to the main
+        table's header; none when the header cannot be read from the file alone (an arff, a database)."""
+        from sourcing.local import header_columns
+
+        columns = header_columns(main, main.parent) if main.suffix.lower() in (".csv", ".parquet") else None
+        if not description.strip() or columns is None:
+            return {}
+        fields, notes = fit_card(read_card("description", description), main.name, columns)
+        for note in notes:
+            _LOG.warning("%s: %s", ref, note)
+        return fields.get("column_descriptions", {})
 
     def load_table(self, ref: str) -> pd.DataFrame:
         main = self._table_files(ref)[0]

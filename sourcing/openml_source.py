@@ -10,7 +10,8 @@ number_classes, number_missing_values) and judged again locally.
   new version gets a new id), so the ref is already pinned; DatasetRecord.version
   records OpenML's version number.
 - `default_target_attribute` becomes DatasetRecord.target_hint: a hint the
-  designer may ignore, never an order.
+  designer may ignore, never an order. The description's attribute list or features table gives the
+  column descriptions (sourcing.cards, fitted to the feature names).
 - The client's cache lives under the project cache: `$DAREGEN_CACHE/openml`
   (default `.cache/daregen/openml`). The server is whatever `openml.config.server`
   says (the client's own config file or the tests' loopback URL).
@@ -21,6 +22,7 @@ number_classes, number_missing_values) and judged again locally.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from typing import Any
@@ -32,6 +34,7 @@ from pipeline.core.cache import cache_root
 from pipeline.core.records import DatasetRecord
 from pipeline.core.text import shorten
 from sourcing.base import CandidateInfo, CandidateVerdict, check_table, judge, passing, split_arg
+from sourcing.cards import fit_card, read_card
 
 SOURCE_KEY = "openml"
 CLIENT_RETRIES = 3
@@ -40,6 +43,18 @@ MAX_LISTED = 1000
 # openml's config and cache are process-global and its get_dataset is not
 # thread-safe (it says so); the flow's thread pool goes through this lock.
 _OPENML_LOCK = threading.RLock()
+_LOG = logging.getLogger(__name__)
+
+
+def described_columns(ref: str, description: str, features: list[str]) -> dict[str, str]:
+    """The column entries of an OpenML description (its `### Attribute information` list or features
+    table, read as a Markdown card by sourcing.cards), fitted to the dataset's feature names."""
+    if not description.strip():
+        return {}
+    fields, notes = fit_card(read_card("description", description), "", features)
+    for note in notes:
+        _LOG.warning("%s: %s", ref, note)
+    return fields.get("column_descriptions", {})
 
 
 def _configure() -> Any:
@@ -193,6 +208,8 @@ class OpenMLSource:
             ref=ref, source=self.key, slug=f"openml_{did}", title=ds.name or str(did),
             description=ds.description or "",
             about_file=f"Features: {feature_list}." if feature_list else "",
+            column_descriptions=described_columns(ref, ds.description or "",
+                                                  [ds.features[i].name for i in sorted(features)]),
             license=ds.licence or "unknown", url=f"https://www.openml.org/d/{did}",
             owner=ds.creator if isinstance(ds.creator, str) else ", ".join(ds.creator or []),
             version=str(ds.version), tags=tuple(sorted(str(t) for t in tags)),

@@ -55,6 +55,9 @@ class InputLimits(BaseModel):
     max_cells: int = Field(default=20_000_000, gt=0)  # rows x columns
     max_json_bytes: int = Field(default=32 << 20, gt=0)  # all_metadata.json, question_list.json, sidecars
     max_json_depth: int = Field(default=64, gt=0)
+    # A dataset card beside the data (README.md, metadata.txt, dataset-metadata.json, DESCR): prose, so a
+    # megabyte is far beyond any real card, and every card parser and the designer's text rules stay cheap.
+    max_card_bytes: int = Field(default=1 << 20, gt=0)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -126,7 +129,8 @@ def links_or_specials(folder: Path, root: Path) -> list[str]:
     return reasons
 
 
-def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = False):
+def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = False,
+                  limit_name: str = "max_file_bytes"):
     """A regular file under `root` opened for reading without following a link or blocking, and checked
     again on the open descriptor (a file swapped for a FIFO or a link after the check is refused too):
     (binary file object, its name for messages)."""
@@ -139,22 +143,32 @@ def _open_regular(path: Path, root: Path, max_bytes: int, single_link: bool = Fa
     fh = os.fdopen(fd, "rb")
     st = os.fstat(fh.fileno())
     problem = _entry_problem(st, single_link) or (
-        f"is {st.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)" if st.st_size > max_bytes else None)
+        f"is {st.st_size} bytes, over the {max_bytes}-byte limit ({limit_name})" if st.st_size > max_bytes else None)
     if problem:
         fh.close()
         raise UnsafeInput(f"{name} {problem}")
     return fh, name
 
 
-def read_bytes_inside(path: Path, root: Path, max_bytes: int, single_link: bool = False) -> bytes:
-    """The bytes of a regular file under `root`, refused beyond `max_bytes` or, with `single_link`, when
-    it has another hard link (see _open_regular)."""
-    fh, name = _open_regular(path, root, max_bytes, single_link)
+def read_bytes_inside(path: Path, root: Path, max_bytes: int, single_link: bool = False,
+                      limit_name: str = "max_file_bytes") -> bytes:
+    """The bytes of a regular file under `root`, refused beyond `max_bytes` (the InputLimits field
+    `limit_name`, which the message names) or, with `single_link`, when it has another hard link
+    (see _open_regular)."""
+    fh, name = _open_regular(path, root, max_bytes, single_link, limit_name)
     with fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
-        raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit (max_file_bytes)")
+        raise UnsafeInput(f"{name} is over the {max_bytes}-byte limit ({limit_name})")
     return data
+
+
+def read_head_inside(path: Path, root: Path, head_bytes: int) -> bytes:
+    """At most the first `head_bytes` bytes of a regular file under `root` (a table's header line),
+    opened as _open_regular opens it, whatever the file's size."""
+    fh, _ = _open_regular(path, root, max_bytes=1 << 62)
+    with fh:
+        return fh.read(head_bytes)
 
 
 def regular_files_below(folder: Path, root: Path) -> list[Path]:

@@ -33,7 +33,10 @@ def test_record_carries_metadata_and_version_and_a_rebuild_reads_the_cache(kaggl
     record = source.record("kaggle/alice/penguins/2")
     assert (record.version, record.license, record.owner, record.usability_rating) == ("2", "CC0: Public Domain",
                                                                                        "Alice", 0.9)
+    # the metadata's own column entry wins; the description's features table fills a column it lacks
     assert record.column_descriptions["bill_length_mm"] == "Bill length in millimetres."
+    assert record.column_descriptions["flipper_length_mm"] == "Flipper length in millimetres"
+    assert "body_mass_g" not in record.column_descriptions  # no such column in the table
     assert record.tags == ("animals", "biology") and record.last_updated == "2024-03-01"
     assert record.slug == "kaggle_alice_penguins" and record.subtitle.startswith("Palmer Penguins Lite")
     table = source.load_table("kaggle/alice/penguins/2")

@@ -1,6 +1,7 @@
 """The OpenML adapter, through the real openml client against a loopback OpenML server, lists with filters,
-passes the default target as a hint, keeps its cache under the project cache, and turns server faults and
-corrupted data files into retries and then one-line reasons."""
+passes the default target as a hint and the description's attribute list as column descriptions, keeps its
+cache under the project cache, and turns server faults and corrupted data files into retries and then
+one-line reasons."""
 
 from __future__ import annotations
 
@@ -50,6 +51,19 @@ def test_record_and_table_with_target_hint_and_project_cache(openml_env, tmp_pat
     table = source.load_table("openml/9001")
     assert table.shape == (140, 5) and int(table["sepal_length"].isna().sum()) == 2
     assert list((tmp_path / "cache" / "openml").rglob("dataset.arff")), "the client's cache is the project's"
+
+
+def test_the_descriptions_attribute_list_describes_the_columns(openml_env, caplog):
+    from sourcing.openml_source import OpenMLSource
+
+    with caplog.at_level("WARNING", logger="sourcing.openml_source"):
+        record = OpenMLSource("9002").record("openml/9002")
+    assert record.target_hint == "load_mw"
+    assert record.column_descriptions == {"temperature": "outdoor air temperature, degrees Celsius",
+                                          "hour": "hour of the day, 0-23",
+                                          "load_mw": "electricity load in megawatts"}
+    assert [r.getMessage() for r in caplog.records] == [
+        "openml/9002: the card describes column 'humidity', which the table does not have: ignored"]
 
 
 def test_server_errors_and_a_truncated_file_are_retried(openml_env):

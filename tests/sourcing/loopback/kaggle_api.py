@@ -40,6 +40,7 @@ class KaggleDataset:
     file_name: str = "data.csv"
     tags: tuple[str, ...] = ()
     usability: float = 0.9
+    description: str = ""  # the metadata's description (default: one line naming the fixture)
 
     @property
     def ref(self) -> str:
@@ -60,7 +61,7 @@ class KaggleDataset:
         return {"info": {
             "datasetSlug": self.slug, "ownerUser": self.owner, "usabilityRating": self.usability,
             "title": self.title, "subtitle": f"{self.title}, a fixture",
-            "description": f"The {self.title} fixture dataset, written for daregen's tests.",
+            "description": self.description or f"The {self.title} fixture dataset, written for daregen's tests.",
             "keywords": list(self.tags), "licenses": [{"name": self.licence}],
             "data": [{"name": self.file_name, "description": f"One row per {self.slug} record.",
                       "columns": [{"name": k, "description": v, "type": "string"} for k, v in self.columns.items()]}],
@@ -124,7 +125,10 @@ def fixture_datasets() -> dict[str, KaggleDataset]:
         KaggleDataset("alice", "penguins", 2, "Palmer Penguins Lite", "CC0: Public Domain",
                       zip_bytes({"penguins.csv": penguins, "README.txt": b"fixture"}),
                       {"bill_length_mm": "Bill length in millimetres.", "species": "Penguin species."},
-                      file_name="penguins.csv", tags=("biology", "animals")),
+                      file_name="penguins.csv", tags=("biology", "animals"), description=(
+                          "## Palmer Penguins Lite\n\n| Column | Description |\n|---|---|\n"
+                          "| `bill_length_mm` | Bill length |\n| `flipper_length_mm` | Flipper length in millimetres |\n"
+                          "| `body_mass_g` | Body mass in grams |\n")),
         KaggleDataset("bob", "housing", 1, "Small Housing Prices", "CC BY-SA 4.0",
                       zip_bytes({"housing.csv": housing}), {"price_k": "Sale price in thousands."},
                       file_name="housing.csv", tags=("real estate",), usability=0.7),

@@ -30,6 +30,7 @@ class OpenMLDatasetFixture:
     licence: str = "Public"
     tags: tuple[str, ...] = ("daregen-test",)
     bad_checksum: bool = False  # the description's md5 never matches the served file
+    text: str = ""  # the description's Markdown (default: one line naming the fixture)
 
     def arff(self) -> bytes:
         lines = [f"% {self.name}: daregen fixture", f"@RELATION {self.name}", ""]
@@ -46,7 +47,7 @@ class OpenMLDatasetFixture:
         tags = "".join(f"<oml:tag>{escape(t)}</oml:tag>" for t in self.tags)
         return f"""<oml:data_set_description {NS}>
 <oml:id>{self.did}</oml:id><oml:name>{escape(self.name)}</oml:name><oml:version>1</oml:version>
-<oml:description>**{escape(self.name)}**: a fixture dataset written for daregen's tests.</oml:description>
+<oml:description>{escape(self.text or f"**{self.name}**: a fixture dataset written for daregen's tests.")}</oml:description>
 <oml:format>ARFF</oml:format><oml:creator>Daregen Fixtures</oml:creator>
 <oml:upload_date>2023-05-04T12:00:00</oml:upload_date><oml:licence>{escape(self.licence)}</oml:licence>
 <oml:url>{base_url}/data/v1/download/{self.did}/{self.name}.arff</oml:url><oml:file_id>{self.did}</oml:file_id>
@@ -97,7 +98,11 @@ def fixture_datasets() -> dict[int, OpenMLDatasetFixture]:
     return {d.did: d for d in (
         OpenMLDatasetFixture(9001, "fixture-flowers", flowers,
                              {"colour": ["blue", "white"], "kind": ["setosa", "versicolor", "virginica"]}, "kind"),
-        OpenMLDatasetFixture(9002, "fixture-energy", energy, {}, "load_mw", licence="CC BY 4.0"),
+        OpenMLDatasetFixture(9002, "fixture-energy", energy, {}, "load_mw", licence="CC BY 4.0", text=(
+            "**Author**: Daregen Fixtures  \n**Source**: written for daregen's tests\n\nHourly electricity load of "
+            "a small grid.\n\n### Attribute information\n\n- temperature: outdoor air temperature, degrees "
+            "Celsius\n- hour: hour of the day, 0-23\n- load_mw: electricity load in megawatts\n"
+            "- humidity: relative humidity, percent\n")),
         OpenMLDatasetFixture(9003, "fixture-bad-file", energy, {}, "load_mw", bad_checksum=True),
         OpenMLDatasetFixture(9004, "fixture-gpl", energy, {}, "load_mw", licence="GPL-3", tags=("daregen-test",)),
     )}

@@ -58,7 +58,7 @@ def _content(text: str) -> set[str]:
 
 
 # Words joining the names of a list: "sqft or bedrooms", "height, weight and age".
-_LIST_JOIN = re.compile(r"^\s*(?:and|or|and or|as well as|plus|vs|versus)?\s*$")
+_LIST_JOIN = re.compile(r"^(?:e?s)?\s*(?:and|or|and or|as well as|plus|vs|versus)?\s*$")
 
 
 def _by_name(words: str, names: Sequence[str]) -> set[str]:
@@ -66,10 +66,13 @@ def _by_name(words: str, names: Sequence[str]) -> set[str]:
     the names of a list ("sqft or bedrooms") that they open with, which fits several."""
     text = f" {_plain(words)} "
     marked = {_plain(m) for m in re.findall(r"[`*'\"“‘]+([^`*'\"”’\n]{1,40})[`*'\"”’]+", words)}
-    found = {c: p for c in names if (p := _plain(c)) and (len(p) >= 2 or p in marked) and f" {p} " in text}
+    # A name as a word of the sentence, or its plural ("final grades" names `final_grade`).
+    found = {c: p for c in names if (p := _plain(c)) and (len(p) >= 2 or p in marked)
+             and any(f" {p}{s} " in text for s in ("", "s", "es"))}
     found = {c: p for c, p in found.items() if not any(p != q and f" {p} " in f" {q} " for q in found.values())}
     # The head the statement names comes first ("the death rate of each county"); a list there fits several.
-    at = sorted((text.index(f" {p} "), len(p), c) for c, p in found.items())
+    at = sorted((min(i for s in ("", "s", "es") if (i := text.find(f" {p}{s} ")) >= 0), len(p), c)
+                for c, p in found.items())
     if len(at) >= 2 and _LIST_JOIN.match(text[at[0][0] + at[0][1] + 1:at[1][0]]):
         return {at[0][2], at[1][2]}
     return {at[0][2]} if at else set()
@@ -103,7 +106,7 @@ def _columns(r: Rule, m: re.Match[str], record: DatasetRecord, names: Sequence[s
     if "k" in groups or "k2" in groups:
         k = _count(groups.get("k") or groups["k2"])
         return {c for c, n in classes.items() if n == k}
-    for key in ("paren", "x2", "x"):  # a name in brackets or marks before the rest of the sentence
+    for key in ("paren", "x2", "x3", "x"):  # a name in brackets or marks before the rest of the sentence
         if key in groups and (linked := _linked(groups[key], record, names)):
             return linked
     return set()

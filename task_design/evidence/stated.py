@@ -39,6 +39,20 @@ STATED_RULES = (
                Case('the class label to predict', True), Case('Target audience of the campaign', False),
                Case("the analyst's target price for the stock", False), Case('weight in kg', False),)),
     Rule(
+        id='stated.target-line', reads='description', verdict='outcome', priority=534, owner=OWNER,
+        statement=("A line of a card's features list whose head is a column and whose text or bracket marks it "
+                   "as the target, label or output (\"Personality: Target variable (Extrovert/Introvert)\", "
+                   "\"placed (Label) - placement status\") names that column."),
+        matcher=re.compile(r"^[\s*+•#>|-]*(?:\d+[.)]\s*)?" + _MARK + r"(?P<x>[^:\n–—|(.;,!?]{1,40}?)" + _MARK +
+                           r"\s*(?:\(\s*(?:target|label|output|class)(?:\s+variable)?\s*\)" + _MARK +
+                           r"\s*(?:[:–—|-]|$)|[:–—|-]\s*" + _MARK + r"\(?\s*(?:the\s+)?target\b"
+                           r"(?!\s+(?:audience|market|group|price|customers?|population|area|date|of|for|to)\b))",
+                           re.I | re.M),
+        cases=(Case('        - Personality: Target variable (Extrovert/Introvert).', True),
+               Case('7) placed (Label) – Placement status of the individual.', True),
+               Case('Virus Present: Target label indicating infection', True), Case('Label (Output):', True),
+               Case('Campaign: target audience of the mailing', False), Case('Age: age in years', False),)),
+    Rule(
         id='stated.column-position', reads='description', verdict='outcome', priority=533, owner=OWNER,
         statement=("A card saying \"Target: Column N\" (scikit-learn's DESCR) or \"column N is the target\" names "
                    "the table's Nth column as its target."),
@@ -53,15 +67,18 @@ STATED_RULES = (
                    "whether a dog is healthy\", \"Binary target column: Healthy\", \"Target Variable: Churn\" — "
                    "names it, by a column's name or its own description."),
         matcher=re.compile(r"\b(?:the\s+)?(?:(?:binary|multi-?class|categorical|numeric(?:al)?|continuous|"
-                           r"main|primary|prediction|classification|regression)\s+)?target"
-                           r"(?:\s+(?:variable|column|label|attribute|feature|field))?" + _MARK +
+                           r"main|primary|prediction|classification|regression)\s+)?(?:target|output(?=\s+(?:variable|parameter|attribute|column)))"
+                           r"(?:\s+(?:variable|column|label|attribute|feature|field|parameter))?" + _MARK +
                            r"\s*(?:\((?P<paren>[^)\n]{1,60})\)\s*)?(?:is|are|will be|would be|:|-|–|=)\s*" + _REST +
-                           r"|\btarget\s+(?:variable|column|label)\s+(?P<x2>[`*'\"“‘]+[^`*'\"”’\n]{1,40}[`*'\"”’]+)",
+                           r"|\btarget\s+(?:variable|column|label)\s+(?P<x2>[`*'\"“‘]+[^`*'\"”’\n]{1,40}[`*'\"”’]+)"
+                           r"|\bincluding\s+(?:the\s+)?target\s+(?:variable\s+|column\s+)?(?P<x3>[^\s,;)]+)",
                            re.I),
         cases=(Case('the target variable is whether a dog is considered healthy', True),
                Case('- Binary target column: Healthy (Yes/No)', True), Case('Target Variable: Churn', True),
                Case('The target is the approval rating', True),
-               Case('with the continuous target variable `Calories`', True), Case('the target audience is young adults', False),
+               Case('with the continuous target variable `Calories`', True),
+               Case('Columns: 6 (including target focus_score)', True), Case('Output Parameter: density', True),
+               Case('the output of the sensor is logged', False), Case('the target audience is young adults', False),
                Case('targets were set by the ministry', False),)),
     Rule(
         id='stated.as-target', reads='description', verdict='outcome', priority=529, owner=OWNER,
@@ -91,14 +108,19 @@ STATED_RULES = (
                Case('we predict the price', False),)),
     Rule(
         id='stated.predicting', reads='description', verdict='outcome', priority=525, owner=OWNER,
-        statement=("A card that is \"for predicting\" something, or \"centers on predicting\" it, names that quantity"
-                   " as what its rows are for, read only when no stronger statement fires."),
-        matcher=re.compile(r"\b(?:for|on|used to|designed to|intended to|can be used to|allows? (?:you )?to)\s+"
+        statement=("A card that is \"for predicting\" something, \"centers on predicting\" it, or lists a use case "
+                   "\"Predict ...\", names that quantity as what its rows are for, read only when no stronger "
+                   "statement fires."),
+        matcher=re.compile(r"(?:\b(?:for|on|used to|designed to|intended to|can be used to|allows? (?:you )?to|"
+                           r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^[\s*+•-]*)"
                            r"(?:predict(?:ing)?|forecast(?:ing)?|classify(?:ing)?|estimat(?:e|ing))\s+" + _REST,
-                           re.I),
+                           re.I | re.M),
         cases=(Case('This dataset is for predicting hybrid nanofluid density', True),
                Case('centers on predicting caloric energy expenditure', True),
-               Case('predicted values for the test set', False), Case('a prediction interval', False),)),
+               Case('- Predict student final grades using decision trees', True),
+               Case('Build machine learning models to predict personality types.', True),
+               Case('predicted values for the test set', False), Case('a prediction interval', False),
+               Case('we did not predict anything', False),)),
     Rule(
         id='stated.k-classes', reads='description', verdict='class_outcome', priority=523, owner=OWNER,
         statement=("A card saying its instances are classified into K classes (\"features that describe image "

@@ -152,3 +152,20 @@ def test_a_stated_target_still_passes_the_leak_screen() -> None:
                                         "default_flag": "1 if the loan defaulted"})
     assert list(spec.target) == ["default"] and "stated.target-is" in spec.target_evidence
     assert "default_flag" not in spec.selected_features and "default_flag" in spec.excluded_features
+
+
+def test_a_features_list_line_marking_its_column_as_the_target() -> None:
+    cols = {"hours_alone": "", "stage_fear": "", "Personality": ""}
+    card = "Features:\n- hours_alone: hours spent alone daily\n- Personality: Target variable (Extrovert/Introvert)."
+    hit = _stated(card, cols)
+    assert hit is not None and hit.column == "Personality" and hit.rule_id == "stated.target-line"
+    cols = {"cgpa": "", "placed": ""}
+    assert _stated("1) cgpa - grade point average\n2) placed (Label) - placement status", cols).column == "placed"
+    assert _stated("- Campaign: target audience of the mailing", {"Campaign": "", "spend": ""}) is None
+
+
+def test_a_use_case_predicting_a_column_in_the_plural() -> None:
+    cols = {"study_hours": "", "attendance": "", "final_grade": ""}
+    hit = _stated("## Use cases\n- Predict student final grades using decision trees", cols)
+    assert hit is not None and hit.column == "final_grade" and hit.rule_id == "stated.predicting"
+    assert _stated("- Predict study_hours or attendance from the rest", cols) is None  # a list fits two

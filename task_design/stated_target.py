@@ -92,6 +92,11 @@ def _linked(words: str, record: DatasetRecord, names: Sequence[str]) -> set[str]
     return _by_name(words, names) or _by_description(words, record, names)
 
 
+# "for predicting cancer recurrence, understanding risk factors ...", "predict yield from rainfall": the
+# statement's object stops at the first comma, conjunction or inputs' preposition.
+_OBJECT_END = re.compile(r",|\s(?:and|using|based on|from|given|with|by)\s", re.I)
+
+
 def _count(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
 
@@ -106,7 +111,11 @@ def _columns(r: Rule, m: re.Match[str], record: DatasetRecord, names: Sequence[s
     if "k" in groups or "k2" in groups:
         k = _count(groups.get("k") or groups["k2"])
         return {c for c, n in classes.items() if n == k}
-    for key in ("paren", "x2", "x3", "x"):  # a name in brackets or marks before the rest of the sentence
+    if "x" in groups:  # what is predicted ends where a list of purposes or the inputs begin
+        groups["x"] = _OBJECT_END.split(groups["x"], maxsplit=1)[0]
+    if "before" in groups:  # "... with Healthy as the target": the words before, from the last such break
+        groups["before"] = _OBJECT_END.split(groups["before"])[-1]
+    for key in ("paren", "x2", "x3", "x", "before"):  # a name in brackets or marks before the rest of the sentence
         if key in groups and (linked := _linked(groups[key], record, names)):
             return linked
     return set()

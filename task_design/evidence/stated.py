@@ -1,8 +1,8 @@
 """The registry's entries for a card's plain statement of its target (issue 41, item 1), applied by
 task_design.stated_target: "the target variable is ...", "Target: Column 11 ...", "... as the target", "the goal
 of this dataset is to predict ...", "classify ... into 7 classes", "the response variable represents the number
-of ...". Each matcher captures the words that name the target (group `x`, or `n`/`k` for a position or a count
-of classes); task_design.stated_target links them to ONE column by its name or its own description, and a
+of ...". Each matcher captures the words that name the target (group `x`; `before`, the words before "as
+the target"; `n`/`k`, a position or a count of classes); task_design.stated_target links them to ONE column by its name or its own description, and a
 statement that fits two columns abstains. Kept apart from task_design/evidence/rules.py so that its entries
 and these merge independently; task_design.evidence joins both into one registry.
 
@@ -85,7 +85,7 @@ STATED_RULES = (
         statement=("A card naming a column \"as the target\" or saying it \"is the (classification) target\" "
                    "(\"Binary classification with Healthy as the target\", \"... classification target (species)"
                    "\") names that column."),
-        matcher=re.compile(r"(?P<x>[\w`*'\"“”‘’.-]+(?:\s+[\w`*'\"“”‘’.-]+){0,3})\s+(?:as|is)\s+(?:the|its|our)\s+"
+        matcher=re.compile(r"(?P<before>[\w`*'\"“”‘’.-]+(?:\s+[\w`*'\"“”‘’.-]+){0,3})\s+(?:as|is)\s+(?:the|its|our)\s+"
                            r"(?:\w+\s+)?target\b(?!\s+(?:audience|market|group|price|population|area)\b)|"
                            r"\b(?:classification|regression|prediction)\s+target\s*\((?P<paren>[^)\n]{1,60})\)",
                            re.I),

@@ -169,3 +169,12 @@ def test_a_use_case_predicting_a_column_in_the_plural() -> None:
     hit = _stated("## Use cases\n- Predict student final grades using decision trees", cols)
     assert hit is not None and hit.column == "final_grade" and hit.rule_id == "stated.predicting"
     assert _stated("- Predict study_hours or attendance from the rest", cols) is None  # a list fits two
+
+
+def test_what_is_predicted_ends_where_other_purposes_or_the_inputs_begin() -> None:
+    cols = {"Age": "", "Risk": "", "Recurred": ""}
+    # "risk" is a word of another purpose, not what is predicted; "recurrence" names no column.
+    assert _stated("Useful for predicting cancer recurrence, understanding risk factors and outcomes.", cols) is None
+    cols = {"rainfall": "", "yield": ""}
+    assert _stated("The goal is to predict yield from rainfall.", cols).column == "yield"
+    assert _stated("The goal is to predict the season's rainfall and yield.", cols).column == "rainfall"

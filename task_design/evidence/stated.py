@@ -23,6 +23,8 @@ _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine"
 _COUNT = r"(?P<k>\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
 # "**Target**", "`Churn`", "'species'": Markdown emphasis and quotes around a name.
 _MARK = r"[*_`'\"“”‘’]*"
+# "estimate the effect of college on earnings" names an influence, not what is predicted.
+_NOT_CAUSAL = r"(?!(?:the\s+|an?\s+)?(?:causal\s+)?(?:effects?|impacts?|influences?|relationships?|associations?)\b)"
 
 STATED_RULES = (
     Rule(
@@ -100,7 +102,7 @@ STATED_RULES = (
                    "quantity as the target."),
         matcher=re.compile(r"\b(?:goal|aim|objective|purpose|task|challenge|intention)\b(?:\s+of\s+(?:this|the)\s+"
                            r"(?:dataset|data|data ?set|competition|challenge|project|study))?\s+(?:is|was)\s+to\s+"
-                           r"(?:accurately\s+)?(?:predict|classify|forecast|estimate|model|determine)\s+" + _REST,
+                           r"(?:accurately\s+)?(?:predict|classify|forecast|estimate|model|determine)\s+" + _NOT_CAUSAL + _REST,
                            re.I),
         cases=(Case("The goal of this dataset is to predict COVID-19's death rate", True),
                Case('the task is to classify each mushroom as edible or poisonous', True),
@@ -113,14 +115,15 @@ STATED_RULES = (
                    "statement fires."),
         matcher=re.compile(r"(?:\b(?:for|on|used to|designed to|intended to|can be used to|allows? (?:you )?to|"
                            r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^[\s*+•-]*)"
-                           r"(?:predict(?:ing)?|forecast(?:ing)?|classify(?:ing)?|estimat(?:e|ing))\s+" + _REST,
+                           r"(?:predict(?:ing)?|forecast(?:ing)?|classify(?:ing)?|estimat(?:e|ing))\s+" + _NOT_CAUSAL + _REST,
                            re.I | re.M),
         cases=(Case('This dataset is for predicting hybrid nanofluid density', True),
                Case('centers on predicting caloric energy expenditure', True),
                Case('- Predict student final grades using decision trees', True),
                Case('Build machine learning models to predict personality types.', True),
                Case('predicted values for the test set', False), Case('a prediction interval', False),
-               Case('we did not predict anything', False),)),
+               Case('we did not predict anything', False),
+               Case('used to estimate the effect of college education on earnings', False),)),
     Rule(
         id='stated.k-classes', reads='description', verdict='class_outcome', priority=523, owner=OWNER,
         statement=("A card saying its instances are classified into K classes (\"features that describe image "

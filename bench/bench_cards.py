@@ -1,7 +1,10 @@
 """DARE-bench's own eval cards as a yardstick: does daregen, given a task's training table and its card,
 build a task, and on DARE-bench's target?
 
-    .venv/bin/python bench/bench_cards.py CHECKOUT [--work DIR] [--limit N] [--reuse]
+    .venv/bin/python bench/bench_cards.py CHECKOUT [--work DIR] [--limit N] [--reuse] [--through design]
+
+`--through design` takes each dataset through the design stage only (in process, no reference run): the
+tasks *designed*, an upper bound of those built, in minutes rather than the full build's half hour.
 
 CHECKOUT is a clone of DARE-bench's public repository (github.com/Snowflake-Labs/dare-bench); nothing of
 it is committed here. Every classification and regression eval task under `data/eval/databases/`
@@ -94,6 +97,33 @@ def build(folder: Path, out: Path, log: Path) -> None:
                        env={**os.environ, "PYTHONHASHSEED": "0"})
 
 
+def design_only(folder: Path, out: Path) -> None:
+    """The design stage only (source, profile, design), in process, as `daregen build` takes each dataset: a
+    minutes-long yardstick for a rule change, written as `out/designed.json` ({name: [target, evidence kind,
+    evidence]} or [null, stage, reason]) and a run_report.json of its rejections for score()."""
+    import tempfile
+
+    from pipeline import steps
+    from pipeline.build import BuildJob, build_one, list_candidates
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, list] = {}
+    rejections = []
+    with tempfile.TemporaryDirectory(prefix="bench_cards_") as tmp:
+        for c in list_candidates(f"local:{folder}", None):
+            for o in build_one(c.ref, c.source, c.arg, BuildJob.make(0), Path(tmp) / "work", Path(tmp) / "tasks",
+                               through="design"):
+                if o.ok:
+                    spec = steps.load_spec(Path(o.work_dir))
+                    rows.setdefault(_ref_name(c.ref), []).append(
+                        [list(spec.target), spec.target_evidence_kind, spec.target_evidence])
+                else:
+                    rows.setdefault(_ref_name(c.ref), []).append([None, o.stage, o.reason])
+                    rejections.append({"ref": c.ref, "stage": o.stage, "reason": o.reason})
+    (out / "designed.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / "run_report.json").write_text(json.dumps({"rejections": rejections}), encoding="utf-8")
+
+
 def _ref_name(ref: str) -> str:
     """`local/<name>` (or a unit's `local/<name> (ts)`) -> <name>."""
     return re.sub(r" \([a-z]+\)$", "", ref).removeprefix("local/").split("/")[0]
@@ -109,6 +139,9 @@ def _reason_group(reason: str) -> str:
 def score(out: Path, targets: dict[str, list[str]]) -> dict:
     """Datasets with a task, those on DARE-bench's target, and grouped skip reasons."""
     picked: dict[str, list[list[str]]] = {}
+    if (out / "designed.json").exists():  # --through design
+        for name, rows in json.loads((out / "designed.json").read_text(encoding="utf-8")).items():
+            picked.update({name: [r[0] for r in rows if r[0]]} if any(r[0] for r in rows) else {})
     for meta in sorted(out.glob("*/verify/all_metadata.json")):
         doc = json.loads(meta.read_text(encoding="utf-8"))
         picked.setdefault(_ref_name(doc["daregen"]["ref"]), []).append(doc["question"]["target"])
@@ -135,11 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench_cards")
     parser.add_argument("--limit", type=int, default=None, help="first N eval task folders only")
     parser.add_argument("--reuse", action="store_true", help="score the existing builds in --work again")
+    parser.add_argument("--through", choices=("finalize", "design"), default="finalize",
+                        help="design: the design stage only, in process (tasks designed, not built)")
     args = parser.parse_args(argv)
     targets = prepare(args.checkout, args.work, args.limit)
     for variant in ("sidecar", "card"):
-        out = args.work / f"out_{variant}"
-        if not args.reuse:
+        out = args.work / (f"out_{variant}" if args.through == "finalize" else f"design_{variant}")
+        if not args.reuse and args.through == "design":
+            design_only(args.work / f"in_{variant}", out)
+        elif not args.reuse:
             build(args.work / f"in_{variant}", out, args.work / f"build_{variant}.log")
         result = score(out, targets)
         (args.work / f"result_{variant}.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

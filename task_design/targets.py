@@ -8,7 +8,8 @@ Precision over recall: a tabular target needs evidence, and each ranked target c
    scikit-learn's target, a local/Kaggle sidecar's target_hint): record.target_hint;
 2. the documentation: the response side of the model formulas of an R help page, a series model
    of one column, or the column's own Format entry calling it the response or outcome
-   (record.documented_outcomes, parsed by sourcing.rdoc);
+   (record.documented_outcomes, parsed by sourcing.rdoc); or a card's plain statement of its target, linked
+   to one column (task_design.stated_target: "the target variable is ...", the registry's `stated.*` entries);
 3. the LLM designer, when configured (task_design.llm puts its choice first);
 4. the fallback among the outcome candidates, ranked by their name and their own description and
    ties broken by the seeded rng. A fallback counts as evidence only when its score reaches
@@ -52,6 +53,7 @@ from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_re
 from task_design.evidence import pattern
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
+from task_design.stated_target import stated_target
 from task_design.study_subject import StudySubject, described_subject, study_subject, title_measure
 
 # Roles a source or its documentation may overrule; the others (keys, calendar fields,
@@ -118,6 +120,10 @@ _GENERIC_NAME = pattern("covariate.generic-quantity-name")
 # A quantity's name on a class column names a bracket of it, an attribute (mediation/jobs' `income`,
 # "five categories for level of income").
 _QUANTITY_NAME = pattern("covariate.quantity-class-name")
+
+
+# The most values a numeric column may hold to count as a class column for "classify ... into K classes".
+MAX_STATED_CLASSES = 12
 
 
 # The evidence of a target a curator pinned in the curation ledger (pipeline.core.curation).
@@ -296,6 +302,8 @@ def _title_names(name: str, record: DatasetRecord) -> bool:
 def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[str]:
     """The table's columns that the source's hint or the documentation name as the outcome, best first."""
     out = [c for c, _, _ in _documented(record, names, roles)]
+    if (stated := stated_target(record, names)) is not None:  # the card's own words (task_design.stated_target)
+        out.append(stated.column)
     if (col := hinted_column(record, names, roles)) is not None:
         out.insert(0, col)
     return list(dict.fromkeys(out))
@@ -625,6 +633,10 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
         push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0, "source_hint")
     for col, evidence, kind in _documented(record, names, roles):
         push(col, evidence, 1, kind)
+    classes = {c.name: c.n_unique for c in profile.columns if c.kind == "categorical" or (
+        c.kind == "numerical" and c.n_unique <= MAX_STATED_CLASSES)}
+    if (stated := stated_target(record, names, classes)) is not None:
+        push(stated.column, stated.evidence, 1, "documented_response")
     outcomes = [c for c in allowed if roles[c].role == "outcome" and c not in seen]
     tie = {c: float(r) for c, r in zip(outcomes, rng.random(len(outcomes)))}
     scores = {c: fallback_score(c, record, names) for c in outcomes}

@@ -19,7 +19,7 @@ which may also need the column's values (a design factor's balanced levels, a 0/
 - accuracy, per labelled list: of its firings on that list's columns, the share that agree with the label
   (an outcome verdict on a labelled outcome; any other verdict on a column that is not one). Rules that read
   the title or description have none, but a lookup table's (agreeing on a dataset with no question).
-  bench/labelled_lists.toml says which lists rules were tuned on: their figures are in-sample.
+  bench/lists.toml says which lists rules were tuned on: their figures are in-sample.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.intended_targets import INTENDED_LISTS, NO_QUESTION, Intended, load_intended  # noqa: E402
+from bench.intended_targets import NO_QUESTION, Intended, load_intended  # noqa: E402
 from task_design.evidence import RULES, Rule, strongest  # noqa: E402
 
-MANIFEST = Path(__file__).resolve().parent / "labelled_lists.toml"
+MANIFEST = Path(__file__).resolve().parent / "lists.toml"
 CURATOR_MAX = 3  # a rule firing on this many datasets or fewer is a curator's decision
 OUTCOME_VERDICTS = frozenset({"outcome", "class_outcome", "study_subject"})
 COLUMN_READS = frozenset({"name", "entry"})
@@ -120,9 +120,9 @@ def measure(corpus: Iterable[Texts], lists: dict[str, list[Intended]]) -> dict[s
 
 
 def roles(manifest: Path = MANIFEST) -> dict[str, str]:
-    """List file name -> its role ("tuning" or "held_out")."""
+    """List file name -> its status ("tuning" or "heldout")."""
     data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    return {name: entry["role"] for name, entry in data["lists"].items()}
+    return {entry["file"]: entry["status"] for entry in data["list"]}
 
 
 def report(stats: dict[str, RuleStats], list_roles: dict[str, str], n_datasets: int) -> str:
@@ -143,7 +143,7 @@ def report(stats: dict[str, RuleStats], list_roles: dict[str, str], n_datasets: 
     lines += ["", f"## Curator decisions: rules firing on {CURATOR_MAX} datasets or fewer", ""]
     lines += [f"- `{s.rule.id}`: {len(s.datasets)} ({', '.join(sorted(s.datasets)) or 'none'})" for s in few] or ["- none"]
     if all(role == "tuning" for role in list_roles.values()):
-        lines += ["", "Every labelled list is a tuning list (bench/labelled_lists.toml): each accuracy above is "
+        lines += ["", "Every labelled list is a tuning list (bench/lists.toml): each accuracy above is "
                       "in-sample. A fresh held-out list is needed to measure a rule."]
     return "\n".join(lines) + "\n"
 
@@ -174,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="the first N candidates only (default: all)")
     p.add_argument("--out", type=Path, default=None, help="write the report here too")
     args = p.parse_args(argv)
-    lists = {path.name: load_intended(path) for path in INTENDED_LISTS}
     list_roles = roles()
-    missing = set(lists) - set(list_roles)
+    lists = {name: load_intended(MANIFEST.parent / name) for name in list_roles}
+    missing = {p.name for p in MANIFEST.parent.glob("intended_targets*.csv")} - set(list_roles)
     if missing:
         raise SystemExit(f"labelled lists without a role in {MANIFEST.name}: {sorted(missing)}")
     texts = list(corpus(args.limit, (item.ref for items in lists.values() for item in items)))

@@ -37,13 +37,19 @@ UNRECORDED_KIND = "unrecorded"
 FALLBACK_KINDS = frozenset({"study_subject", "outcome_description", "outcome_name", "ranked_fallback", UNRECORDED_KIND})
 
 
+def evidence_strength(kind: str) -> str:
+    """"documented" when the source documents the target (its hint, a model, the column's own entry, a curator's
+    pin, the LLM), "fallback" when it rests on the target's own description or name only (or is unrecorded)."""
+    return "fallback" if (kind or UNRECORDED_KIND) in FALLBACK_KINDS else "documented"
+
+
 def evidence_kind_rows(designs: list[dict[str, str]]) -> list[list[Any]]:
     """[kind, tasks, share, "documented" | "fallback"] per evidence kind of design rows, commonest first."""
     counts: dict[str, int] = {}
     for row in designs:
         kind = row.get(EVIDENCE_KIND_COLUMN) or UNRECORDED_KIND
         counts[kind] = counts.get(kind, 0) + 1
-    return [[kind, n, f"{100 * n / len(designs):.0f}%", "fallback" if kind in FALLBACK_KINDS else "documented"]
+    return [[kind, n, f"{100 * n / len(designs):.0f}%", evidence_strength(kind)]
             for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 

@@ -180,7 +180,8 @@ def write_report_md(root: Path, report: dict) -> None:
              + (f", and {plural(len(withheld(report)), 'task')} withheld (--publish approved)" if withheld(report)
                 else ""),
              f"- considered: {report['considered']} datasets, rejected: {len(skipped(report))}",
-             f"- reused from the build cache: {plural(report.get('cached', 0), 'task')} (withheld ones included)",
+             f"- reused from the build cache: {plural(report.get('cached', 0), 'task')}"
+             + (" (withheld ones included)" if withheld(report) else ""),
              f"- build time: {report['seconds']:.1f} s (from listing the candidates to this report; the start-up, "
              "the tree reports and publishing come on top)"]
     if "llm" in report:

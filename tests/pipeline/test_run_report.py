@@ -114,3 +114,22 @@ def test_curator_rejections_and_withheld_tasks_have_their_own_sections_and_count
     line = "review: 1 approved, 0 changed since approval, 0 unreviewed, 0 pinned; 1 rejected by curators, 1 withheld"
     assert line in md
     assert line in summary_markdown(report, tmp_path, None, {})  # the Prefect artifact counts them too
+
+
+def test_a_release_that_withheld_every_task_says_so_first_everywhere(tmp_path: Path):
+    from pipeline.run_report import nothing_published, summary_markdown
+
+    outcomes = [Outcome(ref="local/w", work_dir="", stage="withheld", ok=False, unit="regression",
+                        reason="changed since approval (design digest a, approved b)"),
+                Outcome(ref="local/d", work_dir="", stage="design", ok=False, reason="too few rows (3 < 30)")]
+    report = {**build_report(outcomes, [], 2, 1.0, seed=0, sources="local:x", limit=None), "published": False,
+              "cached": 1}
+    headline = nothing_published(report)
+    assert headline.startswith("nothing published: none of the 1 built task is approved")
+    assert summary_table(report, tmp_path / "out").splitlines()[0] == f"{headline}; {tmp_path / 'out'} is unchanged"
+    assert summary_markdown(report, tmp_path / "out", None, {}).split("\n")[2] == f"**{headline}**"
+    write_report_md(tmp_path, report)
+    md = (tmp_path / names.RUN_REPORT_MD).read_text()
+    assert "- considered: 2 datasets, rejected: 1" in md and "1 task withheld (--publish approved)" in md
+    assert "- reused from the build cache: 1 task (withheld ones included)" in md
+    assert nothing_published({**report, "published": True, "built": 1}) is None

@@ -90,7 +90,10 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
                                      rng_for(job.seed_for(candidate.ref), record.ref, "design"))
     chosen = {t: s.problem_type for s in specs for t in s.target}
     excluded = {c: why for s in specs if isinstance(s, TaskSpec) for c, why in s.excluded_targets.items()}
-    if decisions.frame_problem and decisions.frame_problem != first.reason:
+    if any(not isinstance(s, TaskSpec) for s in specs):
+        lines.append("  (a series: the time-series designer set the task above; the columns below are as the "
+                     "tabular designer reads them)")
+    elif decisions.frame_problem and decisions.frame_problem != first.reason:
         lines.append(f"  no task can exist: {decisions.frame_problem}")
     feasible = [d.name for d in decisions.columns if d.target_type is not None and d.name not in chosen]
     if not specs and feasible and not decisions.frame_problem:

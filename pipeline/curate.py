@@ -29,7 +29,7 @@ from tomlkit.items import AoT, Table
 
 from pipeline.core.curation import DECISION_KINDS, Ledger, ledger_target, parse_ledger, read_ledger_text
 from pipeline.curation_check import check_ledger
-from pipeline.review.curation import TaskReview, approval_text, tree_reviews, unmatched_approvals
+from pipeline.review.curation import REJECTED, TaskReview, approval_text, tree_reviews, unmatched_approvals
 
 
 @contextlib.contextmanager
@@ -195,13 +195,14 @@ def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...], problem_ty
 def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
     """One line per task (state, task folder, digest), grouped by state, then the counts."""
     reviews = tree_reviews(Path(tree), ledger)
-    order = {"changed since approval": 0, "unreviewed": 1, "pinned": 2, "approved": 3}
+    order = {"changed since approval": 0, "unreviewed": 1, "pinned": 2, "approved": 3, REJECTED: 4}
     lines = []
     for r in sorted(reviews, key=lambda r: (order.get(r.state, 9), r.task_dir)):
         extra = f" (approved {r.approved_digest})" if r.state == "changed since approval" else \
-            f" (by {r.reviewer})" if r.state == "approved" and r.reviewer else ""
+            f" (by {r.reviewer})" if r.state == "approved" and r.reviewer else \
+            f" ({r.note})" if r.state == REJECTED else ""
         lines.append(f"{r.state:<23} {r.task_dir}  {r.digest}{extra}")
-    counts = {s: sum(r.state == s for r in reviews) for s in order}
+    counts = {s: n for s in order if (n := sum(r.state == s for r in reviews)) or s != REJECTED}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(reviews)} tasks)")
     if ledger is not None:  # what the ledger approves that this tree does not hold
         lines += [f"{'unmatched approval':<23} {approval_text(a)}: no task of this tree"

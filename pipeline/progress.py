@@ -7,11 +7,31 @@ deployment's logs would otherwise fill with redraw escapes.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_held: list[str] | None = None  # the lines of a probe, while held_notes() holds them back
 
 
 def note(message: str) -> None:
     """One line of build progress (`daregen: ...`), so a long silent phase says what it is doing."""
+    if _held is not None:
+        _held.append(message)
+        return
     print(f"daregen: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def held_notes() -> Iterator[list[str]]:
+    """Hold back the notes of a probe (the no-op check before Prefect starts, which the build then
+    repeats when it has work to do): yields them, for the caller to print (note) only if the probe's
+    answer stands, so no line is printed twice."""
+    global _held
+    outer, _held = _held, []
+    try:
+        yield _held
+    finally:
+        _held = outer
 
 
 def phase_seconds(seconds: dict[str, float]) -> str:

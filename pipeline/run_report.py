@@ -37,13 +37,19 @@ UNRECORDED_KIND = "unrecorded"
 FALLBACK_KINDS = frozenset({"study_subject", "outcome_description", "outcome_name", "ranked_fallback", UNRECORDED_KIND})
 
 
+def evidence_strength(kind: str) -> str:
+    """"documented" when the source documents the target (its hint, a model, the column's own entry, a curator's
+    pin, the LLM), "fallback" when it rests on the target's own description or name only (or is unrecorded)."""
+    return "fallback" if (kind or UNRECORDED_KIND) in FALLBACK_KINDS else "documented"
+
+
 def evidence_kind_rows(designs: list[dict[str, str]]) -> list[list[Any]]:
     """[kind, tasks, share, "documented" | "fallback"] per evidence kind of design rows, commonest first."""
     counts: dict[str, int] = {}
     for row in designs:
         kind = row.get(EVIDENCE_KIND_COLUMN) or UNRECORDED_KIND
         counts[kind] = counts.get(kind, 0) + 1
-    return [[kind, n, f"{100 * n / len(designs):.0f}%", "fallback" if kind in FALLBACK_KINDS else "documented"]
+    return [[kind, n, f"{100 * n / len(designs):.0f}%", evidence_strength(kind)]
             for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
@@ -73,10 +79,42 @@ def reason_buckets(rejections: list) -> list[tuple[str, int]]:
     return [(names[key], n) for key, n in counts.items()]
 
 
+def withheld(report: dict) -> list[dict]:
+    """The built tasks `--publish approved` kept out of the tree: built, not rejected."""
+    return [r for r in report.get("rejections") or [] if isinstance(r, dict) and r["stage"] == WITHHELD_STAGE]
+
+
+def skipped(report: dict) -> list[dict]:
+    """The rejections proper: every unit a stage or a curator turned down (withheld tasks are not)."""
+    return [r for r in report.get("rejections") or [] if isinstance(r, dict) and r["stage"] != WITHHELD_STAGE]
+
+
+def _buckets(rows: list[dict], n: int) -> list[tuple[str, int]]:
+    """The `n` commonest buckets of `rows` (reason_buckets), most frequent first (ties by name)."""
+    return sorted(reason_buckets(rows), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
 def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
-    """The `n` commonest rejection buckets (reason_buckets), most frequent first (ties by name)."""
-    buckets = reason_buckets([r for r in report.get("rejections") or [] if isinstance(r, dict)])
-    return sorted(buckets, key=lambda kv: (-kv[1], kv[0]))[:n]
+    """The `n` commonest rejection buckets, most frequent first (ties by name); withheld tasks are no rejection."""
+    return _buckets(skipped(report), n)
+
+
+def withheld_reasons(report: dict) -> list[tuple[str, int]]:
+    """Why the withheld tasks were not approved (`changed since approval`, `unreviewed`, ...), commonest first."""
+    return _buckets(withheld(report), len(report.get("rejections") or []))
+
+
+def nothing_published(report: dict) -> str | None:
+    """Why a build published nothing, in one line, or None when it published (or kept) a tree. Said first
+    wherever the build is summed up: nothing that follows describes a tree this build wrote."""
+    if report.get("unchanged") or report.get("published", report["built"] > 0):
+        return None
+    held = withheld(report)
+    if held:
+        why = ", ".join(f"{n} {reason}" for reason, n in withheld_reasons(report))
+        return (f"nothing published: none of the {plural(len(held), 'built task')} is approved at its current "
+                f"design digest, so --publish approved withheld every one ({why})")
+    return f"nothing published: every one of the {plural(report['considered'], 'candidate dataset')} was skipped"
 
 
 def rejection_line(r: dict) -> str:
@@ -158,14 +196,18 @@ def curation_line(report: dict) -> str:
     """Published tasks per curation state, and the tasks curators rejected and the build withheld."""
     counts = ", ".join(f"{n} {state}" for state, n in (report.get("curation") or {}).items())
     rejected = sum(r["stage"] == CURATION_STAGE for r in report["rejections"])
-    withheld = sum(r["stage"] == WITHHELD_STAGE for r in report["rejections"])
-    return f"review: {counts or 'no task'}; {rejected} rejected by curators, {withheld} withheld"
+    return f"review: {counts or 'no task'}; {rejected} rejected by curators, {len(withheld(report))} withheld"
 
 
 def write_report_md(root: Path, report: dict) -> None:
-    lines = ["# daregen run report", "", f"- built: {plural(report['built'], 'task')} ({by_type_text(report)})",
-             f"- considered: {report['considered']} datasets, rejected: {len(report['rejections'])}",
-             f"- reused from the build cache: {report.get('cached', 0)}",
+    headline = nothing_published(report)
+    lines = ["# daregen run report", "", *([f"**{md_cell(headline)}**", ""] if headline else []),
+             f"- built: {plural(report['built'], 'task')} ({by_type_text(report)})"
+             + (f", and {plural(len(withheld(report)), 'task')} withheld (--publish approved)" if withheld(report)
+                else ""),
+             f"- considered: {report['considered']} datasets, rejected: {len(skipped(report))}",
+             f"- reused from the build cache: {plural(report.get('cached', 0), 'task')}"
+             + (" (withheld ones included)" if withheld(report) else ""),
              f"- build time: {report['seconds']:.1f} s (from listing the candidates to this report; the start-up, "
              "the tree reports and publishing come on top)"]
     if "llm" in report:
@@ -219,8 +261,12 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
     Prefect's start) and `flow_s` (the flow run) are the CLI's clocks; report["seconds"] is the flow's
     own, from listing the candidates to the run report."""
     verb = "kept" if report.get("unchanged") else "built"
-    lines = [f"{verb} {plural(report['built'], 'task')} ({by_type_text(report)}) from "
-             f"{plural(report['considered'], 'candidate dataset')} -> {out}"]
+    headline = nothing_published(report)
+    if headline:  # first, so nothing after it reads as a tree this build wrote
+        lines = [f"{printable(headline)}; {out} is unchanged"]
+    else:
+        lines = [f"{verb} {plural(report['built'], 'task')} ({by_type_text(report)}) from "
+                 f"{plural(report['considered'], 'candidate dataset')} -> {out}"]
     if report.get("unchanged"):
         lines.append(f"  unchanged: the published generation {report.get('generation')} was built from the same "
                      "inputs; nothing published, no file rewritten")
@@ -229,26 +275,36 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
                      f"Prefect's server, the sources' catalogues) + build {flow_s:.0f} s (the flow run: the phases above)")
     else:
         lines.append(f"  build time: {report['seconds']:.0f} s (listing the candidates to the run report)")
-    lines += ["", f"  {'problem type':<22}{'tasks':>6}"]
-    lines += [f"  {kind:<22}{n:>6}" for kind, n in report["by_type"].items()]
-    lines += ["", f"  {'file type':<22}{'tasks':>6}"]
-    lines += [f"  {ftype:<22}{n:>6}" for ftype, n in report["by_format"].items()]
+    if report["built"]:
+        lines += ["", f"  {'problem type':<22}{'tasks':>6}"]
+        lines += [f"  {kind:<22}{n:>6}" for kind, n in report["by_type"].items()]
+        lines += ["", f"  {'file type':<22}{'tasks':>6}"]
+        lines += [f"  {ftype:<22}{n:>6}" for ftype, n in report["by_format"].items()]
     lines.append("")
+    held = withheld(report)
+    if held:
+        lines.append(f"  {plural(len(held), 'built task')} withheld by --publish approved (not approved at "
+                     "its current design digest):")
+        lines += [f"    {n:>4}  {printable(reason)}" for reason, n in withheld_reasons(report)]
     reasons = top_reasons(report)
     if reasons:
-        lines.append(f"  {plural(len(report['rejections']), 'dataset')} skipped; most common reasons:")
+        lines.append(f"  {plural(len(skipped(report)), 'dataset')} skipped; most common reasons:")
         lines += [f"    {n:>4}  {printable(reason)}" for reason, n in reasons]
     if "llm" in report:
         lines.append(f"  {usage_line(report['llm'])}")
     # A build that published nothing keeps its report beside the output (run_report_md).
     reports = [(str(report.get("run_report_md", out / names.RUN_REPORT_MD)),
                 "every task's target and every skipped dataset's reason")]
+    # What `out` shows is this build's tree only when it published or kept one; otherwise the files there
+    # are an earlier build's, and neither they nor the commands to run on them belong in this summary.
+    ours = headline is None
     reports += [(str(out / name), what) for name, what in (
         (names.QUESTION_LIST, "the tasks and their instructions"),
-        (names.CORPUS_REPORT_HTML, "the corpus: types, licences, difficulty, rejections")) if (out / name).is_file()]
+        (names.CORPUS_REPORT_HTML, "the corpus: types, licences, difficulty, rejections"))
+        if ours and (out / name).is_file()]
     width = max(len(path) for path, _ in reports)
     lines += ["", "reports:"] + [f"  {path:<{width}}  {what}" for path, what in reports]
-    if (out / names.QUESTION_LIST).is_file():
+    if ours and (out / names.QUESTION_LIST).is_file():
         lines += ["next:"] + [f"  {cmd.format(out=out):<48}  {what}" for cmd, what in NEXT_COMMANDS]
     return "\n".join(lines)
 
@@ -257,10 +313,12 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
     """The build summary a served run attaches to its Prefect flow run (an artifact): counts, where the
     tree and its reports are, and the commonest rejection reasons. `tree` is the published generation
     (None when nothing was published); `reports` maps a title to an existing report file."""
-    lines = ["# daregen build", "",
+    headline = nothing_published(report)
+    lines = ["# daregen build", "", *([f"**{md_cell(headline)}**", ""] if headline else []),
              f"- **built:** {plural(report['built'], 'task')} ({by_type_text(report)}) from "
              f"{plural(report['considered'], 'candidate dataset')}; "
-             f"**rejected:** {len(report['rejections'])}; reused from the build cache: {report.get('cached', 0)}",
+             f"**rejected:** {len(skipped(report))}; withheld: {len(withheld(report))}; "
+             f"reused from the build cache: {report.get('cached', 0)}",
              f"- seed {report['seed']}, sources {md_cell(report['sources'])}, limit {report['limit']}, "
              f"{report['seconds']:.0f} s"]
     if report.get("unchanged"):

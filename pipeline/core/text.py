@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 
 
 def printable(text: str, keep: str = "") -> str:
@@ -24,15 +25,23 @@ def _one_line(text: str) -> str:
 def md_cell(text: str) -> str:
     """Source text (a licence, a reason, a name) as inline Markdown: a table cell stays one cell on one
     line, control characters are shown escaped, and neither HTML (`<img onerror=...>`, which Markdown
-    renderers pass through) nor a link or image (`[x](javascript:...)`) nor a code span can be formed."""
+    renderers pass through) nor a link or image (`[x](javascript:...)`) nor a code span can be formed.
+    Only backslash escapes, no HTML entities: the file is read in a terminal too, where `&#91;` is noise
+    and `\\[` still reads as a bracket."""
+    out = []
     one_line = _one_line(text)
-    # Brackets and backticks become entities, which no backslash before them can turn back into syntax;
-    # a backslash before a `|` is doubled so the pipe's own escape holds. Backslashes elsewhere stay, so
-    # a licence such as `$\foo$` reads as written.
-    escaped = re.sub(r"\\(?=\|)", r"\\\\", one_line).replace("|", "\\|")
-    escaped = escaped.replace("[", "&#91;").replace("]", "&#93;").replace("`", "&#96;")
-    # Only a `<` that could open a tag is escaped, so `too few rows (12 < 30)` reads as written.
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", escaped)
+    for i, ch in enumerate(one_line):
+        if ch == "\\":
+            # A backslash escapes only the ASCII punctuation after it (CommonMark), so only there is it
+            # doubled: `\\[` cannot undo the bracket's escape, and a licence's `$\\foo$` reads as written.
+            after = one_line[i + 1: i + 2]
+            out.append("\\\\" if after and after in _ASCII_PUNCTUATION else ch)
+        elif ch in "[]`|" or (ch == "<" and re.match(r"[A-Za-z/!?]", one_line[i + 1: i + 2])):
+            # A `<` is escaped only where it could open a tag, so `too few rows (12 < 30)` reads as written.
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def md_code_cell(text: str) -> str:
@@ -62,6 +71,7 @@ def html_text(text: str) -> str:
     return html.escape(block_text(text))
 
 
+_ASCII_PUNCTUATION = frozenset(string.punctuation)
 ELLIPSIS = "…"
 
 

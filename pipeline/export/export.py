@@ -219,6 +219,23 @@ def _yaml_configs(files: dict[str, str]) -> str:
     return "\n".join(lines + [f"  - split: {s}\n    path: {path}" for s, path in files.items()])
 
 
+def no_eval_warning(result: ExportResult, eval_fraction: float) -> str | None:
+    """Why an export has no eval split, in one line, or None when it has one."""
+    if result.rows.get("eval"):
+        return None
+    if eval_fraction == 0:
+        return "no eval split: --eval-fraction is 0, so every task is training data"
+    families = len(set(result.plan.family_of.values()))
+    return (f"no eval split: the tree's tasks come from {families} dataset famil{'y' if families == 1 else 'ies'}, "
+            "no problem type has two, and a family is never split across train and eval; every task is training "
+            "data (export a tree with more datasets for an eval split)")
+
+
+def _no_eval_note(result: ExportResult) -> str:
+    """The card's word on a missing eval split (the export's warning line says why)."""
+    return "" if result.rows.get("eval") else "\n\n**This export has no eval split**: every task is in train."
+
+
 def render_card(tree: Path, result: ExportResult, present: dict[str, dict[str, str]],
                 licences: list[tuple[str, str, str]], holdouts: Sequence[Path], eval_fraction: float,
                 seed: int) -> str:
@@ -249,7 +266,7 @@ Tasks of {md_cell(tree.name)} in the DARE-bench layout, as a training dataset: o
 (IF, MM, XF, CF). Split by dataset family (same source item, same table content, or a near-duplicate
 table), with eval fraction {eval_fraction} per problem type, seed {seed}; held-out trees: {held}.
 No family has tasks in both splits, and no training task shares a family with a held-out tree
-(`{EXPORT_REPORT}` lists every family link and overlap, and every task folder refused).
+(`{EXPORT_REPORT}` lists every family link and overlap, and every task folder refused).{_no_eval_note(result)}
 
 | split | rows | SFT solutions |
 |---|---:|---:|
@@ -266,7 +283,7 @@ No family has tasks in both splits, and no training task shares a family with a 
 
 ```python
 from datasets import load_dataset
-rl = load_dataset("path/to/this/folder")                       # train, eval
+rl = load_dataset("path/to/this/folder")                       # {", ".join(present["default"]) or "no split"}
 sft = load_dataset("json", data_files={{{sft_files}}})
 ```
 
@@ -284,8 +301,13 @@ Each task keeps its source dataset's licence.
 # --------------------------------------------------------------------------- export
 
 
+def has_sft(q: dict) -> bool:
+    """Whether a task's question (all_metadata.json's) gets SFT solutions: tabular tasks only."""
+    return q.get("problem_type") in ("classification", "regression")
+
+
 def _sft_for(task_dir: Path, q: dict, entry: dict, split: str, family: str) -> tuple[list[dict], list[dict]]:
-    if q.get("problem_type") not in ("classification", "regression"):
+    if not has_sft(q):
         return [], []
     kept, dropped = [], []
     for make, code in ((if_solution, "v1"), (mm_solution, "v2")):
@@ -405,9 +427,13 @@ def _write_export(tree: Path, admitted: Sequence[AdmittedTask], staging: Path, p
     sft: dict[str, list[dict]] = {s: [] for s in SPLITS}
     sft_dropped: list[dict] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for (dest, _, _, split, _), (kept, lost) in zip(work, pool.map(lambda w: _sft_for(*w), work)):
+        for (dest, q, _, split, _), (kept, lost) in zip(work, pool.map(lambda w: _sft_for(*w), work)):
             sft[split] += kept
             sft_dropped += lost
+            if not kept and not lost and not has_sft(q):
+                on_line(f"sft      {dest.name}: none: SFT solutions are written for classification and regression "
+                        f"tasks (IF and MM), not for a {q.get('problem_type')} task")
+                continue
             on_line(f"sft      {dest.name}: {len(kept)} kept" + (f", dropped: {lost}" if lost else ""))
 
     present: dict[str, dict[str, str]] = {"default": {}, "sft": {}}
@@ -439,6 +465,8 @@ def _write_export(tree: Path, admitted: Sequence[AdmittedTask], staging: Path, p
                         f"{result.rows['eval']}), {sum(result.sft.values())} SFT solutions, "
                         f"{len(result.sft_dropped)} dropped" + (f"; {len(dropped)} task folder(s) refused"
                                                                  if dropped else ""))
+    if (warning := no_eval_warning(result, eval_fraction)) is not None:
+        result.lines.append(f"warning: {warning}")
     return result
 
 

@@ -18,6 +18,11 @@ from pipeline.core.jsonio import write_json
 from pipeline.review.reports import question_entries, read_json_or_none, task_dirs
 
 
+# A task of a tree whose dataset (or task) the ledger now rejects: not a curation state a build records (a
+# rejected dataset is never built), only what `curate status --curation` says of an older tree.
+REJECTED = "rejected"
+
+
 @dataclass(frozen=True)
 class TaskReview:
     task_dir: str
@@ -27,9 +32,12 @@ class TaskReview:
     state: str
     approved_digest: str = ""
     reviewer: str = ""
+    note: str = ""  # a rejection's reason
 
     def why_not_approved(self) -> str:
         """One line for a task that is not approved: what a curator has to do."""
+        if self.state == REJECTED:
+            return f"rejected by a curator: {self.note}"
         if self.state == "changed since approval":
             return f"changed since approval (design digest {self.digest}, approved {self.approved_digest})"
         return f"{self.state}, not approved (design digest {self.digest})"
@@ -47,6 +55,9 @@ def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None
     question = meta.get("question") if isinstance(meta.get("question"), dict) else {}
     ref, problem_type = str(provenance.get("ref") or task_dir.name), str(question.get("problem_type") or "")
     digest = design_digest(task_dir, meta, entry)
+    if ledger is not None and (reject := ledger.rejection(ref, problem_type)) is not None:
+        # Rejected after this tree was built: the next build drops it, whatever approval it had.
+        return TaskReview(task_dir.name, ref, problem_type, digest, REJECTED, reviewer="", note=reject.reason)
     recorded = provenance.get("curation") if isinstance(provenance.get("curation"), dict) else {}
     if ledger is None and recorded.get("design_digest") != digest and recorded.get("state") == "approved":
         # the tree's files are not those the build stamped: its recorded approval no longer covers them

@@ -20,14 +20,15 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
-from pipeline.core.curation import CURATION_STATES
+from pipeline.core.curation import CURATION_STATES, design_digest
 from pipeline.core.jsonio import write_text
 from pipeline.core.licences import UNKNOWN_LICENCE, canonical_licence
 from pipeline.core.metrics import METRICS
 from pipeline.core.safe_io import read_json_inside
 from pipeline.core.text import html_text, md_cell, md_code, printable, shorten
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
-from pipeline.run_report import DESIGN_ROWS_NOTE, EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows, reason_buckets
+from pipeline.run_report import (DESIGN_ROWS_NOTE, EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows,
+                                 reason_buckets)
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -69,6 +70,7 @@ class TaskFacts(BaseModel):
     train_rows: int | None = None
     ref: str = ""  # daregen.ref: the dataset the task was made from
     curation_state: str = ""  # daregen.curation.state (pipeline.core.curation); "" in a tree that does not record it
+    design_digest: str = ""  # pipeline.core.curation.design_digest of the task folder: what an approval names
 
 
 # ------------------------------------------------------------------ reading a tree
@@ -219,8 +221,17 @@ def read_task_facts(task_dir: Path, entry: dict | None = None) -> TaskFacts:
         variants=variants,
         baselines=baselines_of(meta),
         problem=problem,
+        design_digest=_digest_or_empty(task_dir, meta, entry),
         **_design_facts(question, meta.get("daregen")),
     )
+
+
+def _digest_or_empty(task_dir: Path, meta: dict, entry: dict | None) -> str:
+    """The task's design digest (as `curate approve` names it), or "" for a folder too malformed to digest."""
+    try:
+        return design_digest(task_dir, meta, entry)
+    except (AttributeError, TypeError, ValueError, OSError):
+        return ""
 
 
 def _design_facts(question: dict, daregen: Any) -> dict:

@@ -21,6 +21,7 @@ from pipeline.core.safe_io import InputLimits, UnsafeInput, read_parquet_inside
 from pipeline.core.sqlite import quote_identifier
 from pipeline.review.reports import TaskFacts, read_tree_facts
 from pipeline.review.task_filter import parse_order_by, parse_where
+from pipeline.run_report import evidence_strength
 
 TASKS_PARQUET = "tasks.parquet"
 # Column -> (arrow type, its value from one task's facts). Scores: mm_baselines' reference_r2 /
@@ -31,6 +32,10 @@ _COLUMNS = {
     "problem_type": (pa.string(), lambda f: f.problem_type),
     "target": (pa.string(), lambda f: f.target),
     "evidence_kind": (pa.string(), lambda f: f.target_evidence_kind),
+    # What the choice rests on: the source's documentation, or a fallback reading of the target's own words
+    # (a reviewer reads those first), and the evidence sentence itself, naming the rule that fired.
+    "evidence_strength": (pa.string(), lambda f: evidence_strength(f.target_evidence_kind)),
+    "target_evidence": (pa.string(), lambda f: f.target_evidence),
     "n_features": (pa.int64(), lambda f: f.n_features),
     "train_rows": (pa.int64(), lambda f: f.train_rows),
     "val_rows": (pa.int64(), lambda f: f.val_rows),
@@ -39,6 +44,7 @@ _COLUMNS = {
     "baselines": (pa.string(), lambda f: json.dumps(f.baselines, sort_keys=True)),
     "reference_score": (pa.float64(), lambda f: _reference_score(f)),
     "curation_state": (pa.string(), lambda f: f.curation_state),
+    "design_digest": (pa.string(), lambda f: f.design_digest),  # what `curate approve --digest` names
     "licence": (pa.string(), lambda f: f.licence),
 }
 COLUMNS = tuple(_COLUMNS)

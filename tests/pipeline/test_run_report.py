@@ -131,3 +131,22 @@ def test_rejections_are_bucketed_by_their_code_not_their_wording():
                                    code="too_few_rows")], [], 1, 0.0, seed=0, sources="local:x", limit=None)
     assert report["rejections"] == [{"ref": "r/a", "stage": "design", "reason": "too few rows (3 < 30)",
                                      "code": "too_few_rows"}]
+
+
+def test_a_release_that_withheld_every_task_says_so_first_everywhere(tmp_path: Path):
+    from pipeline.run_report import nothing_published, summary_markdown
+
+    outcomes = [Outcome(ref="local/w", work_dir="", stage="withheld", ok=False, unit="regression",
+                        reason="changed since approval (design digest a, approved b)"),
+                Outcome(ref="local/d", work_dir="", stage="design", ok=False, reason="too few rows (3 < 30)")]
+    report = {**build_report(outcomes, [], 2, 1.0, seed=0, sources="local:x", limit=None), "published": False,
+              "cached": 1}
+    headline = nothing_published(report)
+    assert headline.startswith("nothing published: none of the 1 built task is approved")
+    assert summary_table(report, tmp_path / "out").splitlines()[0] == f"{headline}; {tmp_path / 'out'} is unchanged"
+    assert summary_markdown(report, tmp_path / "out", None, {}).split("\n")[2] == f"**{headline}**"
+    write_report_md(tmp_path, report)
+    md = (tmp_path / names.RUN_REPORT_MD).read_text()
+    assert "- considered: 2 datasets, rejected: 1" in md and "1 task withheld (--publish approved)" in md
+    assert "- reused from the build cache: 1 task (withheld ones included)" in md
+    assert nothing_published({**report, "published": True, "built": 1}) is None

@@ -257,7 +257,7 @@ def test_curators_see_each_target_its_evidence_rejected_candidates_sizes_and_lea
     assert "## Targets and their evidence" in md
     assert "## Tasks per evidence kind" in md and "| source_hint | 1 | 33% | documented |" in md
     assert "| outcome_description | 1 | 33% | fallback |" in md and "| unrecorded | 1 | 33% | fallback |" in md
-    assert "&lt;b>the outcome&lt;/b> \\| of the study" in md
+    assert "\\<b>the outcome\\</b> \\| of the study" in md
 
 
 def test_rows_histogram_of_a_two_task_tree_plots_both_tasks_min_included(tmp_path):

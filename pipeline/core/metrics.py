@@ -241,13 +241,19 @@ BLOCK_BEGIN = "# ---- self-contained metrics: begin"
 BLOCK_END = "# ---- self-contained metrics: end ----"
 
 
-def self_contained_source() -> str:
-    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+def marked_block(path, begin: str, end: str) -> str:
+    """The lines of the file at `path` between the line that starts with `begin` and the marker `end`
+    (both excluded): a self-contained block a generated file copies instead of importing daregen."""
     from pathlib import Path
 
-    text = Path(__file__).read_text(encoding="utf-8")
-    start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
-    return text[start:text.index(BLOCK_END)]
+    text = Path(path).read_text(encoding="utf-8")
+    start = text.index("\n", text.index(begin)) + 1
+    return text[start:text.index(end)]
+
+
+def self_contained_source() -> str:
+    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+    return marked_block(__file__, BLOCK_BEGIN, BLOCK_END)
 
 
 # The metric DARE-bench scores each (problem type, variant) with: IF (v1) reproduces the reference

@@ -268,6 +268,32 @@ DEFAULT_METRICS: dict[tuple[str, str], str] = {
 }
 
 
+# What a question tells the solver about how its prediction.csv is scored, per metric: the metric by
+# name and whatever the scorer checks that the workflow alone does not say (an IF regression's
+# numbers must survive numpy.allclose, so rounding them to 2 decimals scores 0). One text for the
+# DARE questions (finalize/instructions.py, finalize/timeseries.py), hence for the desktop variants,
+# which quote them.
+SCORING_SENTENCES: dict[str, str] = {
+    "exact_match": ("Scoring: the predictions are compared row by row with those of the workflow described above; "
+                    "the score is 1 only if every predicted label equals that workflow's (exact match), else 0, so "
+                    "write each label as the target column of the training data writes it."),
+    "allclose": ("Scoring: the predictions are compared with those of the workflow described above by "
+                 "numpy.allclose with its default tolerances (rtol 1e-05, atol 1e-08); the score is 1 if every "
+                 "prediction is within them, else 0, so write the predictions at full floating-point precision, "
+                 "not rounded."),
+    "macro_f1": ("Scoring: the macro-averaged F1 score (scikit-learn's f1_score with average=\"macro\") of the "
+                 "predicted labels against the true labels of the validation rows."),
+    "r2": ("Scoring: R², the coefficient of determination (scikit-learn's r2_score), of the predictions against "
+           "the true values of the validation rows, clipped to [0, 1]."),
+}
+
+
+def scoring_sentence(problem_type: str, variant: str, n_targets: int = 1) -> str:
+    """The sentence a `problem_type` question of `variant` ends with: how its predictions are scored."""
+    text = SCORING_SENTENCES[metric_for(problem_type, variant).name]
+    return text if n_targets == 1 else text + " Each target column is scored so, and the scores are averaged."
+
+
 def metric_named(name: str) -> Metric:
     try:
         return METRICS[name]

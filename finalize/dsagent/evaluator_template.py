@@ -12,7 +12,8 @@ the files, and anyone can read it next to the instruction. The DARE-bench metric
 and the solved threshold are daregen's own (pipeline/core/metrics.py's registry, which
 `daregen score` uses; expected.json names its metric by registry name): in this
 template they are imported, and the build replaces that import with their source
-text (finalize/dsagent/build.py, evaluator_source), so there is one definition.
+text (finalize/dsagent/build.py, evaluator_source), so there is one definition; so is
+the rule a forecast's time column is read by (pipeline/core/ts_reference.py, time_keys).
 Every check returns a score in [0, 1], and any mismatch keeps the score below the
 threshold, so partial credit never counts as solved.
 """

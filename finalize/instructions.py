@@ -214,8 +214,9 @@ def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureRe
         f"{validation_source(ftype)} and {VAL_MISSING_RULE}{f' ({QUESTION_V1_PHRASE})' if ftype == 'csv' else ''}. "
         "Make predictions and save the results to a "
         f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
-        f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, with each "
-        "prediction aligned to its row_id so that performance can be computed correctly. "
+        f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, one row "
+        f"for each row of `{val_file}`, with each prediction aligned to its row_id so that performance can be computed "
+        "correctly. "
         + scoring_sentence(spec.problem_type, "v1", len(spec.target))
     )
     return "\n\n".join([intro, filtering, selection, modelling])

@@ -83,6 +83,7 @@ def test_if_question_states_column_metric_precision_and_step_order(tabular_tasks
     if kind == "regression":  # rounding to 2 decimals scores 0 under numpy.allclose: the text says so
         assert "full floating-point precision, not rounded" in text
     assert "Impute first, then scale and encode" in text  # the order, not only implied by the sentences
+    assert f"one row for each row of `{names.data_file(names.VAL_V1, question['save_file_type'])}`" in text
 
     # the workflow, run as the question spells it, written under the column it names
     src = task_dir / names.SOURCE_DIR

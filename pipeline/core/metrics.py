@@ -282,7 +282,8 @@ SCORING_SENTENCES: dict[str, str] = {
                  "prediction is within them, else 0, so write the predictions at full floating-point precision, "
                  "not rounded."),
     "macro_f1": ("Scoring: the macro-averaged F1 score (scikit-learn's f1_score with average=\"macro\") of the "
-                 "predicted labels against the true labels of the validation rows."),
+                 "predicted labels against the true labels of the validation rows, so write each label as the "
+                 "target column of the training data writes it."),
     "r2": ("Scoring: R², the coefficient of determination (scikit-learn's r2_score), of the predictions against "
            "the true values of the validation rows, clipped to [0, 1]."),
 }

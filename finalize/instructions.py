@@ -16,6 +16,7 @@ from pipeline.core import names
 from pipeline.core.column_refs import description_phrase, feature_references, named_text
 from pipeline.core.csv_convention import QUESTION_V1_PHRASE
 from pipeline.core.if_workflow import MULTI_OUTPUT_WRAPPED, make_model
+from pipeline.core.metrics import scoring_sentence
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from pipeline.core.task_metadata import FeatureReference
 from postprocess.relational import task_join_path
@@ -34,6 +35,9 @@ _IMPUTER_WORDS = {
 # oracle (finalize.checks.check_instruction) looks for them.
 VAL_MISSING_RULE = "read it as the training data is read, so that its missing values follow the same rule"
 SELECTION_ANCHOR = "following features for model training, in this order: "
+# The order of the preprocessing steps, said outright: sentence order alone leaves a solver free to
+# scale first and impute the scaled values, which changes every mean-imputed value.
+IMPUTE_THEN_SCALE = "Impute first, then scale and encode: after imputation,"
 
 
 def column_phrase(column: str, descriptions: dict[str, str]) -> str:
@@ -201,16 +205,19 @@ def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureRe
                         ", fitted on all target columns at once (it supports several outputs natively)")
     modelling = (
         f"Handle missing values by imputing {_IMPUTER_WORDS[spec.imputer_type]} (\"{spec.imputer_type}\") for the "
-        "numeric features and the most frequent value (\"most_frequent\") for the categorical features. Preprocess "
-        "the data by applying a standard scaler to the numeric features and a one-hot encoder to the categorical "
-        "features with handle_unknown set to \"ignore\" and sparse_output set to False, combined in a "
+        "numeric features and the most frequent value (\"most_frequent\") for the categorical features. "
+        f"{IMPUTE_THEN_SCALE} apply a standard scaler to the numeric features and a one-hot encoder to the "
+        "categorical features with handle_unknown set to \"ignore\" and sparse_output set to False, each feature "
+        "type's imputer followed by its transformer, combined in a "
         "ColumnTransformer with the numeric features first and the categorical features second. Train a single "
         f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from "
         f"{validation_source(ftype)} and {VAL_MISSING_RULE}{f' ({QUESTION_V1_PHRASE})' if ftype == 'csv' else ''}. "
         "Make predictions and save the results to a "
         f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
-        f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, with each "
-        "prediction aligned to its row_id so that performance can be computed correctly."
+        f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, one row "
+        f"for each row of `{val_file}`, with each prediction aligned to its row_id so that performance can be computed "
+        "correctly. "
+        + scoring_sentence(spec.problem_type, "v1", len(spec.target))
     )
     return "\n\n".join([intro, filtering, selection, modelling])
 
@@ -227,8 +234,10 @@ def question_v2(spec: TaskSpec) -> str:
         f"Then use `{val_file}` to generate a prediction for {_targets(spec, 'each of', '').strip()} for each "
         f"`{names.ROW_ID}`. The model "
         f"should output a file named `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as "
-        f"provided in the original `{val_file}`) and the corresponding predictions. Each prediction should be "
-        "aligned with its row_id so that performance can be computed correctly."
+        f"provided in the original `{val_file}`) and the corresponding predictions in "
+        f"{_targets(spec, 'columns named', 'a column named')}, one row for each row of `{val_file}`. Each prediction "
+        "should be aligned with its row_id so that performance can be computed correctly. "
+        + scoring_sentence(spec.problem_type, "v2", len(spec.target))
         # A short panel's validation rows are its last time points (postprocess.split.split_by_time): said, so
         # an agent validates as the task is scored, on later time points, not on a random draw.
         + (f" Every row of `{val_file}` comes after every row of `{train_file}` in `{spec.split_time_column}`: "

@@ -26,6 +26,7 @@ from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resa
 from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json, write_text
+from pipeline.core.metrics import scoring_sentence
 from pipeline.core.records import DatasetRejected, TimeSeriesSpec
 from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TaskMetadata, TimeSeriesQuestion,
                                          rejected_when_invalid, write_all_metadata)
@@ -84,12 +85,15 @@ def question_v1(spec: TimeSeriesSpec, train_columns: list[str], val_columns: lis
         "Train your model(s) on the training data using only CPU resources.",
         f"Then generate predictions for `{t}` in `{VAL_V1_CSV}` for each `{names.ROW_ID}`.",
         f"The model should output a file named `{names.PREDICTION}`. The file must contain the column "
-        f"{names.ROW_ID} (as provided in the original `{VAL_V1_CSV}`) and the corresponding predictions. Each "
+        f"`{names.ROW_ID}` (as provided in the original `{VAL_V1_CSV}`) and the corresponding predictions in a "
+        f"column named `{t}`, exactly one row for each row of `{VAL_V1_CSV}`. Each "
         f"prediction should be aligned with its {names.ROW_ID} so that performance can be computed correctly.",
+        scoring_sentence(TASK_KIND, "v1"),
     ])
 
 
-def question_v2(spec: TimeSeriesSpec) -> str:
+def question_v2(spec: TimeSeriesSpec, example: str | None = None) -> str:
+    """CF's instruction; `example`: a time value of val_v2.csv, shown beside the format it is written in."""
     t = spec.target[0]
     parts = [
         _PREAMBLE, _METADATA, f"Load the file `{names.TS_TRAIN_CSV}` as your complete training data. "
@@ -112,17 +116,30 @@ def question_v2(spec: TimeSeriesSpec) -> str:
             "without observations by backward filling and then forward filling (imputer 'bfill_ffill'). The time "
             f"points in `{VAL_V2_CSV}` are on that resampled grid.")
     parts += [
-        "You may generate predictions for a continuous time range, but your predictions must at least cover the "
-        f"earliest and latest timestamps that appear in `{VAL_V2_CSV}` for each unique combination of identifiers "
-        f"present in `{VAL_V2_CSV}`.",
+        f"Predict the target at every row of `{VAL_V2_CSV}`: one prediction row for each of its rows, with the "
+        f"same {_ids_text(spec)}. A row of it without a prediction scores 0; rows you add for other time points "
+        "(a continuous range, say) are ignored.",
         f"Your output file must be named `{names.PREDICTION}` and must contain all identifier columns "
-        f"({_ids_text(spec)}) together with the predicted values for the target column `{t}`; write "
-        f"`{spec.time_column}` in the same format as `{names.TS_TRAIN_CSV}` (strftime pattern `{spec.time_format}`).",
+        f"({_ids_text(spec)}) together with the predicted values in a column named `{t}`. "
+        + time_format_sentence(spec.time_column, spec.time_format, example),
         "Also note that the validation file may contain non-contiguous and unsorted time points, meaning the time "
         "indices are not guaranteed to be consecutive. Each prediction must be aligned with its identifiers so "
         "that performance can be computed correctly.",
+        scoring_sentence(TASK_KIND, "v2"),
     ]
     return " ".join(parts)
+
+
+def time_format_sentence(time_column: str, time_format: str, example: str | None) -> str:
+    """How the CF prediction's time column must be written: the one spelling both scorers accept
+    (pipeline.core.ts_reference.time_keys), with one of the task's own values as an example."""
+    shown = f", for example `{example}`" if example else ""
+    return (f"Write `{time_column}` exactly as `{names.TS_TRAIN_CSV}` and `{VAL_V2_CSV}` write it, in the strftime "
+            f"format `{time_format}`{shown}: a time written in any other format scores 0.")
+
+
+def _first_time(frame: pd.DataFrame, column: str) -> str | None:
+    return str(frame[column].iloc[0]) if column in frame.columns and len(frame) else None
 
 
 def ts_question(pkg: TimeSeriesPackage) -> TimeSeriesQuestion:
@@ -150,7 +167,7 @@ def question_list_entry(pkg: TimeSeriesPackage) -> dict:
         "task": TASK_KIND,
         "question_v1": question_v1(pkg.spec, [str(c) for c in pkg.frames[names.TS_TRAIN].columns],
                                    [str(c) for c in pkg.frames[names.VAL_V1].columns]),
-        "question_v2": question_v2(pkg.spec),
+        "question_v2": question_v2(pkg.spec, _first_time(pkg.frames[names.VAL_V2], pkg.spec.time_column)),
         "needed_files_v1": list(NEEDED_V1),
         "needed_files_v2": list(NEEDED_V2),
         "available_tools": ["python_executor"],

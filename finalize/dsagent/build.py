@@ -37,7 +37,7 @@ from finalize.dsagent import categories, config, dare_variants, evaluator_templa
 from finalize.dsagent.records import DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
-from pipeline.core import metrics, names
+from pipeline.core import metrics, names, ts_reference
 from pipeline.core.cache import commit_entry
 from pipeline.core.curation import metadata_digest
 from pipeline.core.environment import code_version, fingerprint_digest, pin_blas_threads
@@ -138,17 +138,24 @@ def chosen_categories(seed: int, task: str, generators: Mapping[str, object],
 
 # The template imports daregen's metrics between these markers; a shipped evaluator carries their text.
 _METRICS_BEGIN, _METRICS_END = "# ---- daregen metrics: begin", "# ---- daregen metrics: end ----"
+_TIME_KEYS_BEGIN, _TIME_KEYS_END = "# ---- daregen time keys: begin", "# ---- daregen time keys: end ----"
 
 
 def evaluator_source() -> str:
     """evaluator.py as each task ships it: the template, its metrics import replaced by the source text
-    of pipeline/core/metrics.py's self-contained block, so it runs without daregen and scores exactly
-    as `daregen score` does."""
+    of pipeline/core/metrics.py's self-contained block and its time-keys import by that of
+    pipeline/core/ts_reference.py's, so it runs without daregen and scores exactly as `daregen score` does."""
     text = Path(evaluator_template.__file__).read_text(encoding="utf-8")
-    start, end = text.index(_METRICS_BEGIN), text.index(_METRICS_END) + len(_METRICS_END)
-    block = ("# ---- DARE-bench metrics, copied from daregen's pipeline/core/metrics.py ----\n"
-             + metrics.self_contained_source().strip() + "\n# ---- end of daregen's metrics ----")
-    return text[:start] + block + text[end:]
+    for (begin, end), block in (
+            ((_METRICS_BEGIN, _METRICS_END),
+             "# ---- DARE-bench metrics, copied from daregen's pipeline/core/metrics.py ----\n"
+             + metrics.self_contained_source().strip() + "\n# ---- end of daregen's metrics ----"),
+            ((_TIME_KEYS_BEGIN, _TIME_KEYS_END),
+             "# ---- forecast time keys, copied from daregen's pipeline/core/ts_reference.py ----\n"
+             + ts_reference.time_keys_source().strip() + "\n# ---- end of daregen's time keys ----")):
+        start, stop = text.index(begin), text.index(end) + len(end)
+        text = text[:start] + block + text[stop:]
+    return text
 
 
 def _write_task_files(folder: Path, task: DesktopTask, evaluator_source: str) -> None:

@@ -20,7 +20,7 @@ from finalize.mm_check import MIN_MARGIN
 from pipeline.core import names
 from pipeline.core.if_workflow import workflow_question
 from pipeline.core.jsonio import read_json
-from pipeline.core.metrics import metric_for
+from pipeline.core.metrics import SCORING_SENTENCES, SOLVED_THRESHOLD, metric_for
 from pipeline.core.records import DatasetRejected
 
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
@@ -39,25 +39,22 @@ prediction.to_csv("prediction.csv", index=False, lineterminator="\\n")
 '''
 
 
-# What each metric asks of prediction.csv, said after the task's own text: an IF regression's numbers
-# must survive numpy.allclose, so a solver that rounds them fails, and only this sentence tells it.
-# Keyed by the registry's metric names (pipeline/core/metrics.py), which expected.json names.
-SCORING_NOTES = {
-    "exact_match": "Scoring: every predicted label must equal the one the described workflow gives (exact match).",
-    "allclose": ("Scoring: the predictions must equal the described workflow's within numpy.allclose's default "
-                 "tolerance (rtol 1e-05, atol 1e-08): write them at full floating-point precision, not rounded."),
-    "macro_f1": "Scoring: macro-F1 of the predicted labels against the true labels of the validation rows.",
-    "r2": "Scoring: R² of the predictions against the true values of the validation rows, clipped to [0, 1].",
-}
-
-
-def scoring_note(check: dict) -> str:
-    """How prediction.csv is read and scored. The evaluator finds the predictions and the keys by column name,
-    and DARE-bench's own text ("the corresponding predictions") leaves the predictions' column unnamed: a
-    careful solver writing `prediction` would score 0, so the columns are named here."""
+def scoring_note(check: dict, question: str, bar_of: str = "the reference model's") -> str:
+    """What the desktop evaluator checks beyond the task's own text `question`: the columns of
+    prediction.csv by their exact names (unlike DARE's scorer it takes no misnamed prediction column,
+    and a published DARE question may leave it unnamed), the metric when the question does not state
+    it (pipeline.core.metrics.SCORING_SENTENCES, as daregen's questions do) and, for a free-modelling
+    check, the bar the score is relative to (`bar_of`: whose metric on the same rows)."""
     columns = ", ".join(f"`{c}`" for c in [*check["id_columns"], *check["targets"]])
-    return (f"\n\nColumns: `{names.PREDICTION}` holds {columns}, named exactly so (the predictions under the "
-            f"target's name). " + SCORING_NOTES[check["metric"]])
+    parts = [f"Columns: `{names.PREDICTION}` holds {columns}, named exactly so (the predictions under the "
+             "target's name)."]
+    sentence = SCORING_SENTENCES[check["metric"]]
+    if sentence not in question:
+        parts.append(sentence)
+    if check.get("reference_metric"):
+        parts.append(f"Here the score is that metric divided by {bar_of} on the same rows, capped at 1; "
+                     f"{SOLVED_THRESHOLD} or more solves the task.")
+    return "\n\n" + " ".join(parts)
 
 
 def preamble(files: list[str]) -> str:
@@ -117,7 +114,7 @@ def dare_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Des
             check["reference_metric"] = bar
         out.append(DesktopTask(
             key=f"{name}/{kind}", name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind,
-            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey] + scoring_note(check),
+            steps=steps, stages=stages, instruction=preamble(files) + entry[qkey] + scoring_note(check, entry[qkey]),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": origin},
             reference_csv=reference_csv,

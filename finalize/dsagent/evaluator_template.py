@@ -12,7 +12,8 @@ the files, and anyone can read it next to the instruction. The DARE-bench metric
 and the solved threshold are daregen's own (pipeline/core/metrics.py's registry, which
 `daregen score` uses; expected.json names its metric by registry name): in this
 template they are imported, and the build replaces that import with their source
-text (finalize/dsagent/build.py, evaluator_source), so there is one definition.
+text (finalize/dsagent/build.py, evaluator_source), so there is one definition; so is
+the rule a forecast's time column is read by (pipeline/core/ts_reference.py, time_keys).
 Every check returns a score in [0, 1], and any mismatch keeps the score below the
 threshold, so partial credit never counts as solved.
 """
@@ -23,10 +24,8 @@ import io
 import json
 import math
 import os
-import re
 import stat
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +33,9 @@ import pandas as pd
 # ---- daregen metrics: begin (replaced by pipeline/core/metrics.py's self-contained block at build time) ----
 from pipeline.core.metrics import METRICS, SOLVED_THRESHOLD, UnscorablePrediction  # noqa: F401 (the threshold is part of what a reader sees)
 # ---- daregen metrics: end ----
+# ---- daregen time keys: begin (replaced by pipeline/core/ts_reference.py's self-contained block at build time) ----
+from pipeline.core.ts_reference import parse_time, time_keys  # noqa: F401 (parse_time: the perturbations' reader)
+# ---- daregen time keys: end ----
 
 _PARTIAL_CAP = 0.9  # a partly right answer scores at most this, below the solved threshold
 # The largest result file read, as daregen's own limit on a prediction file (safe_io's max_file_bytes).
@@ -184,35 +186,12 @@ def check_vega_lite(result_dir: Path, spec: dict) -> float:
     return _partial(sum(checks), len(checks))
 
 
-def parse_time(text: str, fmt: str) -> datetime:
-    """`text` read with the task's `time_format` (a strftime pattern; `%:z` is a `+HH:MM` offset and `%q`
-    a quarter digit, as in daregen's pipeline/core/ts_reference.py). Raises ValueError when it does not match."""
-    text = str(text).strip()
-    if "%q" in fmt:
-        pattern = re.escape(fmt).replace(re.escape("%q"), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
-        m = re.fullmatch(pattern, text)
-        if m is None:
-            raise ValueError(f"{text!r} does not match {fmt!r}")
-        return datetime(int(m["y"]), 3 * (int(m["q"]) - 1) + 1, 1)
-    return datetime.strptime(text, fmt.replace("%:z", "%z"))
-
-
-def _instants(values: pd.Series, fmt: str) -> list[str]:
-    """One canonical text per time point (UTC when the pattern carries an offset), so the same instant
-    matches however the offset is spelled; ValueError when a value does not parse with `fmt`."""
-    out = []
-    for v in values:
-        t = parse_time(v, fmt)
-        out.append((t.astimezone(timezone.utc) if t.tzinfo is not None else t).isoformat())
-    return out
-
-
 def check_prediction(result_dir: Path, spec: dict) -> float:
     """DARE-bench scoring of prediction.csv, aligned on the id columns (extra rows ignored).
 
-    With `time_column`/`time_format` (time-series CF) that id column is compared as parsed time points:
-    a prediction whose times do not parse with the task's own format scores 0, as DARE's CF does not
-    guess other spellings here (the instruction names the format)."""
+    With `time_column`/`time_format` (time-series CF) that id column is compared as parsed time points
+    (time_keys, the rule `daregen score` applies too): a prediction whose times do not parse with the
+    task's own format scores 0 (the instruction names the format)."""
     try:
         pred = _result_csv(result_dir / spec["file"])
         ref = pd.read_csv(Path(spec["reference_path"]), dtype=str, keep_default_na=False)
@@ -225,9 +204,9 @@ def check_prediction(result_dir: Path, spec: dict) -> float:
         pred[col], ref[col] = pred[col].str.strip(), ref[col].str.strip()
     time_column = spec.get("time_column")
     if time_column:
-        ref[time_column] = _instants(ref[time_column], spec["time_format"])
+        ref[time_column] = time_keys(ref[time_column], spec["time_format"])
         try:
-            pred[time_column] = _instants(pred[time_column], spec["time_format"])
+            pred[time_column] = time_keys(pred[time_column], spec["time_format"])
         except ValueError:
             return 0.0
     if spec.get("ignore_extra_rows"):  # CF: rows for keys the ground truth does not hold are ignored

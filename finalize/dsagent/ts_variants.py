@@ -41,6 +41,9 @@ HIDDEN_DIR = "_hidden"  # oracle-only inputs in the validation folder
 MIN_BAR = 0.05  # as for MM: a best baseline below this does no better than the mean, no bar to reach
 XF_PERTURBATIONS = ("missing_file", "wrong_value", "missing_id_column", "shuffled_ids")
 CF_PERTURBATIONS = ("missing_file", "wrong_value", "missing_id_column", "time_format")
+# Whose score the desktop forecast's is divided by: question.baselines, all fitted on train.csv alone.
+BAR_OF = ("the best R² a standard forecasting baseline fitted to `train.csv` (seasonal naive, exponential smoothing, "
+          "SARIMAX, drift, a trend or an autoregression) reaches")
 
 _XF_BODY = '''
 val = pd.read_csv(P["val"], dtype=str, keep_default_na=False)
@@ -141,7 +144,8 @@ def ts_variants(task_dir: Path, question: dict, entry: dict) -> tuple[list[Deskt
             perturbations = CF_PERTURBATIONS
         out.append(DesktopTask(
             key=key, name=f"{name}__{kind}", source_task=name, category="modelling", kind=kind, steps=steps,
-            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey] + scoring_note(check),
+            stages=("feature_engineering", "modelling"), instruction=preamble(files) + entry[qkey]
+            + scoring_note(check, entry[qkey], BAR_OF),
             inputs={f: f"{src}/{f}" for f in files}, output=names.PREDICTION,
             expected={"check": check, "solved_threshold": metric.solved_threshold, "reference_origin": reference.removesuffix(".csv")},
             reference_csv=reference_csv, oracle=oracle, perturbations=perturbations, oracle_inputs=oracle_inputs))

@@ -39,7 +39,9 @@ MAX_PHRASE = 90
 # R documentation often opens a column's entry with its storage type ("a numeric
 # vector", "Factor.") or is nothing but its level list ("a factor with levels: no;
 # yes"); neither says what the column means, so both are cut from the phrase.
-_LEVELS = re.compile(r"[,;:]?\s*\b(an? )?(ordered )?factor\b.*$", re.I)
+# "factor" is the storage type only at the start, after a punctuation mark or after an article: never
+# inside a phrase ("a risk factor score" keeps its words).
+_LEVELS = re.compile(r"(?:^|[,;:(]\s*|(?<=[.?!])\s*|\s(?=an? |ordered ))(?:an? )?(ordered )?factor\b.*$", re.I)
 _LEVELS_THEN_MEANING = re.compile(
     r"^(an? )?(ordered )?factor\b[^.;]*?\b(indicating|to indicate|giving|describing|coding|denoting|identifying|saying|for)\s+(?P<meaning>[^.;]{3,})",
     re.I)
@@ -52,15 +54,25 @@ _WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
 _CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
 # "1=Urgent/Emerg; 0=elective (type of admission)": a code list that ends by saying what it codes
 _CODES_THEN_MEANING = re.compile(r"^[^()]*=[^()]*\((?P<meaning>[^()=<>]{3,})\)$")
+# A codebook line: "1 = central cities. 2 = suburban areas. 3 = rural/small towns/outlying areas."
+_CODE_ITEM = re.compile(r"-?\d+\s*=\s*\S.*", re.S)
+_CODE_SPLIT = re.compile(r"(?<=[.;,])\s+(?=-?\d+\s*=)")
+_CONJUNCTION = re.compile(r"(?:^|\s)(?:and|or)\s")
+# A list that opens so qualifies the clause before it ("the road, either MC, FAI, PA, or MA").
+_QUALIFIER_OPENING = re.compile(r"(?:either|e\.g\.|i\.e\.|such as|including|namely|like)\b", re.I)
+_BRACKETED = re.compile(r"\s*\([^()]*\)")
 
 
 def description_phrase(column: str, description: str, whole: bool = False, qualified: bool = False) -> str:
-    """The words of `description` that say what `column` means ("" when none do): storage types,
-    level lists and everything after the first sentence cut, long ones cut at a word with "…",
-    the first letter lowered as in running text. Unless `whole` (a phrase shown beside the column
-    name, which needs no cut to stand alone), binary codes read as "whether ..." and the phrase
-    ends at its first comma or semicolon outside brackets; `qualified` keeps what follows that
-    comma in brackets instead ("expenditures per pupil (special needs)"), for columns whose
+    """The words of `description` that say what `column` means ("" when none do), in their own case:
+    storage types, level lists and everything after the first sentence cut, never a phrase in its
+    middle. A codebook line ("1 = central cities. 2 = suburban areas. ...") keeps every code, joined by
+    "; ". A phrase longer than MAX_PHRASE loses what brackets add, and if still too long is not shown at all (the reference is the column name, and
+    metadata.txt holds the description): cut, it would say less than it seems to. Unless `whole` (a
+    phrase shown beside the column name, which needs no cut to stand alone), binary codes read as
+    "whether ..." and the phrase ends at its first comma or semicolon outside brackets, unless what
+    follows continues a list ("a long bone, multiple, neck, or hip fracture"); `qualified` keeps what
+    follows that comma in brackets instead ("expenditures per pupil (special needs)"), for columns whose
     descriptions differ only there."""
     desc = (description or "").strip()
     # "Factor. Does the ..." and "factor - equals 1 if ..." keep what follows
@@ -70,27 +82,52 @@ def description_phrase(column: str, description: str, whole: bool = False, quali
     desc = meaning["meaning"] if meaning else _LEVELS.sub("", desc).strip()
     desc = LEADING_TYPE.sub("", desc).strip()
     desc = TRAILING_TYPE.sub("", desc).strip()
-    desc = _first_sentence(desc).strip().rstrip(".;:,-– ")
+    desc = _WITH_LEVELS.sub("", desc).strip()  # "Frequency with levels year, hour, week"
+    codes = _codebook(desc)
+    desc = codes or _first_sentence(desc).strip().rstrip(".;:,-– ")
     if not whole:
-        codes = _CODES_THEN_MEANING.match(desc)
-        desc = codes["meaning"].strip() if codes else desc
+        in_brackets = _CODES_THEN_MEANING.match(desc)
+        desc = in_brackets["meaning"].strip() if in_brackets else desc
         # Wooldridge's "=1 if union member" (or "equals 1 if ..., 0 otherwise") and "1=smoker or
         # 0=nonsmoker" say whether
         binary = _BINARY.match(desc)
         desc = f"whether {(binary['one'] or binary['one2']).strip()}" if binary else desc
         desc = _INDICATOR.sub(r"whether \g<what>", desc)
         desc = _CODE_PARENTHESIS.sub("", desc)  # "mother's race (1 = white, 2 = black)": the codes are metadata's
-        desc = _WITH_LEVELS.sub("", desc)  # "Frequency with levels year, hour, week"
-        first = _first_clause(desc)
+        first = desc if codes or _enumeration(desc) else _first_clause(desc)
         rest = desc[len(first):].lstrip(",; ").rstrip(".;:, ")
         desc = f"{first} ({rest})" if qualified and rest and not re.search(r"[()\[\]{}\"]", rest) else first
-    if len(desc) > MAX_PHRASE:
-        desc = desc[:MAX_PHRASE].rsplit(" ", 1)[0].rstrip(".;:,(") + "…"
-    if len(desc) < 3 or desc.lower() == column.lower():
+    if len(desc) > MAX_PHRASE:  # what brackets add is a detail: "average hourly earnings (sum of ...)"
+        desc = _BRACKETED.sub("", desc).strip()
+    if len(desc) > MAX_PHRASE or len(desc) < 3 or desc.lower() == column.lower():
         return ""
-    if len(desc) > 1 and desc[0].isupper() and not desc[1].isupper():
-        desc = desc[0].lower() + desc[1:]
     return desc
+
+
+def _enumeration(text: str) -> bool:
+    """Whether what follows `text`'s first comma continues a list its first clause opens: short items
+    ending in "or"/"and" ("a long bone, multiple, neck, single area, or hip fracture", "Conservative,
+    Labour, or Liberal Democrat", "Mother, father or guardian"), never a qualifier ("husband's wage, in
+    1975 dollars", "sex of the respondent, Female or Male": one item after a clause of several words;
+    "the road, either MC, FAI, PA, or MA": a list opened as an example of the clause)."""
+    first = _first_clause(text)
+    if first == text:
+        return False
+    rest = text[len(first):].lstrip(",; ")
+    items = re.split(r",\s*", rest)
+    if (_QUALIFIER_OPENING.match(rest) or not _CONJUNCTION.search(items[-1])
+            or any(len(i.split()) > 4 for i in items)):
+        return False
+    return len(items) >= 2 or len(first.split()) <= 2
+
+
+def _codebook(text: str) -> str:
+    """A codebook line's codes, each whole, joined by "; " ("1 = central cities; 2 = suburban areas; 3 =
+    rural/small towns/outlying areas"); "" when `text` is not two or more `N = label` items."""
+    items = [i.strip().rstrip(".;, ") for i in _CODE_SPLIT.split(text.strip())]
+    if len(items) < 2 or not all(_CODE_ITEM.fullmatch(i) for i in items):
+        return ""
+    return "; ".join(items)
 
 
 def _first_sentence(text: str) -> str:
@@ -214,6 +251,9 @@ def _judge(column: str, phrase: str, columns: dict[str, _Column]) -> tuple[str, 
         return "", "metadata.txt has no description that says what the column means", False
     if re.search(r"[=<>]", phrase):
         return "", "the description is a code list, which does not read as the name of a quantity", False
+    if _first_clause(phrase) != phrase:
+        return "", ("the description is a list whose commas would split the question's comma-separated feature "
+                    "lists"), False
     words = content_words(phrase)
     # one word may do when it is all the description says ("Potassium" for `K`), never a word among
     # stop words ("in years" for `age`)

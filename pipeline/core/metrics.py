@@ -241,13 +241,19 @@ BLOCK_BEGIN = "# ---- self-contained metrics: begin"
 BLOCK_END = "# ---- self-contained metrics: end ----"
 
 
-def self_contained_source() -> str:
-    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+def marked_block(path, begin: str, end: str) -> str:
+    """The lines of the file at `path` between the line that starts with `begin` and the marker `end`
+    (both excluded): a self-contained block a generated file copies instead of importing daregen."""
     from pathlib import Path
 
-    text = Path(__file__).read_text(encoding="utf-8")
-    start = text.index("\n", text.index(BLOCK_BEGIN)) + 1
-    return text[start:text.index(BLOCK_END)]
+    text = Path(path).read_text(encoding="utf-8")
+    start = text.index("\n", text.index(begin)) + 1
+    return text[start:text.index(end)]
+
+
+def self_contained_source() -> str:
+    """The text of the self-contained block (markers excluded), for a file that cannot import daregen."""
+    return marked_block(__file__, BLOCK_BEGIN, BLOCK_END)
 
 
 # The metric DARE-bench scores each (problem type, variant) with: IF (v1) reproduces the reference
@@ -260,6 +266,33 @@ DEFAULT_METRICS: dict[tuple[str, str], str] = {
     (names.TIME_SERIES_PROBLEM, "v1"): "r2",
     (names.TIME_SERIES_PROBLEM, "v2"): "r2",
 }
+
+
+# What a question tells the solver about how its prediction.csv is scored, per metric: the metric by
+# name and whatever the scorer checks that the workflow alone does not say (an IF regression's
+# numbers must survive numpy.allclose, so rounding them to 2 decimals scores 0). One text for the
+# DARE questions (finalize/instructions.py, finalize/timeseries.py), hence for the desktop variants,
+# which quote them.
+SCORING_SENTENCES: dict[str, str] = {
+    "exact_match": ("Scoring: the predictions are compared row by row with those of the workflow described above; "
+                    "the score is 1 only if every predicted label equals that workflow's (exact match), else 0, so "
+                    "write each label as the target column of the training data writes it."),
+    "allclose": ("Scoring: the predictions are compared with those of the workflow described above by "
+                 "numpy.allclose with its default tolerances (rtol 1e-05, atol 1e-08); the score is 1 if every "
+                 "prediction is within them, else 0, so write the predictions at full floating-point precision, "
+                 "not rounded."),
+    "macro_f1": ("Scoring: the macro-averaged F1 score (scikit-learn's f1_score with average=\"macro\") of the "
+                 "predicted labels against the true labels of the validation rows, so write each label as the "
+                 "target column of the training data writes it."),
+    "r2": ("Scoring: R², the coefficient of determination (scikit-learn's r2_score), of the predictions against "
+           "the true values of the validation rows, clipped to [0, 1]."),
+}
+
+
+def scoring_sentence(problem_type: str, variant: str, n_targets: int = 1) -> str:
+    """The sentence a `problem_type` question of `variant` ends with: how its predictions are scored."""
+    text = SCORING_SENTENCES[metric_for(problem_type, variant).name]
+    return text if n_targets == 1 else text + " Each target column is scored so, and the scores are averaged."
 
 
 def metric_named(name: str) -> Metric:

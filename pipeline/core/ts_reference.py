@@ -23,14 +23,58 @@ are detected with `%q`, and trees written before this rule still parse.
 from __future__ import annotations
 
 import functools
-import re
-from datetime import datetime
 
 import pandas as pd
 
-OFFSET = "%z"  # written as +HH:MM by format_time
-COLON_OFFSET = "%:z"  # read only: Python 3.12's spelling of OFFSET (older trees wrote it)
+# ---- self-contained time keys: begin (copied verbatim into the DSAgentBench evaluator) ----
+import re
+from datetime import datetime, timezone
+
+COLON_OFFSET = "%:z"  # read only: Python 3.12's spelling of `%z` (older trees wrote it)
 QUARTER = "%q"  # read only: the quarter digit 1-4 (not strftime's; only with %Y, as in `1998 Q1`)
+
+
+def parse_time(text: str, fmt: str) -> datetime:
+    """`text` read with a task's `time_format`; ValueError when it does not match."""
+    if QUARTER in fmt:
+        # strptime has no quarter: read the digit, then parse the rest with the quarter's first month.
+        pattern = re.escape(fmt).replace(re.escape(QUARTER), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
+        m = re.fullmatch(pattern, str(text))
+        if m is None:
+            raise ValueError(f"{text!r} does not match {fmt!r}")
+        return datetime(int(m["y"]), 3 * (int(m["q"]) - 1) + 1, 1)
+    # strptime's %z accepts "+HH:MM" since Python 3.7.
+    return datetime.strptime(str(text), fmt.replace(COLON_OFFSET, "%z"))
+
+
+def time_keys(values, fmt: str) -> list[str]:
+    """The one rule both scorers (`daregen score` and the DSAgentBench evaluator) read a forecast's
+    time column by: each value, surrounding blanks stripped, must parse with the task's `time_format`
+    (what the CF question names), and becomes one canonical text per instant (UTC when the pattern
+    carries an offset, so `-04:00` and `+00:00` spellings of one instant match). Any other spelling,
+    `1990-03-01` where the format is `%Y-%m` included, is a ValueError naming the first such value."""
+    out = []
+    for value in values:
+        t = parse_time(str(value).strip(), fmt)
+        out.append((t.astimezone(timezone.utc) if t.tzinfo is not None else t).isoformat())
+    return out
+# ---- self-contained time keys: end ----
+
+
+TIME_KEYS_BEGIN = "# ---- self-contained time keys: begin"
+TIME_KEYS_END = "# ---- self-contained time keys: end ----"
+
+
+def time_keys_source() -> str:
+    """The text of the self-contained time-keys block (markers excluded), for the evaluator that cannot
+    import daregen: it reads a forecast's times exactly as `daregen score` does. (The import is here, not at
+    the top: this module is itself embedded in the CF oracle, which has no daregen.)"""
+    from pipeline.core.metrics import marked_block
+
+    return marked_block(__file__, TIME_KEYS_BEGIN, TIME_KEYS_END)
+
+
+OFFSET = "%z"  # written as +HH:MM by format_time
 QUARTER_START = "%Y-%m-%d"  # how a quarter is written: its first day, as DARE-bench writes periods
 # The rule as all_metadata.json records it (DARE-bench's '1M') -> pandas' alias today, which is what
 # the CF instruction tells the agent (pandas 3 rejects '1M', '1Q' and '1Y'; check_resample_alias
@@ -57,18 +101,6 @@ def format_time(dt: datetime, fmt: str) -> str:
         head, *rest = fmt.split(OFFSET)
         return _offset_text(dt).join(dt.strftime(part) for part in [head, *rest])
     return dt.strftime(fmt)
-
-
-def parse_time(text: str, fmt: str) -> datetime:
-    if QUARTER in fmt:
-        # strptime has no quarter: read the digit, then parse the rest with the quarter's first month.
-        pattern = re.escape(fmt).replace(re.escape(QUARTER), "(?P<q>[1-4])").replace(re.escape("%Y"), "(?P<y>\\d{4})")
-        m = re.fullmatch(pattern, str(text))
-        if m is None:
-            raise ValueError(f"{text!r} does not match {fmt!r}")
-        return datetime(int(m["y"]), 3 * (int(m["q"]) - 1) + 1, 1)
-    # strptime's %z accepts "+HH:MM" since Python 3.7.
-    return datetime.strptime(str(text), fmt.replace(COLON_OFFSET, "%z"))
 
 
 def round_trips(text: str, fmt: str) -> bool:

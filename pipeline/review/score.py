@@ -447,27 +447,24 @@ def align_prediction(
 
 def _parsed_time_keys(task_dir: Path, reference: pd.DataFrame,
                       prediction: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Time-series CF keys compared as instants: the time column parsed with `time_format`.
-
-    `1990-03-31` and `1990-03-31 00:00:00` name the same time point; a prediction
-    time that does not parse as a time at all scores 0 with the reason.
-    """
-    from pipeline.core.ts_reference import parse_times
+    """Time-series CF keys compared as instants, read by the one rule the DSAgentBench evaluator applies
+    too (pipeline.core.ts_reference.time_keys): each prediction time must parse with the task's
+    `time_format`, the format the CF question names. `1990-03` and ` 1990-03 ` name the same month
+    under `%Y-%m`; `1990-03-01` does not parse with it and scores 0 with the reason, as it does on the
+    desktop."""
+    from pipeline.core.ts_reference import time_keys
 
     question = _question(task_dir)
     column, fmt = question.get("time_column"), question.get("time_format")
     if not column or not fmt or column not in reference.columns or column not in prediction.columns:
         return reference, prediction  # align_prediction names a missing id column
-    canonical = lambda t: t.dt.strftime("%Y-%m-%dT%H:%M:%S%z")  # noqa: E731
-    reference = reference.assign(**{column: canonical(parse_times(reference[column], fmt))})
+    reference = reference.assign(**{column: time_keys(reference[column], fmt)})
     try:
-        times = parse_times(prediction[column], fmt)
-    except ValueError:
-        try:  # another spelling of the same instants (e.g. an added 00:00:00)
-            times = pd.to_datetime(prediction[column], utc="%z" in fmt or "%:z" in fmt, format="mixed")
-        except (ValueError, TypeError):
-            raise UnscorablePrediction(f"prediction column {column!r} does not parse with {fmt!r}") from None
-    return reference, prediction.assign(**{column: canonical(times)})
+        times = time_keys(prediction[column], fmt)
+    except ValueError as exc:
+        raise UnscorablePrediction(f"prediction column {column!r} does not parse with the task's time_format "
+                                   f"{fmt!r}: {str(exc).splitlines()[0]}") from None
+    return reference, prediction.assign(**{column: times})
 
 
 def score_prediction(task_dir: Path, variant: str, prediction_path: Path, pred_root: Path | None = None,

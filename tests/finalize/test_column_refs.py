@@ -38,7 +38,7 @@ def _refs(documented: dict[str, str], style: str = "dare"):
 def test_dare_bench_descriptions_single_out_their_columns():
     refs = _refs(POKEMON)
     assert all(r.by == "description" for r in refs.values()), refs
-    assert refs["Support"].phrase == "support stat of the pokemon out of 5.0"
+    assert refs["Support"].phrase == "Support stat of the pokemon out of 5.0"
     assert "next best 0.80" in refs["Support"].reason  # Offense and Scoring share every word but one
 
 
@@ -78,14 +78,39 @@ def test_level_lists_give_way_to_what_the_factor_indicates():
     ("mother's race (1 = white, 2 = black, 3 = other)", "mother's race"),
     ("husband's wage, in 1975 dollars", "husband's wage"),
     ("ethnicity (African-American, Hispanic or other)", "ethnicity (African-American, Hispanic or other)"),
-    ("Frequency with levels year, hour, week.", "frequency"),
-    ("Potassium, a numeric vector", "potassium"),
+    ("Frequency with levels year, hour, week.", "Frequency"),
+    ("Potassium, a numeric vector", "Potassium"),
     ("(0 = not hispanic, 1 = hispanic).", "whether hispanic"),
     ("1=smoker or 0=nonsmoker", "whether smoker"),
 ])
 def test_phrases_read_as_one_item_of_a_list(doc, phrase):
     """No comma outside brackets (question_v1 lists features with commas), no code list, no levels."""
     assert description_phrase("c", doc) == phrase
+
+
+# vcdExtra/ICU and stevedata/anes_partytherms, as their help pages write them
+FRACTURE = "Admission with a long bone, multiple, neck, single area, or hip fracture? a factor with levels `No` `Yes`"
+CREATIN = "Creatinine, from initial blood gases, a factor with levels `<=2` `>2`"
+URBANISM = "1 = central cities. 2 = suburban areas. 3 = rural/small towns/outlying areas."
+
+
+@pytest.mark.parametrize("doc, phrase, named", [
+    # a list after the first comma is no qualifier: the phrase is whole, and goes with the column name
+    (FRACTURE, FRACTURE.split(" a factor")[0], FRACTURE.split(" a factor")[0] + " (`c`)"),
+    # the description's own case, never lowered
+    (CREATIN, "Creatinine", "Creatinine"),
+    # every code of a codebook line, never only the first
+    (URBANISM, "1 = central cities; 2 = suburban areas; 3 = rural/small towns/outlying areas",
+     "1 = central cities; 2 = suburban areas; 3 = rural/small towns/outlying areas (`c`)"),
+    # "factor" inside a phrase is no storage type
+    ("the risk factor score of the patient", "the risk factor score of the patient",
+     "the risk factor score of the patient"),
+])
+def test_a_description_is_never_cut_mid_phrase_and_keeps_its_case(doc, phrase, named):
+    assert description_phrase("c", doc) == phrase
+    documented = {"c": doc, "other": "Weight of the patient in kilograms"}
+    ref = feature_references(["c"], documented, "dare")["c"]
+    assert ref.phrase == named, ref
 
 
 @pytest.mark.parametrize("doc, by", [("Potassium", "description"), ("in years", "name"), ("m = male, f = female", "name"),
@@ -112,16 +137,16 @@ def test_the_overlap_test_is_strict_and_counts_names_too():
 def test_explicit_style_names_every_column_and_keeps_the_description():
     refs = _refs(POKEMON, "explicit")
     assert {r.by for r in refs.values()} == {"name"}
-    assert refs["Support"].phrase == "support stat of the pokemon out of 5.0 (`Support`)"
+    assert refs["Support"].phrase == "Support stat of the pokemon out of 5.0 (`Support`)"
     assert all("column_references" in r.reason for r in refs.values())
 
 
 @pytest.mark.parametrize("doc, phrase", [
     ("mos. in prison during 1986", "mos. in prison during 1986"),  # an abbreviation ends no sentence
     ("chl. camp. expends., 1990", "chl. camp. expends."),
-    ("Age (Child vs. Adult). A factor", "age (Child vs. Adult)"),  # nor one in brackets
-    ("Band of student's intake score - a factor. Levels are bottom 25%", "band of student's intake score"),
-    ("Number of children. More text", "number of children"),
+    ("Age (Child vs. Adult). A factor", "Age (Child vs. Adult)"),  # nor one in brackets
+    ("Band of student's intake score - a factor. Levels are bottom 25%", "Band of student's intake score"),
+    ("Number of children. More text", "Number of children"),
     ("1=Urgent/Emerg; 0=elective (type of admission)", "type of admission"),  # what the codes code
 ])
 def test_a_phrase_keeps_abbreviations_and_the_meaning_of_a_code_list(doc, phrase):
@@ -166,7 +191,7 @@ def test_why_a_column_name_appears_in_the_question_is_recorded():
 
 
 def test_resolve_reads_descriptions_and_names_longest_first():
-    text = ("the support stat of the pokemon out of 5.0, `Role`, and whether the attacks of the pokemon are "
+    text = ("Support stat of the pokemon out of 5.0, `Role`, and whether the attacks of the pokemon are "
             "ranged or close (`Ranged_or_Melee`)")
     assert [c for c, _ in resolve(text, POKEMON)] == ["Support", "Role", "Ranged_or_Melee"]
     # an ambiguous phrase is no reference at all

@@ -121,8 +121,12 @@ def test_scoring_ground_truth_shuffled_extra_rows_and_missing_ids(panel_task, tm
 def test_cf_keys_are_compared_as_parsed_times(tmp_path):
     task_dir, _ = _write(tmp_path, _events(), "price")
     gt2 = pd.read_csv(task_dir / "verify" / "ground_truth_v2.csv", dtype={"date": str})
-    respelled = gt2.assign(date=gt2["date"] + " 00:00:00")  # the same instants, another spelling
-    assert score_prediction(task_dir, "v2", _predict(tmp_path, respelled, "v2")).score == 1.0
+    padded = gt2.assign(date=" " + gt2["date"] + " ")  # the format the question names, blanks around it
+    assert score_prediction(task_dir, "v2", _predict(tmp_path, padded, "v2")).score == 1.0
+    # the same instants in another spelling: 0, as the desktop evaluator scores it (one rule, time_keys)
+    respelled = gt2.assign(date=gt2["date"] + " 00:00:00")
+    result = score_prediction(task_dir, "v2", _predict(tmp_path, respelled, "v2"))
+    assert result.score == 0.0 and "time_format" in result.reason
     garbage = gt2.assign(date="not a date")
     result = score_prediction(task_dir, "v2", _predict(tmp_path, garbage, "v2"))
     assert result.score == 0.0 and "does not parse" in result.reason

@@ -27,6 +27,7 @@ from finalize.dsagent.build import data_context
 from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.reference_solution import read_table
 from pipeline.core.jsonio import read_json
+from pipeline.core.metrics import SCORING_SENTENCES
 from pipeline.core.seeding import rng_for
 
 SEEDS = range(40)  # each generator draws its questions by seed: enough seeds to meet every kind
@@ -187,10 +188,13 @@ def test_modelling_variants_say_how_prediction_csv_is_scored(small_tree: Path) -
         tasks, _ = dare_variants.dare_variants(task_dir, question, entries[task_dir.name])
         for task in tasks:
             metric = task.expected["check"]["metric"]
-            assert task.instruction.endswith(dare_variants.SCORING_NOTES[metric])
+            # the metric is said once: daregen's own question states it, and the note does not repeat it
+            assert task.instruction.count(SCORING_SENTENCES[metric]) == 1
             # the evaluator reads the predictions by the target's name: the text names that column
             check = task.expected["check"]
             assert f"holds `row_id`, `{check['targets'][0]}`, named exactly so" in task.instruction
+            # a free-modelling score is relative to the reference model's, and the text says so
+            assert ("divided by the reference model's" in task.instruction) == ("reference_metric" in check)
             seen.add(metric)
     assert seen >= {"exact_match", "macro_f1"} or seen >= {"allclose", "r2"}
-    assert "not rounded" in dare_variants.SCORING_NOTES["allclose"]
+    assert "not rounded" in SCORING_SENTENCES["allclose"]

@@ -19,6 +19,8 @@ import pytest
 from finalize.dsagent import evaluator_template, ts_variants, validate_job
 from finalize.dsagent.build import OUT_DIR, SCHEMA_PATH, TASKS_DIR, write_dsagent
 from finalize.dsagent.dare_variants import scoring_note
+from finalize.dsagent.ts_variants import BAR_OF
+from pipeline.core.metrics import SCORING_SENTENCES
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetRejected
 from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
@@ -83,7 +85,10 @@ def test_ts_configs_validate_and_never_place_hidden_files_in_the_vm(ts_tree) -> 
         vm = f"/home/user/dsagent/{COVID}__{kind}"
         # the task's own text, then how prediction.csv is scored
         expected = read_json(folder / "expected.json")
-        assert cfg["instruction"].endswith(entry[question_key] + scoring_note(expected["check"]))
+        assert cfg["instruction"].endswith(entry[question_key] + scoring_note(expected["check"], entry[question_key],
+                                                                             BAR_OF))
+        # DARE-bench's own text names no metric: the note does, and the bar the score is relative to
+        assert SCORING_SENTENCES["r2"] in cfg["instruction"] and BAR_OF in cfg["instruction"]
         assert all(f"`{c}`" in cfg["instruction"].rsplit("Columns:", 1)[1]
                    for c in expected["check"]["id_columns"] + expected["check"]["targets"])
         assert f"`{vm}/prediction.csv`" in cfg["instruction"]

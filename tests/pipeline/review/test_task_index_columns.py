@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pipeline.cli import main
 from pipeline.core import names
-from pipeline.core.curation import design_digest
+from pipeline.core.curation import DIGEST_LENGTH, design_digest
+from pipeline.review.reports import question_entries
 from pipeline.review.task_index import COLUMNS, index_table
 from tests.factories import write_question_list, write_task_folder
 
@@ -37,7 +38,9 @@ def test_the_index_holds_the_decisions_inputs(tmp_path: Path):
     assert shop["target_evidence"] == DOCUMENTED["target_evidence"] and shop["curation_state"] == "approved"
     for task in ("shop_class", "cars_class"):
         meta = json.loads((tree / task / names.VERIFY_DIR / names.ALL_METADATA).read_text(encoding="utf-8"))
-        assert rows[task]["design_digest"] == design_digest(meta) and len(rows[task]["design_digest"]) == 16
+        entry = question_entries(tree)[task]
+        assert rows[task]["design_digest"] == design_digest(tree / task, meta, entry)
+        assert len(rows[task]["design_digest"]) == DIGEST_LENGTH
 
 
 def test_curate_status_lists_a_task_whose_dataset_is_now_rejected_as_rejected(tmp_path: Path, capsys):

@@ -37,6 +37,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,8 @@ INTENDED_CSV_6 = Path(__file__).resolve().parent / "intended_targets_6.csv"
 KINDS = ("classification", "regression", "time_series")
 NO_QUESTION = "none"  # a dataset with no defensible question: no task is the right answer
 INTENDED_LISTS = (INTENDED_CSV, INTENDED_CSV_2, INTENDED_CSV_3, INTENDED_CSV_4, INTENDED_CSV_5, INTENDED_CSV_6)
+# Every labelled list and its status ("tuning" or "heldout"), with the reason: the one manifest of the lists.
+LISTS_TOML = Path(__file__).resolve().parent / "lists.toml"
 # With a 0.7 split, 200 rows give 60 validation rows: the 40-row floor survives missing targets.
 LARGE_ROWS = 200
 _COLUMNS = ["ref", "outcomes", "kind", "rows", "justification"]
@@ -88,6 +91,17 @@ class Intended:
 def available_lists() -> list[Path]:
     """The lists a bench run reports when none is named: those of INTENDED_LISTS that exist."""
     return [p for p in INTENDED_LISTS if p.is_file()]
+
+
+def labelled_lists(manifest: Path = LISTS_TOML) -> dict[Path, str]:
+    """Every labelled list bench/lists.toml names, in its order -> its status ("tuning" or "heldout"). A list
+    file of bench/ the manifest does not name is a ValueError: each list's status is stated, never assumed."""
+    data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    lists = {manifest.parent / entry["file"]: entry["status"] for entry in data["list"]}
+    unnamed = sorted(p.name for p in manifest.parent.glob("intended_targets*.csv") if p not in lists)
+    if unnamed:
+        raise ValueError(f"{manifest.name} names no status for {', '.join(unnamed)}")
+    return lists
 
 
 def load_intended(path: Path = INTENDED_CSV) -> list[Intended]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,10 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.intended_targets import NO_QUESTION, Intended, load_intended  # noqa: E402
+from bench.intended_targets import NO_QUESTION, Intended, labelled_lists, load_intended  # noqa: E402
 from task_design.evidence import RULES, Rule, strongest  # noqa: E402
 
-MANIFEST = Path(__file__).resolve().parent / "lists.toml"
 CURATOR_MAX = 3  # a rule firing on this many datasets or fewer is a curator's decision
 OUTCOME_VERDICTS = frozenset({"outcome", "class_outcome", "study_subject"})
 COLUMN_READS = frozenset({"name", "entry"})
@@ -119,10 +117,9 @@ def measure(corpus: Iterable[Texts], lists: dict[str, list[Intended]]) -> dict[s
     return stats
 
 
-def roles(manifest: Path = MANIFEST) -> dict[str, str]:
-    """List file name -> its status ("tuning" or "heldout")."""
-    data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    return {entry["file"]: entry["status"] for entry in data["list"]}
+def roles() -> dict[str, str]:
+    """List file name -> its status ("tuning" or "heldout"), as bench/lists.toml states it."""
+    return {path.name: status for path, status in labelled_lists().items()}
 
 
 def report(stats: dict[str, RuleStats], list_roles: dict[str, str], n_datasets: int) -> str:
@@ -175,10 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="write the report here too")
     args = p.parse_args(argv)
     list_roles = roles()
-    lists = {name: load_intended(MANIFEST.parent / name) for name in list_roles}
-    missing = {p.name for p in MANIFEST.parent.glob("intended_targets*.csv")} - set(list_roles)
-    if missing:
-        raise SystemExit(f"labelled lists without a role in {MANIFEST.name}: {sorted(missing)}")
+    lists = {path.name: load_intended(path) for path in labelled_lists()}
     texts = list(corpus(args.limit, (item.ref for items in lists.values() for item in items)))
     text = report(measure(texts, lists), list_roles, len(texts))
     sys.stdout.write(text)

@@ -5,7 +5,9 @@ manifest."""
 
 from __future__ import annotations
 
-from bench.intended_targets import INTENDED_LISTS, Intended
+import pytest
+
+from bench.intended_targets import INTENDED_LISTS, Intended, labelled_lists
 from bench.rule_report import Texts, measure, report, roles
 
 CORPUS = [
@@ -42,7 +44,13 @@ def test_the_report_lists_rules_that_fire_on_three_datasets_or_fewer_as_curator_
     assert "| `outcome.name` | outcome | 440 | 1 | 2 |" in text and "in-sample" in text
 
 
-def test_every_labelled_list_has_a_role_and_lists_3_and_6_are_tuning_lists() -> None:
+def test_every_labelled_list_has_a_status_and_lists_3_and_6_are_tuning_lists(tmp_path) -> None:
     manifest = roles()
-    assert {p.name for p in INTENDED_LISTS} <= set(manifest)
+    assert {p.name for p in INTENDED_LISTS} <= set(manifest) and set(manifest.values()) <= {"tuning", "heldout"}
     assert manifest["intended_targets_3.csv"] == manifest["intended_targets_6.csv"] == "tuning"
+    assert manifest["intended_targets_7.csv"] == "heldout"
+    # A list file the manifest does not name has no status to assume: the manifest is refused.
+    (tmp_path / "intended_targets_9.csv").write_text("ref,outcomes,kind,rows,justification\n", encoding="utf-8")
+    (tmp_path / "lists.toml").write_text('[[list]]\nfile = "intended_targets.csv"\nstatus = "tuning"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="names no status for intended_targets_9.csv"):
+        labelled_lists(tmp_path / "lists.toml")

@@ -79,6 +79,21 @@ def test_chart_perturbations_include_an_unlabeled_axis(validated) -> None:
         assert results[t.name]["perturbations"]["unlabeled_axis"] < SOLVED_THRESHOLD
 
 
+def test_a_chart_instruction_names_every_key_the_evaluator_checks(validated) -> None:
+    """check_vega_lite scores `$schema`, the mark, the title, each channel's field, type and title and the
+    inline data: a chart that follows the instruction literally must hold each (Vega-Lite leaves `$schema`
+    optional, so an unnamed one cost a literal solver 1 of 8 checks, below the solved bar)."""
+    tasks, _ = validated
+    for t in (t for t in tasks if t.kind == "chart"):
+        assert f"`$schema` is {categories._VEGA_LITE_SCHEMA!r}" in t.instruction
+        assert categories._VEGA_LITE_SCHEMA in t.oracle
+        check = t.expected["check"]
+        assert "`data.values`" in t.instruction and f"{check['mark']} mark" in t.instruction
+        assert repr(check["title"]) in t.instruction
+        for channel in check["encoding"].values():
+            assert f"`{channel['field']}`" in t.instruction and repr(channel["title"]) in t.instruction
+
+
 def test_the_sqlite_task_acquires_from_dare_multi_table_file(validated) -> None:
     tasks, _ = validated
     sqlite_acq = [t for t in tasks if t.kind == "acquisition" and "train_v1.sqlite" in t.inputs]

@@ -135,7 +135,7 @@ def time_format_sentence(time_column: str, time_format: str, example: str | None
     (pipeline.core.ts_reference.time_keys), with one of the task's own values as an example."""
     shown = f", for example `{example}`" if example else ""
     return (f"Write `{time_column}` exactly as `{names.TS_TRAIN_CSV}` and `{VAL_V2_CSV}` write it, in the strftime "
-            f"format `{time_format}`{shown}: a time written in any other format scores 0.")
+            f"format `{time_format}`{shown}: a time that does not parse in that format scores 0.")
 
 
 def _first_time(frame: pd.DataFrame, column: str) -> str | None:

@@ -168,7 +168,18 @@ def entry_problem(root: Path, key: str) -> str:
     stored = result.get("files")
     if not isinstance(stored, dict):
         return "the entry records no content hashes"
+    folder, entry = result.get("task_dir"), result.get("entry")
+    if not is_folder_name(folder) or not isinstance(entry, dict) or entry.get("file_path") != folder:
+        # The build deletes and writes `staging / task_dir`: an absolute path or `..` there is any folder.
+        return f"its task folder {str(folder)[:80]!r} is not one plain folder name, the one its question list entry names"
     return files_problem(stored, task_files(root / key / TASK_DIR))
+
+
+def is_folder_name(name: object) -> bool:
+    """Whether `name` is one plain folder name (no separator, not `.` or `..`): what a cached task's folder
+    must be, since the build joins it to the generation it writes."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name
+            and "\0" not in name)
 
 
 def files_problem(stored: dict, found: dict) -> str:
@@ -207,6 +218,8 @@ def mark_verified(root: Path, key: str) -> None:
 def restore(root: Path, key: str, task_dir: str, tasks_root: Path) -> None:
     """Copy the cached task into the generation, and check the copy against the hashes it was stored
     with (the entry was checked at lookup; this catches one changed during the build)."""
+    if not is_folder_name(task_dir):  # entry_problem refuses it first; never delete a folder outside the tree
+        raise RuntimeError(f"build cache entry {key}: task folder {str(task_dir)[:80]!r} is not one folder name")
     dest = tasks_root / task_dir
     if dest.exists():
         shutil.rmtree(dest)

@@ -306,10 +306,10 @@ def read_ledger_text(path: Path) -> str | None:
         return None
     except OSError as exc:
         raise ValueError(f"curation ledger {path}: cannot open: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder with a bare errno
+        os.close(fd)
+        raise ValueError(f"curation ledger {path}: not a regular file (a FIFO, device or folder is refused)")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"curation ledger {path}: not a regular file (a FIFO, device or folder is refused)")
         data = fh.read(MAX_LEDGER_BYTES + 1)
     if len(data) > MAX_LEDGER_BYTES:
         raise ValueError(f"curation ledger {path}: over the {MAX_LEDGER_BYTES}-byte limit of a ledger")

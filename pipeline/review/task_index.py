@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core.safe_io import InputLimits, UnsafeInput, read_parquet_inside
 from pipeline.core.sqlite import quote_identifier
+from pipeline.core.text import printable
 from pipeline.review.reports import TaskFacts, read_tree_facts
 from pipeline.review.task_filter import parse_order_by, parse_where
 from pipeline.run_report import evidence_strength
@@ -136,7 +137,8 @@ def query(tree: Path, sql: str | None = None, where: str | None = None, order_by
 
 
 def render_rows(header: list[str], rows: list[tuple]) -> str:
-    """A plain aligned table for a terminal (values printed as they are, None as empty)."""
-    cells = [header] + [["" if v is None else str(v) for v in row] for row in rows]
+    """A plain aligned table for a terminal (None as empty), one line per row: a cell's control characters,
+    its line breaks included, are shown escaped (printable), so a value from the tree cannot forge a row."""
+    cells = [[printable(h) for h in header]] + [["" if v is None else printable(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells)

@@ -1,13 +1,18 @@
 """A cached source step is served only for the same installed data, ref, input limits and code, and gives
-back exactly what the step wrote; mutable sources (local files) are never served from it."""
+back exactly what the step wrote; mutable sources (local files) are never served from it. A cached task's
+folder is one plain folder name, the one its question list entry names: an entry naming an absolute path
+or `..` fails its check and is never restored (the restore deletes and writes the folder it names)."""
 
 from __future__ import annotations
 
 import importlib.metadata
 from pathlib import Path
 
+import pytest
+
 from pipeline import build_cache, steps
 from pipeline.build import Candidate, immutable_source_keys
+from pipeline.core.jsonio import read_json, write_json
 from sourcing.builtin import BuiltinSource
 from tests.factories import write_datasets
 
@@ -59,3 +64,39 @@ def test_a_cached_rejection_stays_a_rejection_but_an_unexpected_error_is_not_kep
     assert hit is not None and not hit.ok and hit.reason == "cannot load: unknown builtin ref"
     assert hit.code == "cannot_load"  # the code comes back with the reason: reports group by it
     assert build_cache.lookup_source(root, "k2", prev) is None
+
+
+def _cached_task(tmp_path: Path) -> tuple[Path, str]:
+    """A cache holding one task `t_reg` (a file of ground truth), stored as the build stores it."""
+    task = tmp_path / "built" / "t_reg"
+    (task / "verify").mkdir(parents=True)
+    (task / "verify" / "ground_truth.csv").write_text("row_id,y\n1,2\n", encoding="utf-8")
+    root = tmp_path / "cache"
+    build_cache.store_task(root, "k", task, {"file_path": "t_reg", "task": "regression"})
+    return root, "k"
+
+
+@pytest.mark.parametrize("folder", ["VICTIM", "../../victim", "..", "t_reg/../../victim", ""])
+def test_a_cached_task_naming_a_folder_outside_the_generation_fails_its_check(tmp_path, folder):
+    root, key = _cached_task(tmp_path)
+    assert build_cache.entry_problem(root, key) == ""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("the operator's", encoding="utf-8")
+    folder = str(victim) if folder == "VICTIM" else folder
+    result = read_json(root / key / build_cache.RESULT_JSON)
+    write_json(root / key / build_cache.RESULT_JSON, {**result, "task_dir": folder,
+                                                      "entry": {**result["entry"], "file_path": folder}})
+    assert "not one plain folder name" in build_cache.entry_problem(root, key)
+    staging = tmp_path / "out" / "gen"
+    staging.mkdir(parents=True)
+    with pytest.raises(RuntimeError, match="not one folder name"):
+        build_cache.restore(root, key, folder, staging)
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "the operator's"
+
+
+def test_a_cached_task_whose_entry_names_another_folder_fails_its_check(tmp_path):
+    root, key = _cached_task(tmp_path)
+    result = read_json(root / key / build_cache.RESULT_JSON)
+    write_json(root / key / build_cache.RESULT_JSON, {**result, "entry": {**result["entry"], "file_path": "/srv"}})
+    assert "not one plain folder name" in build_cache.entry_problem(root, key)

@@ -1,5 +1,5 @@
 """A curation ledger is read exactly as written or refused in one line naming the entry at fault (a FIFO,
-a device, an oversized or too deeply nested file included, without hanging); a task's design digest
+a device, a folder, an oversized or too deeply nested file included, without hanging); a task's design digest
 covers every file of the task, its question list entry and its source's identity, 128 bits, and its
 curation state follows from the ledger and that digest alone."""
 
@@ -89,6 +89,8 @@ def test_special_or_oversized_ledgers_are_refused_without_hanging(tmp_path):
     reader.join(10)
     assert result and "not a regular file" in result[0]  # refused at once: no writer was ever needed
     assert "not a regular file" in _error("/dev/zero")
+    (tmp_path / "folder.toml").mkdir()
+    assert "not a regular file" in _error(tmp_path / "folder.toml")  # was "[Errno 21] Is a directory: 3"
     big = tmp_path / "big.toml"
     big.write_text("# " + "x" * MAX_LEDGER_BYTES + "\n", encoding="utf-8")
     assert f"over the {MAX_LEDGER_BYTES}-byte limit" in _error(big)

@@ -7,7 +7,7 @@ file. Each refusal is one line.
 Findings of issue 42 reproduced here: a 5 KB tasks.parquet that decodes to 8 GB (and one of a
 thousand row groups, each a decode of its own), an index followed
 through a symbolic link, `--where` with a stacked `COPY ... TO` that wrote a file, a tree path with
-glob characters that read another tree's index.
+glob characters that read another tree's index, a value whose line break forged a row of the table.
 """
 
 from __future__ import annotations
@@ -190,3 +190,16 @@ def test_sql_cannot_lift_its_own_settings(tree: Path, capsys) -> None:
     assert "must be one SELECT" in err
     _, rows = query(tree, sql="select current_setting('enable_external_access'), current_setting('lock_configuration')")
     assert rows == [(False, True)]
+
+
+def test_a_value_with_a_line_break_stays_on_its_row(tree: Path, capsys) -> None:
+    """A downloaded index's task_dir holding a newline (and an escape) printed a second, forged row."""
+    table = pq.read_table(tree / TASKS_PARQUET)
+    forged = "a_class\nz_forged  regression  approved\x1b[2K"
+    dirs = [forged if d == "a_class" else d for d in table.column("task_dir").to_pylist()]
+    pq.write_table(table.set_column(0, "task_dir", pa.array(dirs, pa.string())), tree / TASKS_PARQUET)
+    capsys.readouterr()
+    assert main(["tasks", str(tree), "--columns", "task_dir,problem_type"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[1].split() == ["a_class\\nz_forged", "regression", "approved\\x1b[2K",
+                                                    "classification"]

@@ -251,7 +251,7 @@ def test_model_descriptions_name_undocumented_columns_in_the_instruction(tmp_pat
     assert "number of visits to the clinic (`visits`)" in text
     assert "made-up phrase" not in text
     if "x" in spec.expected_ranges:
-        assert "a signal (`x`)" in text
+        assert "A signal (`x`)" in text  # the entry's own case (column_refs.description_phrase)
 
 
 def test_a_target_with_one_feature_beside_it_is_refused_as_the_heuristic_refuses_it(tmp_path):

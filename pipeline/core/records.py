@@ -320,6 +320,15 @@ class Rejection:
 _CODE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+# The codes of finalize's checks of a task it wrote (their rejections read "check failed: ..."): each follows
+# from the dataset and the code alone, so the build cache keeps it (pipeline.build_cache), unlike a reference
+# run that timed out on a loaded machine. `task_checks`: the file, instruction and schema checks (the first
+# problem's own code where it names one: `mm_infeasible`, `mm_leakage`); `reference_disagrees`: the executed reference
+# against the CF ground truth; `metadata_schema`: all_metadata.json refused by its schema as it is built.
+CHECK_FAILED_CODES = frozenset({"task_checks", "mm_infeasible", "mm_leakage", "reference_disagrees", "metadata_schema"})
+CHECK_FAILED = "check failed: "
+
+
 class DatasetRejected(Exception):
     """Raised by a stage when a dataset cannot make a valid task: `reason` is the line a user reads, `code` the
     stable name of the check that failed (Rejection.code; "" where a stage names none yet)."""

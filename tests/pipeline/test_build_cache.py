@@ -59,3 +59,17 @@ def test_a_cached_rejection_stays_a_rejection_but_an_unexpected_error_is_not_kep
     assert hit is not None and not hit.ok and hit.reason == "cannot load: unknown builtin ref"
     assert hit.code == "cannot_load"  # the code comes back with the reason: reports group by it
     assert build_cache.lookup_source(root, "k2", prev) is None
+
+
+def test_a_failed_finalize_check_is_kept_by_its_code_and_a_timed_out_reference_run_is_not():
+    from finalize.checks import Problem, checks_failed
+
+    assert build_cache.cacheable_rejection("finalize", "mm_infeasible")
+    assert build_cache.cacheable_rejection("finalize", "metadata_schema")
+    assert build_cache.cacheable_rejection("design", "")  # the design stage's rejections follow from the data
+    assert not build_cache.cacheable_rejection("finalize", "")  # "reference solution timed out ...": no check
+    # The rejection of failed checks reads as before; its code is the first problem's own, else task_checks.
+    problems = [Problem("t", "MM infeasible: r2 0.010", code="mm_infeasible"), Problem("t", "a file is missing")]
+    rejected = checks_failed(problems)
+    assert rejected.reason == "check failed: MM infeasible: r2 0.010; a file is missing"
+    assert rejected.code == "mm_infeasible" and checks_failed(problems[1:]).code == "task_checks"

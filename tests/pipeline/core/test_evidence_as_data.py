@@ -16,11 +16,11 @@ from tests.factories import build_record
 
 ROOT = Path(__file__).resolve().parents[3]
 # The stages' and the build's modules whose decisions once read prose (issue 40): every module of the designer,
-# the R help page reader that words the evidence, the steps, the build, its cache, the run report and DSAgentBench's
-# judge.
+# the R help page reader that words the evidence, the steps, the build, its cache, the run report, DSAgentBench's
+# judge and the kernel's column references (how an instruction names a column, and why).
 _MODULES = [*sorted((ROOT / "task_design").rglob("*.py")),
             *(ROOT / p for p in ("sourcing/rdoc.py", "pipeline/steps.py", "pipeline/build.py", "pipeline/build_cache.py",
-                                 "pipeline/run_report.py", "finalize/dsagent/build.py"))]
+                                 "pipeline/run_report.py", "finalize/dsagent/build.py", "pipeline/core/column_refs.py"))]
 # The receiver of a `.startswith(` call: a name or an attribute chain, with the arguments of a call after it (one
 # level of nested parentheses: `str(r.get("reason", ""))`).
 _STARTSWITH = re.compile(r"(?P<receiver>[\w.]*(?:\((?:[^()]|\([^()]*\))*\))?)\.startswith\(")

@@ -567,10 +567,10 @@ def _loose(name: str) -> str:
 _JOINT = re.compile(r"\bcbind\((?P<parts>[^()]*(\([^()]*\)[^()]*)*)\)\s*~")
 
 
-def joint_response(evidence: str) -> list[str]:
-    """The names a formula's evidence fits together as one response (`cbind(a, log(b)) ~ …` gives a and b),
-    in order; [] when its response is one name."""
-    m = _JOINT.search(evidence)
+def joint_response(formula: str) -> list[str]:
+    """The names a formula, as the page writes it, fits together as one response (`cbind(a, log(b)) ~ …` gives
+    a and b), in order; [] when its response is one name. Read once, where the formula is read (Evidence.joint)."""
+    m = _JOINT.search(formula)
     if m is None:
         return []
     return list(dict.fromkeys(_column_names(m.group("parts"))))

@@ -23,6 +23,7 @@ from pipeline.core import names
 from pipeline.core.column_refs import resolve
 from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
+from pipeline.core.records import CHECK_FAILED, DatasetRejected
 from pipeline.core.sqlite import connect_read_only, table_names
 
 
@@ -31,6 +32,7 @@ class Problem:
     where: str
     message: str
     severity: Literal["error", "warning"] = "error"
+    code: str = ""  # the rejection code of a check that names its own (mm_infeasible, nondeterministic)
 
     def __str__(self) -> str:
         return f"{self.severity}: {self.where}: {self.message}"
@@ -312,3 +314,9 @@ def _read_verify_csv(files: TaskFiles, name: str, required: list[str], problems:
 
 def errors(problems: list[Problem]) -> list[Problem]:
     return [p for p in problems if p.severity == "error"]
+
+
+def checks_failed(problems: list[Problem]) -> DatasetRejected:
+    """The rejection of a task whose checks found `problems` (errors, at least one): every message in one line,
+    coded as its first problem names itself, or `task_checks`."""
+    return DatasetRejected(CHECK_FAILED + "; ".join(p.message for p in problems), problems[0].code or "task_checks")

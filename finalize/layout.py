@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from finalize.checks import agent_tables, check_instruction, check_tabular_task, errors
+from finalize.checks import agent_tables, check_instruction, check_tabular_task, checks_failed, errors
 from finalize.instructions import question_v1, question_v2, spec_references
 from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
@@ -94,7 +94,7 @@ def write_data_files(pkg: TaskPackage, src: Path) -> None:
     ftype = spec.save_file_type
     join_path = task_join_path(pkg.record, spec)
     if join_path and ftype != "sqlite":
-        raise DatasetRejected(f"a relational task needs sqlite files, not {ftype}")
+        raise DatasetRejected(f"a relational task needs sqlite files, not {ftype}", "relational_needs_sqlite")
     for stem, frame in pkg.frames.items():
         path = src / names.data_file(stem, ftype)
         if join_path and stem in (names.TRAIN_V1, names.TRAIN_V1_NO_ERR):
@@ -172,7 +172,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
                                                                   read_json(verify / names.ALL_METADATA))
         problems = errors(problems)
         if problems:
-            raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
+            raise checks_failed(problems)
     except BaseException:
         shutil.rmtree(task_dir, ignore_errors=True)
         raise

@@ -237,7 +237,7 @@ def assess_frames(train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame, t
     if ref < base + MIN_MARGIN:
         problems.append(Problem(where, f"MM infeasible: the reference models (HistGradientBoosting, "
                                        f"class-weighted or ridge, single-feature trees) score {metric_name} {ref:.3f}, not {MIN_MARGIN} "
-                                       f"above the trivial baseline's {base:.3f}"))
+                                       f"above the trivial baseline's {base:.3f}", code="mm_infeasible"))
     problems += _leak_problems(where, leaks, mm_metric)
     return MMAssessment(scores, tuple(problems), reference_predictions)
 
@@ -251,7 +251,7 @@ def _leak_problems(where: str, leaks: list[str], metric: Metric) -> list[Problem
     if not leaks:
         return []
     return [Problem(where, f"MM leakage: a single feature alone reaches {metric.name} >= {LEAK_SCORE}: "
-                           + ", ".join(sorted(leaks)[:5]))]
+                           + ", ".join(sorted(leaks)[:5]), code="mm_leakage")]
 
 
 def assess_task(task_dir: Path, question: dict, verdict_only: bool = False,

@@ -86,14 +86,16 @@ def _run_forked(task_dir: Path, out_csv: Path, timeout_s: float) -> None:
     q = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)["question"]
     missing = [name for name, path in reference_files(task_dir, q).items() if not path.is_file()]
     if missing:
-        raise DatasetRejected(f"reference solution failed: missing input {', '.join(missing)}")
+        raise DatasetRejected(f"reference solution failed: missing input {', '.join(missing)}",
+                              "reference_missing_input")
     res = run_reference_sandboxed(task_dir, timeout_s, q)
     if res.status == "timeout":
-        raise DatasetRejected(f"reference solution {res.reason}"[:_ERR_CHARS])
+        raise DatasetRejected(f"reference solution {res.reason}"[:_ERR_CHARS], "reference_timeout")
     if not res.ok:
-        raise DatasetRejected(f"reference solution failed: {res.reason}"[:_ERR_CHARS])
+        raise DatasetRejected(f"reference solution failed: {res.reason}"[:_ERR_CHARS], "reference_failed")
     if not isinstance(res.value, str) or not res.value.strip():
-        raise DatasetRejected("reference solution failed: missing output (no predictions returned)")
+        raise DatasetRejected("reference solution failed: missing output (no predictions returned)",
+                              "reference_missing_output")
     out_csv.write_text(res.value, encoding="utf-8", newline="")
 
 
@@ -103,10 +105,10 @@ def _run_subprocess(task_dir: Path, out_csv: Path, timeout_s: float) -> None:
     try:
         proc = subprocess.run(cmd, cwd=task_dir, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        raise DatasetRejected(f"reference solution timed out after {timeout_s:.0f}s") from None
+        raise DatasetRejected(f"reference solution timed out after {timeout_s:.0f}s", "reference_timeout") from None
     if proc.returncode != 0 or not out_csv.exists():
         tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no output"]
-        raise DatasetRejected(f"reference solution failed: {tail[0]}"[:_ERR_CHARS])
+        raise DatasetRejected(f"reference solution failed: {tail[0]}"[:_ERR_CHARS], "reference_failed")
 
 
 def predictions_digest(csv_text: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finalize.checks import Problem, errors
+from finalize.checks import Problem, checks_failed, errors
 from finalize.layout import BuildContext, fresh_task_dir
 from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
@@ -27,7 +27,7 @@ from pipeline.core import names
 from pipeline.core.csv_convention import read_task_csv
 from pipeline.core.jsonio import read_json, write_text
 from pipeline.core.metrics import scoring_sentence
-from pipeline.core.records import DatasetRejected, TimeSeriesSpec
+from pipeline.core.records import CHECK_FAILED, DatasetRejected, TimeSeriesSpec
 from pipeline.core.task_metadata import (DataInfo, MetaData, Provenance, TaskMetadata, TimeSeriesQuestion,
                                          rejected_when_invalid, write_all_metadata)
 from pipeline.core.timing import timed
@@ -228,12 +228,13 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
         t = spec.target[0]
         if len(executed) != len(expected) or not np.allclose(executed[t].to_numpy(float),
                                                               expected[t].to_numpy(float)):
-            raise DatasetRejected("check failed: the executed reference disagrees with the CF ground truth")
+            raise DatasetRejected(CHECK_FAILED + "the executed reference disagrees with the CF ground truth",
+                                  "reference_disagrees")
         _csv(executed, verify / names.GROUND_TRUTH_V2)
         with timed("finalize/file checks"):
             problems = errors(check_ts_task(task_dir))
         if problems:
-            raise DatasetRejected("check failed: " + "; ".join(p.message for p in problems))
+            raise checks_failed(problems)
     except BaseException:
         shutil.rmtree(task_dir, ignore_errors=True)
         raise

@@ -356,7 +356,8 @@ def withhold_unapproved(outcomes: list[Outcome], entries: list[dict],
             task_dir = staging / entry["file_path"]
             review = task_review(task_dir, entry=entry)
             if review is None or review.state != "approved":
-                o = o.failed(WITHHELD_STAGE, review.why_not_approved() if review else "no readable all_metadata.json")
+                o = (o.failed(WITHHELD_STAGE, review.why_not_approved(), review.withheld_code) if review else
+                     o.failed(WITHHELD_STAGE, "no readable all_metadata.json", "unreadable_metadata"))
                 shutil.rmtree(task_dir, ignore_errors=True)
             else:
                 kept.append(entry)
@@ -481,7 +482,7 @@ def store_units(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> N
 def store_rejections(outcomes: list[Outcome], cache: Path, keys: dict[str, str], stages: tuple[str, ...]) -> None:
     for o in outcomes:
         if (not o.ok and o.stage in stages and o.uid in keys
-                and build_cache.cacheable_rejection(o.stage, o.reason)):
+                and build_cache.cacheable_rejection(o.stage, o.code)):
             build_cache.store_rejection(cache, keys[o.uid], o.stage, o.reason, o.code)
 
 
@@ -493,7 +494,7 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
         if o.ok:
             task_dir = hits.get(o.uid) or steps.load_spec(Path(o.work_dir)).task_dir
             if task_dir in seen:
-                o = o.failed("design", f"task folder {task_dir} already taken by {seen[task_dir]}")
+                o = o.failed("design", f"task folder {task_dir} already taken by {seen[task_dir]}", "task_dir_taken")
             else:
                 seen[task_dir] = o.uid
         out.append(o)
@@ -544,9 +545,6 @@ def inputs_key(job: BuildJob, sources: str, limit: int | None, outcomes: list[Ou
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-# A DSAgentBench task dropped for one of these reasons was dropped by the machine (a sandbox job past
-# its wall time on a loaded machine), not by its inputs: such a tree is rebuilt, never kept as is.
-_MACHINE_REASONS = ("validation job",)
 
 
 def unchanged(published: Path, key: str) -> bool:
@@ -554,8 +552,9 @@ def unchanged(published: Path, key: str) -> bool:
     report = read_json_or_none(published / names.RUN_REPORT_JSON)
     if not key or not isinstance(report, dict) or report.get("inputs_key") != key:
         return False
-    dropped = ((report.get("dsagentbench") or {}).get("rejections")) or []
-    if any(str(r.get("reason", "")).startswith(_MACHINE_REASONS) for r in dropped if isinstance(r, dict)):
+    # A desktop task the machine dropped (a sandbox job past its wall time on a loaded machine), not its
+    # inputs: such a tree is rebuilt, never kept as is.
+    if (report.get("dsagentbench") or {}).get(names.MACHINE_DROPPED):
         return False
     try:
         return not check_generation(published)

@@ -31,21 +31,22 @@ from pipeline.core import cache
 from pipeline.core.environment import code_digest, fingerprint_digest, source_code_digest
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
+from pipeline.core.records import CHECK_FAILED_CODES
 from pipeline.steps import (CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR, Outcome,
                             finalize_step)
 
 RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
 SOURCED_FILES = (RECORD_JSON, TABLE_PARQUET, CONTENT_JSON)  # what a source step leaves in the work folder
 # Rejections worth remembering: they follow from the dataset and the code alone. Of finalize's,
-# only failed checks (`check failed: ...`, e.g. MM infeasible): a reference run that timed out on
-# a loaded machine must be retried. Build-level ones (a duplicate table, a task folder taken by
+# only failed checks (records.CHECK_FAILED_CODES, e.g. MM infeasible): a reference run that timed out
+# on a loaded machine must be retried. Build-level ones (a duplicate table, a task folder taken by
 # another dataset) are never cached: they depend on the other datasets.
 CACHED_REJECTION_STAGES = ("profile", "design", "postprocess")
-CACHED_FINALIZE_REASON = "check failed:"
 
 
-def cacheable_rejection(stage: str, reason: str) -> bool:
-    return stage in CACHED_REJECTION_STAGES or (stage == "finalize" and reason.startswith(CACHED_FINALIZE_REASON))
+def cacheable_rejection(stage: str, code: str) -> bool:
+    """Whether a rejection at `stage` with `code` (Outcome.code) is kept in the cache."""
+    return stage in CACHED_REJECTION_STAGES or (stage == "finalize" and code in CHECK_FAILED_CODES)
 
 
 def cache_root(cache_dir: str | None = None) -> Path:
@@ -236,7 +237,7 @@ def finalize_and_store(prev: Outcome, tasks_root: str, seed: int, design_digest:
     """The finalize step, then the finished task into the cache at once (so a kill loses no finished work)."""
     done = finalize_step(prev, tasks_root, seed, design_digest)
     started = time.perf_counter()
-    if not done.ok and cacheable_rejection(done.stage, done.reason):
+    if not done.ok and cacheable_rejection(done.stage, done.code):
         store_rejection(Path(cache_dir), key, done.stage, done.reason, done.code)
     if done.ok:
         entry = read_json(Path(done.work_dir) / ENTRY_JSON)

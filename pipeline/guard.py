@@ -35,7 +35,7 @@ def guard_staging_tree(staging: Path, outcomes: list[Outcome], cores: int | None
         bad = errors(found.get(ok[o.uid].name, [])) if o.ok else []
         if bad:
             shutil.rmtree(ok[o.uid], ignore_errors=True)
-            o = o.failed("verify", "; ".join(p.message for p in bad))
+            o = o.failed("verify", "; ".join(p.message for p in bad), bad[0].code or "verify_failed")
         out.append(o)
     copy_schema_into(staging)
     return out

@@ -72,7 +72,7 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
             lines.append(f"  description: {shorten(' '.join(record.description.split()), width)}")
         if record.target_hint or record.documented_outcomes:
             named = ", ".join([*([f"{record.target_hint!r} (the source's target hint)"] if record.target_hint else []),
-                               *(f"{c!r} ({why})" for c, why in record.documented_outcomes.items())])
+                               *(f"{c!r} ({why.text})" for c, why in record.documented_outcomes.items())])
             lines.append(f"  outcomes the source names: {named}")
         if not first.ok:
             lines.append(f"  verdict: skipped at {first.stage}: {first.reason}")

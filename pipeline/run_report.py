@@ -2,7 +2,7 @@
 
 `run_report.json` and `run_report.md` sit at the root of a generation, outside
 the manifest (they hold timings). Rejections are bucketed by their code (`reason_buckets`; by
-`reason_kind` where a stage names no code yet) wherever they are counted: the CLI summary, the corpus
+`reason_kind` only for a report written before every stage named one) wherever they are counted: the CLI summary, the corpus
 report (pipeline.review.reports) and bench/bench_designers.py.
 """
 
@@ -69,7 +69,8 @@ def reason_kind(reason: str) -> str:
 def reason_buckets(rejections: list) -> list[tuple[str, int]]:
     """(bucket, rejections) per bucket, in order of first appearance. Rejections with the same code
     (Outcome.code: the check that failed) are one bucket whatever their wording, named as the first of them
-    reads (reason_kind); one its stage raised without a code is bucketed by reason_kind alone."""
+    reads (reason_kind). Every stage codes its rejections; a row without a code (a report written before they
+    did) is bucketed by reason_kind alone."""
     names: dict[str, str] = {}
     counts: dict[str, int] = {}
     for r in rejections:

@@ -55,7 +55,8 @@ def noisy_columns(spec: TaskSpec, path: list[JoinStep]) -> list[str]:
     on_dims = {c for s in path for c in s.columns} | {s.left_on for s in path}
     cols = [c for c in spec.expected_ranges if c not in on_dims]
     if not cols:
-        raise DatasetRejected("relational task has no fact-table feature with an expected range to carry IF noise")
+        raise DatasetRejected("relational task has no fact-table feature with an expected range to carry IF noise",
+                              "relational_no_noise_feature")
     return cols
 
 
@@ -69,7 +70,8 @@ def split_relational(flat: pd.DataFrame, path: list[JoinStep]) -> dict[str, pd.D
     for step in path:
         dim = flat[[step.left_on, *step.columns]].dropna(subset=[step.left_on]).drop_duplicates()
         if dim[step.left_on].duplicated().any():
-            raise DatasetRejected(f"table {step.right!r}: a key {step.right_on!r} maps to two different rows")
+            raise DatasetRejected(f"table {step.right!r}: a key {step.right_on!r} maps to two different rows",
+                                  "relational_key_not_unique")
         try:
             dim = dim.sort_values(step.left_on, kind="mergesort")
         except TypeError:  # mixed key types cannot be ordered; first appearance is deterministic too

@@ -28,7 +28,8 @@ def _time_order(column: pd.Series) -> pd.Series:
         return column.astype(float)
     key = pd.to_datetime(column.astype("string"), errors="coerce", format="mixed")
     if key[column.notna()].isna().any():
-        raise DatasetRejected(f"the panel's time column {column.name!r} holds values that are no time")
+        raise DatasetRejected(f"the panel's time column {column.name!r} holds values that are no time",
+                              "panel_time_not_time")
     return key
 
 
@@ -39,7 +40,8 @@ def split_by_time(rows: pd.DataFrame, column: str, ratio: float) -> tuple[pd.Dat
     key = _time_order(rows[column])
     times = np.sort(key.dropna().unique())
     if len(times) < 2:
-        raise DatasetRejected(f"the panel's time column {column!r} has fewer than two time points")
+        raise DatasetRejected(f"the panel's time column {column!r} has fewer than two time points",
+                              "panel_too_few_times")
     known = int(key.notna().sum())
     shares = [float((key <= t).sum()) / known for t in times[:-1]]
     cut = times[min(range(len(shares)), key=lambda i: (abs(shares[i] - ratio), -i))]
@@ -66,7 +68,7 @@ def split_train_val(rows: pd.DataFrame, spec: TaskSpec, rng: np.random.Generator
 
 def _checked(train: pd.DataFrame, val: pd.DataFrame, spec: TaskSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(val) == 0 or len(train) == 0:
-        raise DatasetRejected(f"split left an empty part ({len(train)} train, {len(val)} val rows)")
+        raise DatasetRejected(f"split left an empty part ({len(train)} train, {len(val)} val rows)", "split_empty")
     if spec.problem_type == "classification" and any(train[t].nunique() < 2 for t in spec.target):
-        raise DatasetRejected("training split holds a single class")
+        raise DatasetRejected("training split holds a single class", "single_class_train")
     return train.reset_index(drop=True), val.reset_index(drop=True)

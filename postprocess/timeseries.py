@@ -60,7 +60,8 @@ def series_rows(table: pd.DataFrame, spec: TimeSeriesSpec) -> tuple[pd.DataFrame
     frame = table.drop(columns=list(spec.dropped_columns)).assign(**{spec.time_column: text})[text.notna()]
     bad = [t for t in frame[spec.time_column].unique().tolist() if not round_trips(t, spec.time_format)]
     if bad:
-        raise DatasetRejected(f"timestamps do not round-trip through {spec.time_format!r}, e.g. {bad[0]!r}")
+        raise DatasetRejected(f"timestamps do not round-trip through {spec.time_format!r}, e.g. {bad[0]!r}",
+                              "ts_timestamps_round_trip")
     times = parse_times(frame[spec.time_column], spec.time_format)
     if spec.max_rows and len(frame) > spec.max_rows:
         cut = times.sort_values(kind="stable").iloc[-spec.max_rows]
@@ -76,7 +77,7 @@ def split_time(times: pd.Series, spec: TimeSeriesSpec) -> pd.Timestamp:
         # A bin must not hold both train and val rows, so the split is a bin boundary.
         start = start.to_period(PERIOD_STARTS[spec.resample_rule]).start_time
     if not (times < start).any() or not (times >= start).any():
-        raise DatasetRejected("the time split leaves train or val empty")
+        raise DatasetRejected("the time split leaves train or val empty", "ts_split_empty")
     return start
 
 
@@ -128,7 +129,8 @@ def _package(record: DatasetRecord, spec: TimeSeriesSpec, frame: pd.DataFrame, t
     future = frame[~train_mask & frame[target].notna()].assign(_t=times[~train_mask])
     future = future.sort_values(["_t", *spec.entity_columns], kind="stable").drop(columns="_t").reset_index(drop=True)
     if len(future) < 3 or future[target].nunique() < 2:
-        raise DatasetRejected(f"constant or too short ground truth ({len(future)} val rows)")
+        raise DatasetRejected(f"constant or too short ground truth ({len(future)} val rows)",
+                              "ts_ground_truth_too_short")
     future.insert(0, names.ROW_ID, np.arange(1, len(future) + 1))
     val_v1 = future.drop(columns=[target])
     gt_v1 = future[[names.ROW_ID, target]]
@@ -136,13 +138,14 @@ def _package(record: DatasetRecord, spec: TimeSeriesSpec, frame: pd.DataFrame, t
                             spec.resample_aggregation) if spec.is_resampled else future[ids + [target]])
     keys = grid[ids].astype(str)
     if keys.duplicated().any():
-        raise DatasetRejected("duplicate identifier keys in the CF ground truth")
+        raise DatasetRejected("duplicate identifier keys in the CF ground truth", "ts_duplicate_keys")
     hidden = int(spec.v2_hidden_fraction * len(keys)) if len(keys) >= 10 else 0
     order = rng.permutation(len(keys))[hidden:]
     val_v2 = keys.iloc[order].reset_index(drop=True)
     gt_v2 = ground_truth_v2(reference_question(spec), future, val_v2)
     if gt_v2[target].nunique() < 2 or len(gt_v2) < 3:
-        raise DatasetRejected(f"constant or too short CF ground truth ({len(gt_v2)} rows)")
+        raise DatasetRejected(f"constant or too short CF ground truth ({len(gt_v2)} rows)",
+                              "ts_cf_ground_truth_too_short")
     baselines = compute_baselines(spec, train, future, grid)
     if not shows_a_forecast(baselines):
         # Clipped R² of 0 everywhere (or, for the standard benchmarks, below RESCUE_R2): no reference
@@ -153,7 +156,8 @@ def _package(record: DatasetRecord, spec: TimeSeriesSpec, frame: pd.DataFrame, t
                                   f" (split at {spec.train_test_ratio}{later})")
     naive = baselines["v2/seasonal_naive"]
     if naive >= NAIVE_SOLVES:
-        raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})")
+        raise DatasetRejected(f"the seasonal-naive baseline already solves it (CF R² {naive:.4f} >= {NAIVE_SOLVES})",
+                              "ts_naive_solves")
     return TimeSeriesPackage(
         record=record, spec=spec,
         frames={names.TS_TRAIN: train, names.VAL_V1: val_v1, names.VAL_V2: val_v2, names.TS_GROUND_TRUTH_V1: gt_v1,

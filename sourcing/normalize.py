@@ -50,7 +50,7 @@ def control_free_name(name: str, what: str = "column") -> str:
     control character is left."""
     spaced = _BREAKS.sub(" ", name)
     if any(unicodedata.category(ch) == "Cc" for ch in spaced):
-        raise DatasetRejected(f"{what} name '{printable(name)}' holds a control character")
+        raise DatasetRejected(f"{what} name '{printable(name)}' holds a control character", "control_character_name")
     return spaced
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.core.records import Evidence
 from pipeline.core.text import shorten
 
 # A definition-list term is followed by this: the converter turns R's `\item{}`
@@ -59,7 +60,7 @@ class RDoc:
     format_intro: str = ""
     # Names the page treats as the response (model formulas, "response"/"outcome" wording),
     # best first, each with the evidence; keyed by the page's spelling (see resolve_column).
-    documented_outcomes: dict[str, str] = field(default_factory=dict)
+    documented_outcomes: dict[str, Evidence] = field(default_factory=dict)
 
 
 # The opening of one frame's entries on a page that documents several ("`nafld2` is a data frame with
@@ -355,18 +356,19 @@ def _response_side(lhs: str) -> str:
 
 
 # How an outcome's evidence opens: the response of a model the Examples fit, or the left side of a plot's or a
-# summary's formula (xyplot(y ~ x), aggregate(y ~ g)); task_design.targets tells the two apart by it.
+# summary's formula (xyplot(y ~ x), aggregate(y ~ g)); the evidence's kind tells the two apart.
 FITTED_MODEL_EVIDENCE = "model response"
 PLOT_FORMULA_EVIDENCE = "formula response"
 
 
-def formula_responses(code: str) -> list[tuple[str, str]]:
+def formula_responses(code: str) -> list[tuple[str, Evidence]]:
     """(name, evidence) for the left side of every two-sided formula in R code, in order of appearance.
 
-    `lm(log(wage) ~ union + education)` gives ("wage", "lm(log(wage) ~ ...)"); `Surv(time, status) ~ x`
-    is a censored outcome, not a plain response, and gives nothing; `data$y ~ x` gives "y".
+    `lm(log(wage) ~ union + education)` gives "wage" with a fitted model's evidence, "model response in
+    lm(log(wage) ~ …)"; `Surv(time, status) ~ x` is a censored outcome, not a plain response, and gives
+    nothing; `data$y ~ x` gives "y".
     """
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, Evidence]] = []
     for m in re.finditer(r"~", code):
         i, depth = m.start() - 1, 0
         while i >= 0:  # walk left to the start of the left-hand side
@@ -395,9 +397,11 @@ def formula_responses(code: str) -> list[tuple[str, str]]:
         if callee in _TABULATING_CALLS | _LAYOUT_CALLS:
             continue
         shown = f"{callee}({lhs} ~ …)" if callee else f"{lhs} ~ …"
+        fitted = callee in _MODEL_CALLS
         for name in _column_names(_response_side(lhs)):
-            opening = FITTED_MODEL_EVIDENCE if callee in _MODEL_CALLS else PLOT_FORMULA_EVIDENCE
-            out.append((name, f"{opening} in {shown}"))
+            opening = FITTED_MODEL_EVIDENCE if fitted else PLOT_FORMULA_EVIDENCE
+            out.append((name, Evidence(kind="fitted_model" if fitted else "plot_formula", text=f"{opening} in {shown}",
+                                       joint=tuple(joint_response(shown)))))
     return out
 
 
@@ -419,11 +423,11 @@ _SERIES_CALL = re.compile(r"(?<![\w.$])(arima|Arima|auto\.arima|StructTS|HoltWin
 _COLUMN_PICK = re.compile(r"\[\s*,\s*[\"']([A-Za-z.][\w.]*)[\"']\s*\]|\$([A-Za-z.][\w.]*)")
 
 
-def series_responses(code: str) -> list[tuple[str, str]]:
+def series_responses(code: str) -> list[tuple[str, Evidence]]:
     """(name, evidence) for the column that a series model's first argument picks out of a multiple
     series (`X[, "col"]`, `X$col`), in order of appearance. A bare object name says nothing about
     which column: `HoltWinters(co2)` models the whole object, which a one-column table already is."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, Evidence]] = []
     for m in _SERIES_CALL.finditer(code):
         depth, i = 1, m.end()
         while i < len(code) and depth:  # the first argument: up to the call's first top-level comma
@@ -436,7 +440,9 @@ def series_responses(code: str) -> list[tuple[str, str]]:
         first = code[m.end():i if depth else i - 1]  # without the call's closing parenthesis
         for pick in _COLUMN_PICK.finditer(first):
             name = pick.group(1) or pick.group(2)
-            out.append((name, f"series modelled in {m.group(1)}({shorten(collapse_whitespace(first), 40)}, …)"))
+            shown = f"{m.group(1)}({shorten(collapse_whitespace(first), 40)}, …)"
+            out.append((name, Evidence(kind="series_model", text=f"series modelled in {shown}",
+                                       joint=tuple(joint_response(shown)))))
     return out
 
 
@@ -482,7 +488,7 @@ def computed_from(code: str) -> dict[str, list[str]]:
     return out
 
 
-def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
+def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> dict[str, Evidence]:
     """Names the page presents as its response, best first, with the evidence for each.
 
     Ranked by kind of evidence (a model fitted to it in Examples, then any formula in Examples or
@@ -490,34 +496,35 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
     """
     scored: dict[str, list] = {}
 
-    def add(name: str, weight: int, evidence: str) -> None:
+    def add(name: str, weight: int, evidence: Evidence) -> None:
         entry = scored.setdefault(name, [0, 0, evidence])
         if weight > entry[0]:
             entry[0], entry[2] = weight, evidence
         entry[1] += 1
 
-    parts: dict[str, tuple[int, str]] = {}
+    parts: dict[str, tuple[int, Evidence]] = {}
     for section in ("examples", "usage"):
         code = _R_COMMENT.sub("", sections.get(section, ""))
         computed = computed_from(code)
         for name, evidence in formula_responses(code):
-            weight = 3 if evidence.startswith(FITTED_MODEL_EVIDENCE) else 2
-            add(name, weight, f"{evidence} in {section.capitalize()}")
+            weight = 3 if evidence.kind == "fitted_model" else 2
+            add(name, weight, evidence.model_copy(update={"text": f"{evidence.text} in {section.capitalize()}"}))
             # A response the code computes from columns is what those columns measure together
             # (CASchools' `score`, the mean of `math` and `read`); a documented column is itself.
             if name not in columns:
                 for part in computed.get(name, []):
-                    parts.setdefault(part, (weight, f"{evidence} in {section.capitalize()}, {name!r} computed "
-                                                    f"from {part!r}"))
+                    parts.setdefault(part, (weight, evidence.model_copy(update={
+                        "text": f"{evidence.text} in {section.capitalize()}, {name!r} computed from {part!r}",
+                        "computed": name})))
         for name, evidence in series_responses(sections.get(section, "")):
-            add(name, 3, f"{evidence} in {section.capitalize()}")
+            add(name, 3, evidence.model_copy(update={"text": f"{evidence.text} in {section.capitalize()}"}))
     for part, (weight, evidence) in parts.items():
         if part not in scored:  # after the responses themselves: the order of those never changes
             add(part, weight, evidence)
     for name, desc in columns.items():
         # The column's own entry, calling the column itself the response: not "a covariate of the outcome".
         if (w := _RESPONSE_WORDS.search(desc)) and not _ABOUT_ANOTHER.search(desc[:w.start()]):
-            add(name, 1, f"documented as {w.group(0)!r} in Format")
+            add(name, 1, Evidence(kind="format_entry", text=f"documented as {w.group(0)!r} in Format"))
     for section in ("details", "description", "note", "notes", "title"):
         # A sentence of prose names the response only when one documented column is in it: "the
         # response is `y`". A sentence listing several (Whickham's "`outcome`, `smoker` and `age`")
@@ -528,17 +535,20 @@ def documented_outcomes(sections: dict[str, str], columns: dict[str, str]) -> di
             ticked = list(dict.fromkeys(_BACKTICKED.findall(sentence)))
             named = [n for n in ticked if n in columns] or ticked
             if (w := _RESPONSE_WORDS.search(sentence)) and len(named) == 1:
-                add(named[0], 1, f"named with {w.group(0)!r} in {section.capitalize()}")
+                add(named[0], 1, Evidence(kind="prose", text=f"named with {w.group(0)!r} in {section.capitalize()}"))
             flat = collapse_whitespace(sentence)
             for m in _NAMED_RESPONSE.finditer(flat):
                 # A documented column, spelled as its entry is, heading the clause.
                 if m.group("name") in columns and not _PHRASE_BEFORE.search(flat[:m.start()]):
-                    add(m.group("name"), 1, f"named as the {m.group('words')} in {section.capitalize()}")
+                    add(m.group("name"), 1, Evidence(kind="prose", text=f"named as the {m.group('words')} in "
+                                                                        f"{section.capitalize()}"))
             for m in _PREDICTED.finditer(flat):
                 if m.group("name") in columns:
-                    add(m.group("name"), 1, f"named as what to predict in {section.capitalize()}")
+                    add(m.group("name"), 1, Evidence(kind="prose",
+                                                     text=f"named as what to predict in {section.capitalize()}"))
             for m in _REGRESSION_OF.finditer(sentence.replace("\n", " ")):
-                add(m.group(1), 2, f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}")
+                add(m.group(1), 2, Evidence(kind="prose",
+                                            text=f"{collapse_whitespace(m.group(0))!r} in {section.capitalize()}"))
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], -kv[1][1]))
     return {name: evidence for name, (_, _, evidence) in ranked}
 
@@ -557,10 +567,10 @@ def _loose(name: str) -> str:
 _JOINT = re.compile(r"\bcbind\((?P<parts>[^()]*(\([^()]*\)[^()]*)*)\)\s*~")
 
 
-def joint_response(evidence: str) -> list[str]:
-    """The names a formula's evidence fits together as one response (`cbind(a, log(b)) ~ …` gives a and b),
-    in order; [] when its response is one name."""
-    m = _JOINT.search(evidence)
+def joint_response(formula: str) -> list[str]:
+    """The names a formula, as the page writes it, fits together as one response (`cbind(a, log(b)) ~ …` gives
+    a and b), in order; [] when its response is one name. Read once, where the formula is read (Evidence.joint)."""
+    m = _JOINT.search(formula)
     if m is None:
         return []
     return list(dict.fromkeys(_column_names(m.group("parts"))))

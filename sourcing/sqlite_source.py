@@ -335,7 +335,7 @@ class SQLiteSource:
         for what, name in [("table", fact), *(("table", r.ref_table) for r in plan),
                            *(("key column", r.ref_column) for r in plan)]:
             if control_free_name(name, what) != name:
-                raise DatasetRejected(f"{what} name '{printable(name)}' holds a line break or tab")
+                raise DatasetRejected(f"{what} name '{printable(name)}' holds a line break or tab", "control_character_name")
         return db, fact, plan, analysis_layout(schema, fact, plan)
 
     def record(self, ref: str) -> DatasetRecord:

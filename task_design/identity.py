@@ -40,7 +40,7 @@ from threadpoolctl import ThreadpoolController
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, ProblemType, Rejection
 from pipeline.core.wording import GENERIC_NAME_WORDS, letter_words
-from sourcing.rdoc import joint_response, resolve_column
+from sourcing.rdoc import resolve_column
 from task_design.config import DesignConfig
 from task_design.leakage import screen_encodings
 from task_design.roles import error_term_wording, whole_numbers
@@ -152,19 +152,16 @@ def _derives_from(doc: str, other: str, columns: set[str]) -> str | None:
     return None
 
 
-# A documented response that the Examples compute from columns (sourcing.rdoc: "..., 'score' computed from
-# 'math'"): AER/CASchools' `score` is (`math` + `read`)/2.
-_COMPUTED_PART = re.compile(r"'(?P<whole>[^']+)' computed from '(?P<part>[^']+)'$")
-
-
 def sibling_parts(record: DatasetRecord, target: str, columns: list[str]) -> dict[str, str]:
     """The other parts of the documented response that `target` is one part of: {column: why}. With
     `read` beside it, `math` is half of the studied score given away by the other half (r ~ 0.9);
     without it, it is the score of a school, predicted from the school."""
     parts: dict[str, list[str]] = {}
+    # A documented response that the Examples compute from columns (Evidence.computed): AER/CASchools' `score`
+    # is (`math` + `read`)/2.
     for name, evidence in record.documented_outcomes.items():
-        if (m := _COMPUTED_PART.search(evidence)) is not None and (col := resolve_column(name, [*columns, target])):
-            parts.setdefault(m.group("whole"), []).append(col)
+        if evidence.computed and (col := resolve_column(name, [*columns, target])):
+            parts.setdefault(evidence.computed, []).append(col)
     return {c: f"with the target, a part of the documented response {whole!r} (computed from {', '.join(cols)})"
             for whole, cols in parts.items() if target in cols for c in cols if c != target and c in columns}
 
@@ -200,6 +197,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
     docs = record.column_descriptions
     names = {*columns, target}
     out: dict[str, str] = sibling_parts(record, target, columns)
+    including: list[str] = []  # the columns that hold the target plus something more, in column order
     for c in columns:
         if c in out:
             continue
@@ -209,6 +207,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
             out[c] = f"computes the target: the target is described as {docs[target]!r} ({why!r})"
         elif (why := _includes(docs.get(c, ""), target)) is not None:
             out[c] = f"includes the target: described as {docs[c]!r} ({why!r})"
+            including.append(c)
     # A simulated response's error term, given as a column, is observed by no one: with it the response is
     # arithmetic on the features (stevedata/fakeHappiness' `e`, "random noise, generated from a normal
     # distribution", beside `happy`, read ? blind), whether or not the documentation names the response.
@@ -225,7 +224,7 @@ def described_derivations(record: DatasetRecord, target: str, columns: list[str]
             out[c] = f"computed from {src!r}, the target's transform: described as {docs[c]!r}"
     # What is computed from a column that includes the target still holds it: sleep75's `leis2`, "slpnaps -
     # totwrk", gives `slpnaps` back with `totwrk`. In column order, until nothing more is found.
-    frontier = [c for c, why in out.items() if why.startswith("includes the target")]
+    frontier = including
     while frontier:
         found = []
         for c in columns:
@@ -392,11 +391,11 @@ def other_outcomes(record: DatasetRecord, target: str, columns: list[str]) -> di
                if c != target and _OUTCOME_VARIABLE.search(docs.get(c, ""))}
     names = [*columns, target]
     for name, evidence in record.documented_outcomes.items():
-        joint = [col for part in joint_response(evidence) if (col := resolve_column(part, names)) is not None]
+        joint = [col for part in evidence.joint if (col := resolve_column(part, names)) is not None]
         if resolve_column(name, names) == target and target in joint:
             for c in joint:
                 if c != target and c in columns:
-                    out.setdefault(c, f"fitted with the target as one response: {evidence}")
+                    out.setdefault(c, f"fitted with the target as one response: {evidence.text}")
     return out
 
 

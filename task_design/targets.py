@@ -47,9 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import DatasetProfile, DatasetRecord, TargetEvidenceKind
+from pipeline.core.records import DatasetProfile, DatasetRecord, DocumentedReading, Evidence, TargetEvidenceKind
 from pipeline.core.wording import (GENERIC_ENTRY, NOT_TOPICS, TITLE_FRAME_WORDS, inflects, letter_words, prefix_stem)
-from sourcing.rdoc import FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE, joint_response, resolve_column
+from sourcing.rdoc import resolve_column
 from task_design.evidence import pattern
 from task_design.identity import applied_to, operand_of
 from task_design.roles import ColumnRole
@@ -137,6 +137,8 @@ class RankedTarget:
     tier: int  # 0 source hint, 1 documentation, 2 LLM, 3 fallback
     kind: TargetEvidenceKind
     score: float = 0.0  # the fallback's name/documentation score (tier 3 only)
+    # How the documentation names it (Evidence.kind), for a target the documentation names; None otherwise.
+    reading: DocumentedReading | None = None
 
     def __post_init__(self) -> None:
         if not self.column or not self.evidence:
@@ -150,9 +152,8 @@ class RankedTarget:
     @property
     def fitted_model(self) -> bool:
         """A model the documentation fits names it as its response, not a plot's or an aggregate's formula
-        (both are kind model_formula: the published kind does not tell them apart). The evidence quotes
-        sourcing.rdoc's words after its own opening (_documented)."""
-        return self.kind == "model_formula" and FITTED_MODEL_EVIDENCE in self.evidence
+        (both are kind model_formula: the published kind does not tell them apart; the reading does)."""
+        return self.kind == "model_formula" and self.reading == "fitted_model"
 
 
 def _source_name(record: DatasetRecord) -> str:
@@ -166,11 +167,11 @@ def _source_name(record: DatasetRecord) -> str:
     return f"the {record.source} source's target_hint"
 
 
-def documented_kind(evidence: str) -> TargetEvidenceKind:
-    """The kind of a documented outcome's evidence, as sourcing.rdoc.documented_outcomes words it."""
-    if evidence.startswith("series modelled"):
+def documented_kind(evidence: Evidence) -> TargetEvidenceKind:
+    """The published kind of a documented outcome's evidence (sourcing.rdoc.documented_outcomes)."""
+    if evidence.kind == "series_model":
         return "series_model"
-    if evidence.startswith((FITTED_MODEL_EVIDENCE, PLOT_FORMULA_EVIDENCE)):
+    if evidence.kind in ("fitted_model", "plot_formula"):
         return "model_formula"
     return "documented_response"
 
@@ -220,7 +221,7 @@ def _class_column(name: str, record: DatasetRecord) -> bool:
     return bool(_CLASS_NAME.match(name) or _DIAGNOSTIC_ENTRY.search(record.column_descriptions.get(name, "")))
 
 
-def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: dict[str, ColumnRole],
+def weak_documentation(col: str, evidence: Evidence, record: DatasetRecord, roles: dict[str, ColumnRole],
                        modelled: set[str]) -> str | None:
     """Why a documented outcome's evidence does not make it the outcome, or None.
 
@@ -232,15 +233,15 @@ def weak_documentation(col: str, evidence: str, record: DatasetRecord, roles: di
       mailings"), not as the study's response.
     - One measure of a multivariate response (a MANOVA's) beside a column conventionally named as a class.
     """
-    if len(joint_response(evidence)) >= MULTIVARIATE_MIN and (
+    if len(evidence.joint) >= MULTIVARIATE_MIN and (
             group := next((c for c, r in roles.items() if r.role == "outcome" and _class_column(c, record)), None)):
         return f"one measure of a multivariate response, beside the class column {group!r}"
-    if evidence.startswith(PLOT_FORMULA_EVIDENCE):
+    if evidence.kind == "plot_formula":
         if roles[col].role not in ("outcome", "derived_copy"):
             return f"a plot's formula shows it, and it is a {roles[col].role.replace('_', ' ')}"
         if modelled - {col}:
             return f"a plot's formula shows it, while a model fits {sorted(modelled - {col})[0]!r}"
-    if evidence.startswith("documented as") and "in Format" in evidence:
+    if evidence.kind == "format_entry":
         doc = record.column_descriptions.get(col, "")
         if doc and (word := _RESPONSE_WORDING.search(doc)) is not None and not _says_response(doc, record):
             noun = m.group(0) if (m := _RESPONSE_AS_NOUN.search(doc)) else word.group(0)
@@ -255,8 +256,9 @@ def _says_response(doc: str, record: DatasetRecord) -> bool:
 
 
 def _documented(record: DatasetRecord, names: list[str],
-                roles: dict[str, ColumnRole]) -> list[tuple[str, str, TargetEvidenceKind]]:
-    out: list[tuple[str, str, TargetEvidenceKind]] = []
+                roles: dict[str, ColumnRole]) -> list[tuple[str, str, TargetEvidenceKind, DocumentedReading]]:
+    """(column, evidence a user reads, its published kind, the documentation's reading) per documented outcome."""
+    out: list[tuple[str, str, TargetEvidenceKind, DocumentedReading]] = []
     resolved = [(col, evidence) for name, evidence in record.documented_outcomes.items()
                 if (col := resolve_column(name, names)) is not None]
     # When the documentation names a column the roles read as an outcome, a covariate it also names is a
@@ -265,16 +267,16 @@ def _documented(record: DatasetRecord, names: list[str],
     studied = {col for col, _ in resolved if roles[col].role in ("outcome", "derived_copy")}
     if studied:
         resolved = [(col, evidence) for col, evidence in resolved if col in studied]
-    modelled = {col for col, evidence in resolved if evidence.startswith((FITTED_MODEL_EVIDENCE, "series modelled"))}
+    modelled = {col for col, evidence in resolved if evidence.kind in ("fitted_model", "series_model")}
     for col, evidence in resolved:
         if weak_documentation(col, evidence, record, roles, modelled) is not None:
             continue
         role = roles[col]
         kind = documented_kind(evidence)
         if role.role == "derived_copy" and role.related and roles.get(role.related, role).role == "outcome":
-            out.append((role.related, f"the documentation's response {evidence} (via {col!r}, "
-                                      f"{role.evidence})", kind))
-        out.append((col, f"the documentation's response: {evidence}", kind))
+            out.append((role.related, f"the documentation's response {evidence.text} (via {col!r}, "
+                                      f"{role.evidence})", kind, evidence.kind))
+        out.append((col, f"the documentation's response: {evidence.text}", kind, evidence.kind))
     return out
 
 
@@ -301,7 +303,7 @@ def _title_names(name: str, record: DatasetRecord) -> bool:
 
 def documented_columns(record: DatasetRecord, names: list[str], roles: dict[str, ColumnRole]) -> list[str]:
     """The table's columns that the source's hint or the documentation name as the outcome, best first."""
-    out = [c for c, _, _ in _documented(record, names, roles)]
+    out = [c for c, *_ in _documented(record, names, roles)]
     if (stated := stated_target(record, names)) is not None:  # the card's own words (task_design.stated_target)
         out.append(stated.column)
     if (col := hinted_column(record, names, roles)) is not None:
@@ -624,15 +626,16 @@ def rank_targets(record: DatasetRecord, profile: DatasetProfile, roles: dict[str
     ranked: list[RankedTarget] = []
     seen: set[str] = set()
 
-    def push(col: str, evidence: str, tier: int, kind: TargetEvidenceKind, score: float = 0.0) -> None:
+    def push(col: str, evidence: str, tier: int, kind: TargetEvidenceKind, score: float = 0.0,
+             reading: DocumentedReading | None = None) -> None:
         if col in allowed and col not in seen:
             seen.add(col)
-            ranked.append(RankedTarget(col, evidence, tier, kind, score))
+            ranked.append(RankedTarget(col, evidence, tier, kind, score, reading))
 
     if (col := hinted_column(record, names, roles)) is not None:
         push(col, f"source hint: {_source_name(record)} = {record.target_hint!r}", 0, "source_hint")
-    for col, evidence, kind in _documented(record, names, roles):
-        push(col, evidence, 1, kind)
+    for col, evidence, kind, reading in _documented(record, names, roles):
+        push(col, evidence, 1, kind, reading=reading)
     classes = {c.name: c.n_unique for c in profile.columns if c.kind == "categorical" or (
         c.kind == "numerical" and c.n_unique <= MAX_STATED_CLASSES)}
     if (stated := stated_target(record, names, classes)) is not None:

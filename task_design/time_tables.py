@@ -24,6 +24,8 @@ Three structures make a table's rows something other than independent draws:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Literal
 
 import pandas as pd
 
@@ -91,17 +93,32 @@ def _name_root(pattern: re.Pattern, name: str) -> str | None:
     return None if m is None else (m.group("a") + m.group("b")).strip("._").lower()
 
 
-def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> str | None:
+# How a column reads as a censoring status, strongest first: its own entry documents censoring, one of its
+# levels is a censored one, or it is a two-level column named as a status (the weakest: it pairs with a
+# duration by name only, never as the lone status beside a lone duration).
+StatusKind = Literal["documented_censoring", "censored_level", "two_level_status", "beside_censored_duration"]
+
+
+@dataclass(frozen=True)
+class StatusEvidence:
+    """Why a column is a censoring status: its kind, which decides how it pairs, and the words a user reads."""
+
+    kind: StatusKind
+    text: str
+
+
+def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> StatusEvidence | None:
     levels = s.dropna().unique()
     if not 2 <= len(levels) <= MAX_STATUS_LEVELS:
         return None
     doc = record.column_descriptions.get(col, "")
     if CENSOR_WORDS.search(doc):
-        return f"documented as censoring ({CENSOR_WORDS.search(doc).group(0)!r})"
+        return StatusEvidence("documented_censoring",
+                              f"documented as censoring ({CENSOR_WORDS.search(doc).group(0)!r})")
     if any(CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
-        return "a status with a censored level"
+        return StatusEvidence("censored_level", "a status with a censored level")
     if STATUS_IN_NAME.match(col) and len(levels) == 2:
-        return f"a two-level status {col!r}"
+        return StatusEvidence("two_level_status", f"a two-level status {col!r}")
     return None
 
 
@@ -121,7 +138,8 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
     # censoring, but its `time` is "survival time in days, possibly censored": a status-named column
     # beside a duration documented as censored is that duration's status.
     if any(CENSOR_WORDS.search(record.column_descriptions.get(d, "")) for d in durations):
-        status.update({c: "beside a duration documented as censored" for c in open_cols
+        status.update({c: StatusEvidence("beside_censored_duration", "beside a duration documented as censored")
+                       for c in open_cols
                        if c not in status and c not in durations and STATUS_IN_NAME.match(c)
                        and 2 <= table[c].nunique() <= MAX_STATUS_LEVELS})
     out: dict[str, ColumnRole] = {}
@@ -130,14 +148,14 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
         # `status` pairs with `futime` (both roots empty) before a visit's `day`.
         match = sorted((d for d in durations if d not in out and root is not None and _name_root(DURATION_IN_NAME, d) == root),
                        key=lambda d: bool(VISIT_NAME.match(d)))
-        if not match and len(status) == 1 and len(durations) == 1 and not why.startswith("a two-level"):
+        if not match and len(status) == 1 and len(durations) == 1 and why.kind != "two_level_status":
             match = durations
         if match:
             d = match[0]
-            out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d!r} ({why})", d)
+            out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d!r} ({why.text})", d)
             out[d] = ColumnRole("censored_duration", f"a duration censored by the status {s_name!r}", s_name)
-        elif why.startswith("documented as censoring"):
-            out[s_name] = ColumnRole("censoring_status", f"a censoring status ({why})")
+        elif why.kind == "documented_censoring":
+            out[s_name] = ColumnRole("censoring_status", f"a censoring status ({why.text})")
     return out
 
 

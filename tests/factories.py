@@ -21,7 +21,7 @@ from finalize import sandbox
 from pipeline.build import BuildJob, build_one
 from pipeline.core import names
 from pipeline.core.jsonio import read_json, write_json
-from pipeline.core.records import DatasetRecord, DatasetRejected, TaskPackage, TaskSpec
+from pipeline.core.records import DatasetRecord, DatasetRejected, DocumentedReading, Evidence, TaskPackage, TaskSpec
 from pipeline.core.seeding import rng_for
 from pipeline.publish import write_question_list
 from pipeline.steps import ENTRY_JSON, Outcome
@@ -49,6 +49,11 @@ def build_record(ref: str = REF, **overrides) -> DatasetRecord:
     fields = dict(ref=ref, source="local", slug=ref.replace("/", "_").lower(), title="Synthetic data")
     fields.update(overrides)
     return DatasetRecord(**fields)
+
+
+def reading(kind: DocumentedReading, text: str, **fields) -> Evidence:
+    """A documented outcome's evidence (DatasetRecord.documented_outcomes) as sourcing.rdoc gives it."""
+    return Evidence(kind=kind, text=text, **fields)
 
 
 def build_table(n: int = 200, seed: int = 0, **overrides) -> pd.DataFrame:

@@ -156,3 +156,22 @@ def test_an_unchanged_builtin_rerun_is_told_from_the_caches_before_the_flow(tmp_
     assert "unchanged" in proc.stderr and "candidate dataset" not in proc.stderr
     assert published_generation(out) == before and _stats(before) == stats
     assert sorted(p.name for p in before.parent.iterdir()) == generations
+
+
+def test_a_tree_holding_a_desktop_task_the_machine_dropped_is_rebuilt_not_kept(first_build):
+    # A sandboxed validation job past its wall time on a loaded machine says nothing of the inputs: the run
+    # report lists such tasks (names.MACHINE_DROPPED), and the next build does not keep that tree as it is.
+    from pipeline.build import unchanged
+
+    _, _, _, out, first = first_build
+    tree = published_generation(out)
+    path = tree / names.RUN_REPORT_JSON
+    saved = path.read_bytes()
+    assert unchanged(tree, first["inputs_key"])
+    report = json.loads(saved)
+    report["dsagentbench"] = {**(report.get("dsagentbench") or {}), names.MACHINE_DROPPED: ["a_task/modelling"]}
+    try:
+        path.write_text(json.dumps(report), encoding="utf-8")
+        assert not unchanged(tree, first["inputs_key"])
+    finally:
+        path.write_bytes(saved)

@@ -54,6 +54,9 @@ SCHEMA_FILE = "dsagent_config.schema.json"
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
 CATEGORY_TASKS_PER_DATASET = 2
 _STAGE = "dsagent"
+# A validation record the machine gave (the sandboxed job itself failed, past its wall time on a loaded
+# machine), not the task's inputs: never cached; the report lists such tasks (names.names.MACHINE_DROPPED).
+MACHINE = "machine"
 
 
 def load_schema() -> dict:
@@ -186,8 +189,9 @@ def _validate(tree: Path, tasks: list[DesktopTask], evaluator_source: str, setti
     res = run_in_sandbox(validate_job.validate_batch, (evaluator_source, payload), files,
                          Limits(wall_s=settings.timeout_s), hide=(tree.resolve().parent,))
     if not res.ok:
-        return {t.name: {"oracle": None, "perturbations": {}, "error": f"validation job {res.reason}"[:300]}
-                for t in tasks}
+        # The machine's verdict, not the task's (MACHINE): the job itself failed, past its wall time say.
+        return {t.name: {"oracle": None, "perturbations": {}, "error": f"validation job {res.reason}"[:300],
+                         MACHINE: True} for t in tasks}
     return res.value
 
 
@@ -233,6 +237,7 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     rejections: dict[str, str] = {}
     validation: dict[str, dict] = {}
     index: list[dict] = []
+    machine: list[str] = []
     # One DARE task at a time per worker, from its tasks to its verdicts: the Python that makes a task's
     # desktop tasks then overlaps other tasks' sandboxed validation jobs (separate processes), where it
     # used to run for every task before the first job started. At most `jobs` jobs run at once; the
@@ -269,19 +274,20 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
     # One more worker than jobs: one makes the next task's desktop tasks while the jobs run.
     with ThreadPoolExecutor(max_workers=max(1, min(len(task_dirs), jobs + 1))) as pool:
         for part in pool.map(part_of, task_dirs):
-            _merge(part, validation, index, rejections)
+            _merge(part, validation, index, rejections, machine)
     index.sort(key=lambda r: r["name"])
     report = _summary(index, rejections, len(task_dirs))
     write_json(out / "validation.json", dict(sorted(validation.items())))
     write_text(out / "index.json", dumps({"summary": report, "tasks": index}))
-    return report
+    # Said to the build (its run report), not written into the tree: which drops a rebuild may not keep.
+    return {**report, names.MACHINE_DROPPED: sorted(machine)}
 
 
 def _judge(task_dir: Path, tasks: list[DesktopTask], rejected: dict[str, str], result: dict,
            settings: DesktopSettings, schema: dict, out: Path) -> dict:
     """One DARE task's verdicts: each desktop task's config written when its evaluator passed, its folder
     removed when not; returns its validation records, index rows and rejections."""
-    part: dict = {"validation": {}, "index": [], "rejections": dict(rejected)}
+    part: dict = {"validation": {}, "index": [], "rejections": dict(rejected), names.MACHINE_DROPPED: []}
     meta = read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     info = meta.get("data_info") or {}
     source = f"daregen:{task_dir.name} ({info.get('url') or info.get('ref') or 'unknown source'})"
@@ -295,6 +301,8 @@ def _judge(task_dir: Path, tasks: list[DesktopTask], rejected: dict[str, str], r
         part["validation"][t.name] = {"key": t.key, "id": cfg["id"], "oracle": record["oracle"],
                                       "perturbations": dict(sorted(record["perturbations"].items())),
                                       "published": not reason, "reason": reason}
+        if record.get(MACHINE):
+            part[names.MACHINE_DROPPED].append(t.key)
         if reason:
             part["rejections"][t.key] = reason
             shutil.rmtree(out / TASKS_DIR / t.name)
@@ -305,18 +313,16 @@ def _judge(task_dir: Path, tasks: list[DesktopTask], rejected: dict[str, str], r
     return part
 
 
-def _merge(part: dict, validation: dict, index: list, rejections: dict) -> None:
+def _merge(part: dict, validation: dict, index: list, rejections: dict, machine: list) -> None:
     validation.update(part["validation"])
     index.extend(part["index"])
     rejections.update(part["rejections"])
+    machine.extend(part.get(names.MACHINE_DROPPED, ()))  # a cached part has none: such a part is never stored
 
 
 # ------------------------------------------------------------------ the per-task cache
 
 _PART_JSON, _FILES = "part.json", "tasks"
-# Verdicts the machine gave (a validation job past its wall time on a loaded machine), not the inputs:
-# never cached, so the next build validates again.
-_MACHINE_REASON = "validation job"
 
 
 @functools.lru_cache(maxsize=1)
@@ -360,7 +366,7 @@ def _cached_part(cache_dir: Path, key: str, out: Path) -> dict | None:
 
 def _store_part(cache_dir: Path, key: str, part: dict, out: Path) -> None:
     """Keep a DARE task's verdicts and published desktop tasks, written aside and renamed into place."""
-    if any(str(r.get("reason", "")).startswith(_MACHINE_REASON) for r in part["validation"].values()):
+    if part.get(names.MACHINE_DROPPED):
         return
 
     def fill(tmp: Path) -> None:

@@ -311,7 +311,9 @@ def feature_references(columns: Sequence[str], documented: dict[str, str], style
     for column in columns:
         phrase, reason = _decide(column, prepared)
         if phrase and style == "dare":
-            by = "name words" if reason.startswith(NAME_WORDS_REASON) else "description"
+            # A column with a description of its own is referred to by it; one without, by its name's words
+            # (_decide's only other way to a phrase).
+            by = "description" if prepared[column].phrase else "name words"
             out[column] = FeatureReference(column=column, by=by, phrase=phrase, reason=reason)
             continue
         if style == "explicit":

@@ -12,6 +12,10 @@ QUESTION_LIST = "question_list.json"
 MANIFEST = "manifest.json"
 RUN_REPORT_JSON = "run_report.json"
 RUN_REPORT_MD = "run_report.md"
+# The DSAgentBench report's list (run_report.json's dsagentbench) of the desktop tasks the machine dropped, not
+# their inputs (a sandboxed validation job past its wall time on a loaded machine): finalize.dsagent.build writes
+# it, pipeline.build rebuilds a tree that holds one rather than keep it.
+MACHINE_DROPPED = "machine_dropped"
 CORPUS_REPORT_HTML = "corpus_report.html"  # the tree report a curator opens first (pipeline.review.reports)
 ENVIRONMENT = "environment.json"
 

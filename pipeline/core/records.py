@@ -71,6 +71,36 @@ class JoinStep(_Frozen):
     columns: tuple[str, ...] = ()
 
 
+# How the documentation names a column as the response (sourcing.rdoc.documented_outcomes), which decides
+# what the reading is worth (task_design.targets): `fitted_model`, the left side of a model the Examples or
+# Usage fit; `plot_formula`, the left side of a plot's or a summary's formula (xyplot(y ~ x), aggregate(y ~ g));
+# `series_model`, the series a time-series model's first argument picks; `format_entry`, the column's own
+# Format entry calling it the response or outcome; `prose`, a sentence of the Details, Description, Notes or
+# title naming it the response, the dependent variable or what to predict.
+DocumentedReading = Literal["fitted_model", "plot_formula", "series_model", "format_entry", "prose"]
+
+
+class Evidence(_Frozen):
+    """Why the documentation names a column as the response: the kind of reading, which the designer's control
+    flow decides by, and `text`, the words a user reads (rendered once, by the reader that found it; never
+    parsed back). A formula's reading also carries what the formula says: `joint`, the names it fits together
+    as one response (`lm(cbind(a, b) ~ x)`: a MANOVA's measures), and `computed`, the response the code computes
+    from this column (AER/CASchools' `score`, the mean of `math` and `read`), "" when the column is itself the
+    response."""
+
+    kind: DocumentedReading
+    text: str
+    joint: tuple[str, ...] = ()
+    computed: str = ""
+
+    @field_validator("text")
+    @classmethod
+    def _has_text(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("evidence needs the words a user reads")
+        return v
+
+
 class DatasetRecord(_Frozen):
     """Where a dataset came from and how it is documented (no data)."""
 
@@ -93,7 +123,7 @@ class DatasetRecord(_Frozen):
     # Names the documentation presents as the response (R help pages: the left side of model
     # formulas in Examples/Usage, "response"/"outcome" wording), best first, name -> evidence.
     # Spelled as the documentation spells them; the designer resolves them to columns.
-    documented_outcomes: dict[str, str] = Field(default_factory=dict)
+    documented_outcomes: dict[str, Evidence] = Field(default_factory=dict)
     # Several categorical outcomes of the same unit that the source documents as its targets (OpenML's
     # comma-separated default target, a sidecar's `outcome_columns`): task_design.multi_target may make
     # them one task with a target list, as DARE-bench has.
@@ -288,6 +318,15 @@ class Rejection:
 
 
 _CODE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+# The codes of finalize's checks of a task it wrote (their rejections read "check failed: ..."): each follows
+# from the dataset and the code alone, so the build cache keeps it (pipeline.build_cache), unlike a reference
+# run that timed out on a loaded machine. `task_checks`: the file, instruction and schema checks (the first
+# problem's own code where it names one: `mm_infeasible`, `mm_leakage`); `reference_disagrees`: the executed reference
+# against the CF ground truth; `metadata_schema`: all_metadata.json refused by its schema as it is built.
+CHECK_FAILED_CODES = frozenset({"task_checks", "mm_infeasible", "mm_leakage", "reference_disagrees", "metadata_schema"})
+CHECK_FAILED = "check failed: "
 
 
 class DatasetRejected(Exception):

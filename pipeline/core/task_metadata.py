@@ -29,8 +29,8 @@ from pipeline.core.curation import Curation
 from pipeline.core.environment import code_version
 from pipeline.core.jsonio import to_jsonable, write_json
 from pipeline.core.text import shorten
-from pipeline.core.records import (CLASSIFICATION_MODELS, REGRESSION_MODELS, DatasetRecord, DatasetRejected, JoinStep,
-                                   TargetEvidenceKind, TaskSpec, TimeSeriesSpec)
+from pipeline.core.records import (CHECK_FAILED, CLASSIFICATION_MODELS, REGRESSION_MODELS, DatasetRecord,
+                                   DatasetRejected, JoinStep, TargetEvidenceKind, TaskSpec, TimeSeriesSpec)
 
 SCHEMA_ID = "https://github.com/daregen/daregen/schemas/all_metadata.schema.json"
 SCHEMA_TITLE = "DARE-bench verify/all_metadata.json"
@@ -295,8 +295,9 @@ def rejected_when_invalid() -> Iterator[None]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(map(str, first["loc"]))
-        raise DatasetRejected(f"check failed: all_metadata.json violates the schema at /{where}: "
-                              f"{shorten(first['msg'], 200)} ({exc.error_count()} violation(s))") from None
+        raise DatasetRejected(f"{CHECK_FAILED}all_metadata.json violates the schema at /{where}: "
+                              f"{shorten(first['msg'], 200)} ({exc.error_count()} violation(s))",
+                              "metadata_schema") from None
 
 
 def as_json(block: _Block) -> dict[str, Any]:

@@ -42,6 +42,11 @@ class TaskReview:
             return f"changed since approval (design digest {self.digest}, approved {self.approved_digest})"
         return f"{self.state}, not approved (design digest {self.digest})"
 
+    @property
+    def withheld_code(self) -> str:
+        """The code of a withheld task (Outcome.code): its review state, `changed_since_approval`, `unreviewed`."""
+        return self.state.replace(" ", "_")
+
 
 def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None = None) -> TaskReview | None:
     """The task folder's review state (None when it has no readable all_metadata.json); `entry` is its

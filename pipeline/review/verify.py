@@ -319,25 +319,28 @@ def check_determinism(task_dirs: list[Path], compare_recorded: bool = True,
         for seed, run in zip(HASH_SEEDS, runs):
             if not run.ok:
                 problems.append(Problem(where, f"determinism: fresh interpreter (PYTHONHASHSEED={seed}) "
-                                               f"{run.reason}"))
+                                               f"{run.reason}", code="determinism_run_failed"))
                 continue
             report = run.value.get(key, {"ok": False, "error": "no result"})
             if seconds is not None:
                 seconds[where] = seconds.get(where, 0.0) + float(report.get("seconds") or 0.0)
             if not report["ok"]:
                 problems.append(Problem(where, f"determinism: reference failed in a fresh interpreter "
-                                               f"(PYTHONHASHSEED={seed}): {report['error']}"))
+                                               f"(PYTHONHASHSEED={seed}): {report['error']}",
+                                        code="determinism_reference_failed"))
             reports.append(report)
         digests = {r.get("digest") for r in reports if r["ok"]}
         if len(digests) > 1:
             problems.append(Problem(where, "determinism: the reference's predictions differ between fresh "
-                                           f"interpreters with PYTHONHASHSEED={HASH_SEEDS[0]} and {HASH_SEEDS[1]}"))
+                                           f"interpreters with PYTHONHASHSEED={HASH_SEEDS[0]} and {HASH_SEEDS[1]}",
+                                    code="nondeterministic"))
         sim = task_dir / names.VERIFY_DIR / names.SIMULATED_PRED
         if compare_recorded and len(digests) == 1 and sim.is_file() and \
                 "daregen" in read_json(task_dir / names.VERIFY_DIR / names.ALL_METADATA):
             if predictions_digest(sim.read_text(encoding="utf-8")) not in digests:
                 problems.append(Problem(where, f"determinism: {names.SIMULATED_PRED} (written by a forked "
-                                               "warm-pool job) differs from a fresh interpreter's predictions"))
+                                               "warm-pool job) differs from a fresh interpreter's predictions",
+                                        code="nondeterministic"))
         if problems:
             out[where] = problems
     return out

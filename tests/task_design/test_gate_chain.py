@@ -14,7 +14,7 @@ from task_design import heuristic, llm
 from task_design.config import DesignConfig
 from task_design.llm_schema import LLMSettings, LLMUsage
 from task_design.profile import profile_table
-from tests.factories import REF, build_record, build_table
+from tests.factories import REF, build_record, build_table, reading
 from tests.fake_openai import FakeOpenAI, Reply
 
 N = 300
@@ -47,7 +47,7 @@ def test_a_target_computed_from_its_features_is_refused_as_the_heuristic_refuses
     # Each factor four times over (rescaled copies): no three columns' removal breaks y = a x b.
     table = pd.DataFrame({**{f"{n}{k}": k * v + k - 1 for n, v in (("a", a), ("b", b)) for k in range(1, 5)},
                           "y": a * b})
-    record = build_record(documented_outcomes={"y": "model response in lm(y ~ .) in Examples"})
+    record = build_record(documented_outcomes={"y": reading("fitted_model", "model response in lm(y ~ .) in Examples")})
     codes = _codes(record, table, _answer("y", "regression", ["a1", "b1", "a2"]), tmp_path)
     assert codes == ("tried:computed_target", "tried:computed_target")
 
@@ -66,6 +66,6 @@ def test_a_column_with_nothing_to_learn_is_refused_by_the_learnability_gate(tmp_
     table = build_table(n=N, label=None, colour=None, sparse=None, x=x, earnings=rng.normal(size=N) * 100 + 1000,
                         income=lambda n: 3 * x + rng.normal(scale=0.1, size=n))
     record = build_record(column_descriptions={"earnings": "real earnings, the response", "income": "family income"},
-                          documented_outcomes={"earnings": "documented as 'response' in Format"})
+                          documented_outcomes={"earnings": reading("format_entry", "documented as 'response' in Format")})
     codes = _codes(record, table, _answer("earnings", "regression", ["x", "visits", "income"]), tmp_path)
     assert codes == ("tried:not_learnable", "tried:not_learnable")

@@ -14,7 +14,7 @@ from pipeline.core.seeding import rng_for
 from task_design.config import DesignConfig
 from task_design.heuristic import IMPUTERS, design, spec_from_choices
 from task_design.profile import profile_table
-from tests.factories import UNIT_CONFIG, build_record, build_spec, build_table
+from tests.factories import UNIT_CONFIG, build_record, build_spec, build_table, reading
 
 SEEDS = range(4)
 
@@ -347,7 +347,7 @@ def test_the_source_hint_decides_and_is_recorded_as_evidence() -> None:
 
 def test_the_documented_formula_response_beats_the_fallback() -> None:
     table = _two_outcome_table()
-    spec = build_spec(table, documented_outcomes={"x": "model response in lm(x ~ …) in Examples"})
+    spec = build_spec(table, documented_outcomes={"x": reading("fitted_model", "model response in lm(x ~ …) in Examples")})
     assert spec.target == ("x",) and "lm(x ~" in spec.target_evidence
 
 
@@ -357,7 +357,7 @@ def test_a_documented_target_that_leaks_is_not_replaced_by_an_undocumented_colum
     z = np.random.default_rng(8).normal(size=200)
     table = build_table(n=200, x=None, visits=None, colour=None, sparse=None, z=z, label=np.where(z > 0, "yes", "no"))
     with pytest.raises(DatasetRejected, match=r"^documented outcome 'label' \(model_formula\) not usable: .*leaks"):
-        build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)"})
+        build_spec(table, documented_outcomes={"label": reading("fitted_model", "model response in glm(label ~ z)")})
 
 
 def test_the_next_documented_target_is_tried_when_the_first_leaks() -> None:
@@ -367,8 +367,8 @@ def test_the_next_documented_target_is_tried_when_the_first_leaks() -> None:
     table = build_table(n=200, x=None, visits=None, colour=None, sparse=None, z=z, label=np.where(z > 0, "yes", "no"),
                         w=np.sign(z) * rng.uniform(1, 2, size=200),  # gives the sign away, not the size
                         v=rng.normal(size=200))  # a second predictor: one alone sets no modelling question
-    spec = build_spec(table, documented_outcomes={"label": "model response in glm(label ~ z)",
-                                                  "z": "model response in lm(z ~ label)"})
+    spec = build_spec(table, documented_outcomes={"label": reading("fitted_model", "model response in glm(label ~ z)"),
+                                                  "z": reading("fitted_model", "model response in lm(z ~ label)")})
     assert spec.target == ("z",) and spec.target_evidence_kind == "model_formula"
     assert len(spec.design_attempts) == 1 and spec.design_attempts[0].startswith("documented outcome 'label'")
     assert "leaks" in spec.design_attempts[0] and spec.excluded_targets["label"].startswith("tried:")
@@ -390,7 +390,7 @@ def test_a_failed_documented_outcome_is_never_replaced_by_an_undocumented_one() 
     docs = {"earnings": "real earnings, the response", "income": "family income, thousands"}
     with pytest.raises(DatasetRejected, match=r"^documented outcome 'earnings' \(documented_response\) not learnable"):
         build_spec(table, config=DesignConfig(), column_descriptions=docs,
-                   documented_outcomes={"earnings": "documented as 'response' in Format"})
+                   documented_outcomes={"earnings": reading("format_entry", "documented as 'response' in Format")})
 
 
 def test_a_failed_top_ranked_fallback_ends_the_search() -> None:
@@ -411,7 +411,7 @@ def test_a_dataset_with_no_evidenced_target_is_skipped_with_the_reason() -> None
     # A documented outcome that cannot be a target (too many classes) leaves no room for a guess either.
     table = build_table(site=[f"site {i % 40}" for i in range(200)])
     with pytest.raises(DatasetRejected, match="^documented outcome 'site' cannot be a target"):
-        build_spec(table, documented_outcomes={"site": "model response in lm(site ~ x)"})
+        build_spec(table, documented_outcomes={"site": reading("fitted_model", "model response in lm(site ~ x)")})
 
 
 def test_a_second_task_needs_its_own_evidence() -> None:
@@ -425,15 +425,15 @@ def test_a_second_task_needs_its_own_evidence() -> None:
     assert [s.target for s in specs] == [("label",)]
     record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
                                                "price": "Sale price of the item."},
-                          documented_outcomes={"label": "model response in glm(label ~ .) in Examples"})
+                          documented_outcomes={"label": reading("fitted_model", "model response in glm(label ~ .) in Examples")})
     specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     # The documentation names the study's outcome: an undocumented column beside it is not a second
     # question, whatever its own words (azprocedure's `admit` beside `los`).
     assert [s.target for s in specs] == [("label",)]
     record = build_record(column_descriptions={"label": "The outcome: did the customer buy.",
                                                "price": "Sale price of the item."},
-                          documented_outcomes={"label": "model response in glm(label ~ .) in Examples",
-                                               "price": "model response in lm(price ~ .) in Examples"})
+                          documented_outcomes={"label": reading("fitted_model", "model response in glm(label ~ .) in Examples"),
+                                               "price": reading("fitted_model", "model response in lm(price ~ .) in Examples")})
     specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert [s.target for s in specs] == [("label",), ("price",)]
     assert [s.target_evidence_kind for s in specs] == ["model_formula", "model_formula"]
@@ -517,6 +517,6 @@ def test_beside_the_study_subject_a_second_task_needs_the_documentations_word() 
     specs = design_pair(record, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert [(s.target, s.target_evidence_kind) for s in specs] == [(("label",), "study_subject")]
     documented = build_record(title="Customer purchase decisions", column_descriptions=docs,
-                              documented_outcomes={"price": "model response in lm(price ~ .) in Examples"})
+                              documented_outcomes={"price": reading("fitted_model", "model response in lm(price ~ .) in Examples")})
     specs = design_pair(documented, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert ("price",) in [s.target for s in specs]

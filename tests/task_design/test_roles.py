@@ -12,7 +12,7 @@ from pipeline.core.records import DatasetRecord, JoinStep
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.roles import ColumnRole, column_roles
-from tests.factories import build_record
+from tests.factories import build_record, reading
 
 
 def _roles(columns: dict, **record) -> dict[str, ColumnRole]:
@@ -402,7 +402,7 @@ def test_the_error_term_of_a_simulated_response_is_derived_from_it() -> None:
     e, x1 = rng.normal(size=60), rng.normal(size=60)
     docs = {"y": "an outcome", "x1": "a continuous variable", "e": "randomly generated errors"}
     roles = _roles({"y": 20 + 0.25 * x1 + e, "x1": x1, "e": e}, column_descriptions=docs,
-                   documented_outcomes={"y": "documented as 'outcome' in Format"})
+                   documented_outcomes={"y": reading("format_entry", "documented as 'outcome' in Format")})
     assert roles["e"].role == "derived_copy" and roles["e"].related == "y"
     assert roles["x1"].role == roles["y"].role == "outcome"
     # Without a documented response nothing says whose error it is.

@@ -19,7 +19,7 @@ from task_design.profile import profile_table
 from task_design.time_tables import regular_time_index, repeated_measures, survival_roles, time_table_problem
 from task_design.roles import column_roles
 from task_design.timeseries import design_ts, wide_month_problem
-from tests.factories import UNIT_CONFIG, build_record, write_local_dataset
+from tests.factories import UNIT_CONFIG, build_record, write_local_dataset, reading
 
 N = 240
 
@@ -118,7 +118,7 @@ def test_a_status_with_a_censor_level_censors_the_lone_duration() -> None:
     table = pd.DataFrame({"trt": rng.choice(["control", "germ-free"], N), "days": rng.integers(30, 1000, N),
                           "outcome": rng.choice(["censor", "lymphoma", "sarcoma", "other"], N)})
     # hoel's help page backticks `trt` in a sentence saying "outcome": no documented outcome of its own.
-    documented = {"outcome": "documented as 'outcome' in Format", "trt": "named with 'outcome' in Format"}
+    documented = {"outcome": reading("format_entry", "documented as 'outcome' in Format"), "trt": reading("prose", "named with 'outcome' in Format")}
     _assert_survival(table, {"days": "days until death"}, "days", "outcome", "survival study",
                      documented_outcomes=documented)
 
@@ -214,9 +214,9 @@ def test_a_short_panels_outcome_is_the_one_a_fitted_model_documents() -> None:
     assert "the title 'Employment of British Firms' is about 'employment'" in spec.target_evidence
     with pytest.raises(DatasetRejected, match="no fitted model"):
         _design(table, column_descriptions=docs,
-                documented_outcomes={"emp": "formula response in xyplot(emp ~ …) in Examples"})
+                documented_outcomes={"emp": reading("plot_formula", "formula response in xyplot(emp ~ …) in Examples")})
     spec = _design(table, column_descriptions=docs,
-                   documented_outcomes={"emp": "model response in plm(emp ~ …) in Examples"})
+                   documented_outcomes={"emp": reading("fitted_model", "model response in plm(emp ~ …) in Examples")})
     assert spec.target == ("emp",) and spec.target_evidence_kind == "model_formula"
 
 

@@ -53,19 +53,36 @@ class DataContext:
     def target(self) -> str:
         return self.question["target"][0]
 
+    @property
+    def roles(self) -> frozenset[str]:
+        """The columns the task's design gave a role, the only ones a question may be about: its target(s)
+        and its related features (question_v1's lists; the selected features are among them). A column the
+        designer left out (an identifier, a coordinate, a design factor: daregen.excluded_features says why)
+        and a time series' time and entity columns stay in the data files but are never a question's subject:
+        the distinct count of a time index is the row count, the log of an id means nothing. The design
+        owns these facts; nothing here guesses roles from names."""
+        q = self.question
+        identifiers = {q.get("time_column"), *q.get("entity_columns", ())}
+        return frozenset(c for c in (*q["target"], *q.get("related_features", ()), *q.get("selected_features", ()))
+                         if c not in identifiers)
+
+    def design_columns(self, frame: pd.DataFrame) -> list[str]:
+        """`frame`'s columns that have a role in the design (roles), in the frame's order."""
+        return [c for c in frame.columns if c in self.roles and c != names.ROW_ID]
+
     def source(self, stem: str) -> tuple[str, str]:
         """(file name in the VM, path in the tree) of a DARE source file."""
         f = self.files[stem]
         return f, f"{self.task_dir}/{names.SOURCE_DIR}/{f}"
 
     def numeric(self, frame: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
-        return [c for c in frame.columns if c not in exclude and c != names.ROW_ID
+        return [c for c in self.design_columns(frame) if c not in exclude
                 and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
                 and frame[c].notna().sum() >= 3 and frame[c].nunique() > 1]
 
     def categorical(self, frame: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
         kinds = self.question.get("column_type_inference") or {}
-        return [c for c in frame.columns if c not in exclude and c != names.ROW_ID
+        return [c for c in self.design_columns(frame) if c not in exclude
                 and kinds.get(c, "categorical" if frame[c].dtype == object else "") == "categorical"
                 and 2 <= frame[c].nunique() <= 12]
 
@@ -149,7 +166,7 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
     fname, tree_path = ctx.source(names.TRAIN_V2)
     num, cat = ctx.numeric(df), ctx.categorical(df)
     if not num:
-        raise DatasetRejected("EDA: no numeric column")
+        raise DatasetRejected("EDA: no numeric feature or target column")
     catalogue: list[tuple[str, dict]] = [("missing", {}), ("quantile", {}), ("mean", {}), ("distinct", {})]
     if len(num) >= 2:
         catalogue.append(("pearson", {}))
@@ -161,7 +178,7 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         what = catalogue[int(rng.integers(len(catalogue)))][0]
         key = f"answer_{i}"
         if what == "missing":
-            col = _pick(rng, list(df.columns))[0]
+            col = _pick(rng, ctx.design_columns(df))[0]
             value, tol = int(df[col].isna().sum()), (0.0, 0.0)
             questions.append(f"`{key}`: the number of missing values in column `{col}`")
         elif what == "quantile":
@@ -177,7 +194,7 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             value, tol = _num(df[col].mean()), (_RTOL, _ATOL)
             questions.append(f"`{key}`: the mean of `{col}` (missing values ignored)")
         elif what == "distinct":
-            col = _pick(rng, list(df.columns))[0]
+            col = _pick(rng, ctx.design_columns(df))[0]
             value, tol = int(df[col].nunique()), (0.0, 0.0)
             questions.append(f"`{key}`: the number of distinct non-missing values in `{col}`")
         elif what == "pearson":
@@ -242,7 +259,7 @@ def feature_engineering_task(ctx: DataContext, rng: np.random.Generator) -> Desk
     fname, tree_path = ctx.source(names.VAL_V2)
     num, cat = ctx.numeric(df), ctx.categorical(df)
     if not num:
-        raise DatasetRejected("feature engineering: no numeric column in val_v2")
+        raise DatasetRejected("feature engineering: no numeric feature or target column in val_v2")
     kinds = ["zscore", "above_median"] + (["ratio"] if len(num) >= 2 else []) + (["indicator", "group_mean"]
                                                                                    if cat else [])
     kinds += ["log1p"] if any(df[c].min() >= 0 for c in num) else []
@@ -367,7 +384,9 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         joined = tables[t] if joined is None else joined.merge(tables[t], on=names.ROW_ID, how="inner")
     joined = joined.sort_values(names.ROW_ID, kind="stable").reset_index(drop=True)
     num = ctx.numeric(joined)
-    features = [c for c in joined.columns if c != names.ROW_ID]
+    features = ctx.design_columns(joined)
+    if not features:
+        raise DatasetRejected("data acquisition: no feature or target column among the tables")
     mode = ["export", "join", "join_filter", "join_aggregate"][int(rng.integers(4))]
     if mode == "join_aggregate" and not (ctx.categorical(joined) and num):
         mode = "join_filter"

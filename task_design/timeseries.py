@@ -29,6 +29,7 @@ from task_design.identity import identity_leaks
 from task_design.leakage import leak_score
 from task_design.roles import ColumnRole, column_roles, numeric_column, whole_numbers
 from task_design.targets import PINNED_EVIDENCE, RankedTarget, has_evidence, rank_targets, role_exclusions
+from task_design.temporal import temporal_identities
 
 DESIGNER_NAME = "heuristic-ts"
 TIME_NAMES = re.compile(r"^(date|time|year|yr|years|datetime|timestamp|period|month|day|week|ds|dt)$|date|time",
@@ -556,7 +557,7 @@ def design_ts(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFram
             continue
         numeric_others = [c for c in table.columns if c not in reserved | {target} and numeric_column(table[c])
                           and table[c].nunique() > 1]
-        leaks = _series_leaks(table, target, numeric_others, roles, config)
+        leaks = _series_leaks(table, target, numeric_others, roles, config, times, keys)
         numeric_others = [c for c in numeric_others if c not in leaks]
         complete = [c for c in numeric_others if table[c].notna().all()]
         selected = tuple(complete[i] for i in (sorted(rng.permutation(len(complete))[:3].tolist()) if complete else []))
@@ -605,12 +606,15 @@ def _floor_at_some_ratio(times: pd.Series, keys: pd.Series, rule: str | None, ra
     return ratio, problem
 
 
-def _series_leaks(table: pd.DataFrame, target: str, columns: list[str], roles: dict, config: DesignConfig
-                  ) -> dict[str, str]:
-    """The exogenous columns that give the forecast's target away: its derived copies, single and joint fits,
-    and identities (task_design.leakage, task_design.identity), column -> why."""
+def _series_leaks(table: pd.DataFrame, target: str, columns: list[str], roles: dict, config: DesignConfig,
+                  times: pd.Series, keys: pd.Series) -> dict[str, str]:
+    """The exogenous columns that give the forecast's target away: its derived copies, the columns it follows
+    from across time (task_design.temporal: `times` and `keys` order each series), single and joint fits, and
+    identities (task_design.leakage, task_design.identity), column -> why."""
     leaks = {c: f"derived from the target ({roles[c].evidence})" for c in columns
              if roles[c].role == "derived_copy" and roles[c].related == target}
+    leaks.update({c: why.detail for c, why in temporal_identities(
+        table, target, [c for c in columns if c not in leaks], times, keys).items()})
     leaks.update(exogenous_leaks(table, target, [c for c in columns if c not in leaks], config.ts_leak_r2))
     leaks.update(joint_leaks(table, target, [c for c in columns if c not in leaks], config.ts_leak_r2))
     leaks.update(identity_leaks(table, target, [c for c in columns if c not in leaks], config))

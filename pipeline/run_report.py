@@ -90,19 +90,19 @@ def skipped(report: dict) -> list[dict]:
     return [r for r in report.get("rejections") or [] if isinstance(r, dict) and r["stage"] != WITHHELD_STAGE]
 
 
-def _buckets(rows: list[dict], n: int) -> list[tuple[str, int]]:
-    """The `n` commonest buckets of `rows` (reason_buckets), most frequent first (ties by name)."""
+def commonest(rows: list[dict], n: int | None = None) -> list[tuple[str, int]]:
+    """The `n` (default: all) commonest buckets of `rows` (reason_buckets), most frequent first (ties by name)."""
     return sorted(reason_buckets(rows), key=lambda kv: (-kv[1], kv[0]))[:n]
 
 
 def top_reasons(report: dict, n: int = 8) -> list[tuple[str, int]]:
     """The `n` commonest rejection buckets, most frequent first (ties by name); withheld tasks are no rejection."""
-    return _buckets(skipped(report), n)
+    return commonest(skipped(report), n)
 
 
 def withheld_reasons(report: dict) -> list[tuple[str, int]]:
     """Why the withheld tasks were not approved (`changed since approval`, `unreviewed`, ...), commonest first."""
-    return _buckets(withheld(report), len(report.get("rejections") or []))
+    return commonest(withheld(report))
 
 
 def nothing_published(report: dict) -> str | None:

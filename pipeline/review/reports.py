@@ -28,7 +28,7 @@ from pipeline.core.safe_io import read_json_inside
 from pipeline.core.text import html_text, md_cell, md_code, printable, shorten
 from pipeline.core.sqlite import connect_read_only, quote_identifier, table_names
 from pipeline.run_report import (DESIGN_ROWS_NOTE, EVIDENCE_KIND_COLUMN, UNRECORDED_KIND, evidence_kind_rows,
-                                 reason_buckets)
+                                 commonest)
 
 LICENSE_DISTRIBUTION_MD = "LICENSE_DISTRIBUTION.md"
 LICENSES_CSV = "licenses.csv"
@@ -347,7 +347,7 @@ def render_licences_csv(facts: list[TaskFacts]) -> str:
 
 def rejection_tally(run_report: dict | None) -> list[tuple[str, int]]:
     rejections = (run_report or {}).get("rejections") or []
-    return sorted(reason_buckets([r for r in rejections if isinstance(r, dict)]), key=lambda kv: (-kv[1], kv[0]))
+    return commonest([r for r in rejections if isinstance(r, dict)])
 
 
 # ------------------------------------------------------------------ tasks to look at

@@ -9,9 +9,12 @@ restores every task from the cache and only stamps the review states, writes the
 publishes. Each step is run as an operator runs it, a command timed from start to exit (start-up and
 Prefect's ephemeral server included). Prints the wall times side by side and (c)/(a).
 
-    .venv/bin/python bench/bench_approve.py [--limit 20] [--approve 3] [--seed 0]
+    .venv/bin/python bench/bench_approve.py [--limit 300] [--approve 3] [--seed 0]
 
-Measured on 2 cores shared with other sessions (load average 8-17), niced:
+On a quiet machine (2 cores, load average 1.7-2.1; `--limit 300` is the build curators review):
+  --limit 300: build 134.4 s (103 tasks), 3 approvals 2.0 s, --publish approved 9.15 s (6.8%);
+  --limit 40: build 53.4 s (13 tasks), 3 approvals 1.8 s, --publish approved 9.05 s (16.9%).
+Earlier, on 2 cores shared with other sessions (load average 8-17), niced:
   --limit 20: build 79.2 s (6 tasks), 3 approvals 2.9 s, --publish approved 15.0 s (18.9%);
   --limit 40: build 81.1 s (13 tasks), 3 approvals 2.4 s, --publish approved 14.7 s (18.1%).
 The release's phases add up to about 3.5 s (guard import 1.6 s, tree reports 1.5 s); the rest is
@@ -43,7 +46,7 @@ def _run(argv: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=int, default=300)
     p.add_argument("--approve", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()

@@ -88,7 +88,7 @@ BENCHES = [
           "(× 2328 candidates = {corpus_h} h); top five steps: {top5}",
           headline="build cost: **{s_per_candidate} s per candidate** ({candidates} candidates, {built} tasks)"),
     Bench("approve then publish", "{python} bench/bench_approve.py --limit 300 --approve 3",
-          "`--limit 300` build ({built} tasks) {build_s} s; {approved} approvals {approve_s} s; rebuild with "
+          "`--limit {limit}` build ({built} tasks) {build_s} s; {approved} approvals {approve_s} s; rebuild with "
           "`--publish approved` ({published} published, every task from the cache) {release_s} s = "
           "**{release_pct}%** of the build (goal < 10%)",
           headline="publishing an approved release: **{release_pct}%** of the build (goal < 10%)"),

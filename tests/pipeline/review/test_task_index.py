@@ -48,6 +48,15 @@ def _refused(capsys, argv: list[str]) -> str:
     return err
 
 
+def _refused_writing_nothing(capsys, tree: Path, tmp_path: Path, flag: str, template: str) -> str:
+    """The one line `daregen tasks TREE FLAG VALUE` refuses with, where VALUE (`template` with `{out}` a file
+    path) tries to write that file: the file must not exist afterwards."""
+    out = tmp_path / "copied.csv"
+    err = _refused(capsys, ["tasks", str(tree), flag, template.format(out=out)])
+    assert not out.exists()
+    return err
+
+
 def _bomb(path: Path, rows: int, value_bytes: int) -> None:
     """An index of the right schema whose `baselines` column holds one dictionary entry of `value_bytes`
     on every row, without statistics: a few KB on disk, rows x value_bytes decoded."""
@@ -130,10 +139,7 @@ def test_a_tree_path_with_glob_characters_reads_its_own_index(tmp_path: Path, ca
     "exists (select 1)",
 ])
 def test_where_is_parsed_never_pasted(tree: Path, tmp_path: Path, capsys, where: str) -> None:
-    out = tmp_path / "copied.csv"
-    err = _refused(capsys, ["tasks", str(tree), "--where", where.format(out=out)])
-    assert err.startswith("daregen: error: --where: ")
-    assert not out.exists()
+    assert _refused_writing_nothing(capsys, tree, tmp_path, "--where", where).startswith("daregen: error: --where: ")
 
 
 def test_a_quote_in_a_value_is_a_value(tree: Path) -> None:
@@ -144,10 +150,8 @@ def test_a_quote_in_a_value_is_a_value(tree: Path) -> None:
 
 @pytest.mark.parametrize("order_by", ["task_dir; copy tasks to '{out}'", "(select 1)", "1", "task_dir desc desc"])
 def test_order_by_is_parsed_never_pasted(tree: Path, tmp_path: Path, capsys, order_by: str) -> None:
-    out = tmp_path / "copied.csv"
-    assert _refused(capsys, ["tasks", str(tree), "--order-by", order_by.format(out=out)]).startswith(
+    assert _refused_writing_nothing(capsys, tree, tmp_path, "--order-by", order_by).startswith(
         "daregen: error: --order-by: ")
-    assert not out.exists()
     assert parse_order_by("val_rows desc, ref", ["val_rows", "ref", "task_dir"]) == (
         '"val_rows" DESC, "ref" ASC, "task_dir" ASC')
 
@@ -161,9 +165,7 @@ def test_order_by_is_parsed_never_pasted(tree: Path, tmp_path: Path, capsys, ord
     "install httpfs",
 ])
 def test_sql_is_one_select_and_writes_nothing(tree: Path, tmp_path: Path, capsys, sql: str) -> None:
-    out = tmp_path / "copied.csv"
-    assert "must be one SELECT over tasks" in _refused(capsys, ["tasks", str(tree), "--sql", sql.format(out=out)])
-    assert not out.exists()
+    assert "must be one SELECT over tasks" in _refused_writing_nothing(capsys, tree, tmp_path, "--sql", sql)
 
 
 @pytest.mark.parametrize("sql", [

@@ -507,16 +507,21 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
     returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
     folder), a DARE task whose folder was already validated is not validated again. `dsagent_seconds`
-    receives the DSAgentBench steps' seconds per task folder."""
+    receives the DSAgentBench steps' seconds per task folder. An approved release (`job.publish`
+    "approved") makes its desktop tasks afresh, without the cache."""
     # Imported here, not at the top: it loads scikit-learn, which no build needs before its design wave,
     # and `import flows` is on the way to a build's first progress line (so is finalize.timeseries).
     from finalize.dsagent.build import write_dsagent
 
     write_question_list(staging, entries)
-    dsagent_cache = cache.parent / core_cache.DSAGENT if cache is not None else None
+    # An approved release never reads the DSAgentBench cache: its desktop tasks are made and validated
+    # again from the approved task folders (which their design digests cover), so no cached byte outside
+    # a curator's approval reaches it (docs/security.md).
+    dsagent_cache = (cache.parent / core_cache.DSAGENT if cache is not None and job.publish != "approved"
+                     else None)
     # desktop configs, validated
-    dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds)
-                      if entries else None)
+    dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds,
+                                    on_note=note) if entries else None)
     write_json(staging / names.ENVIRONMENT, fingerprint())
     write_task_index(staging)  # tasks.parquet, listed in the manifest
     write_json(staging / names.MANIFEST, build_manifest(staging, {

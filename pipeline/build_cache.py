@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -32,6 +33,9 @@ from pipeline.core.environment import code_digest, fingerprint_digest, source_co
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import CHECK_FAILED_CODES
+from pipeline.core.safe_io import UnsafeInput, read_json_inside
+from pipeline.core.text import shorten_cause
+from pipeline.progress import note
 from pipeline.steps import (CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR, Outcome,
                             finalize_step)
 
@@ -122,31 +126,53 @@ def store_units(root: Path, key: str, units: list[str]) -> None:
 
 def lookup_units(root: Path, key: str) -> list[str] | None:
     """The dataset's units when every one of them has a cached result (a task or a rejection), else None
-    (a build killed between two units' finalize rebuilds the dataset)."""
-    path = root / f"{key}-{UNITS_DIR}" / RESULT_JSON
-    if not path.is_file():
+    (a build killed between two units' finalize rebuilds the dataset; so does a malformed units entry,
+    discarded with a note)."""
+    units_key = f"{key}-{UNITS_DIR}"
+    value = _read_result(root, units_key)
+    if value is None:
         return None
-    units = read_json(path)["units"]
+    units = value.get("units")
+    if not isinstance(units, list) or not units or not all(isinstance(u, str) and u for u in units):
+        _discard_malformed(root, units_key, "its units are not a list of problem types")
+        return None
     return units if all(lookup(root, unit_key(key, u)) is not None for u in units) else None
 
 
 def lookup(root: Path, key: str) -> dict | None:
-    """The cached result ({"ok", "stage", "reason", "task_dir", "entry"}) or None."""
+    """The cached result ({"ok", "stage", "reason", "task_dir", "entry"}) or None: a miss, or a malformed
+    entry (discarded with a note, so the dataset is rebuilt)."""
+    value = _read_result(root, key)
+    if value is None:
+        return None
+    if not isinstance(value.get("ok"), bool) or not all(isinstance(value.get(k), str) for k in ("stage", "reason")):
+        _discard_malformed(root, key, "its result.json lacks ok, stage or reason")
+        return None
+    return value
+
+
+def _read_result(root: Path, key: str) -> dict | None:
+    """result.json of the entry `key` as a JSON object; None on a miss, and None after discarding an
+    entry whose result.json cannot be read as one (a link, a FIFO, not JSON, too large)."""
     path = root / key / RESULT_JSON
-    return read_json(path) if path.is_file() else None
+    if not os.path.lexists(path):
+        return None
+    try:
+        if (root / key).is_symlink():
+            raise UnsafeInput(f"{key} is a link")
+        value = read_json_inside(path, root / key)
+    except (UnsafeInput, OSError) as exc:
+        _discard_malformed(root, key, shorten_cause(str(exc), 160))
+        return None
+    if not isinstance(value, dict):
+        _discard_malformed(root, key, "its result.json is not a JSON object")
+        return None
+    return value
 
 
-
-def task_files(folder: Path) -> dict[str, str]:
-    """{path relative to `folder`: sha256 of its bytes} of every file below it; a link or a special
-    file is named by its kind, never followed."""
-    out = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_symlink() or not (path.is_dir() or path.is_file()):
-            out[path.relative_to(folder).as_posix()] = "not a regular file"
-        elif path.is_file():
-            out[path.relative_to(folder).as_posix()] = sha256_file(path)
-    return out
+def _discard_malformed(root: Path, key: str, why: str) -> None:
+    note(f"build cache: entry {key} is malformed ({why}); discarded, rebuilding its dataset")
+    discard(root, key)
 
 
 def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
@@ -156,48 +182,27 @@ def store_task(root: Path, key: str, task_folder: Path, entry: dict) -> None:
         shutil.copytree(task_folder, tmp / TASK_DIR)
         write_json(tmp / RESULT_JSON, {"ok": True, "stage": "finalize", "reason": "",
                                        "task_dir": task_folder.name, "entry": entry,
-                                       "files": task_files(tmp / TASK_DIR)})
+                                       "files": cache.folder_files(tmp / TASK_DIR)})
     cache.commit_entry(root, key, fill)
 
 
 def entry_problem(root: Path, key: str) -> str:
     """Why the cached task under `key` must not be published ("" when its files are those stored):
-    a file changed, added or missing since it was stored, or an entry that records no hashes."""
+    a file changed, added or missing since it was stored, a link or a special file in it, or an entry
+    that records no hashes."""
     result = lookup(root, key)
     if result is None or not result.get("ok"):
         return ""
-    stored = result.get("files")
-    if not isinstance(stored, dict):
-        return "the entry records no content hashes"
     folder, entry = result.get("task_dir"), result.get("entry")
-    if not is_folder_name(folder) or not isinstance(entry, dict) or entry.get("file_path") != folder:
+    if not cache.is_folder_name(folder) or not isinstance(entry, dict) or entry.get("file_path") != folder:
         # The build deletes and writes `staging / task_dir`: an absolute path or `..` there is any folder.
         return f"its task folder {str(folder)[:80]!r} is not one plain folder name, the one its question list entry names"
-    return files_problem(stored, task_files(root / key / TASK_DIR))
-
-
-def is_folder_name(name: object) -> bool:
-    """Whether `name` is one plain folder name (no separator, not `.` or `..`): what a cached task's folder
-    must be, since the build joins it to the generation it writes."""
-    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name
-            and "\0" not in name)
-
-
-def files_problem(stored: dict, found: dict) -> str:
-    """The first difference between two task_files maps, in one phrase ("" when they agree)."""
-    for rel in sorted(set(stored) | set(found)):
-        if rel not in found:
-            return f"{rel} is missing"
-        if rel not in stored:
-            return f"{rel} was added"
-        if stored[rel] != found[rel]:
-            return f"{rel} does not match its content hash"
-    return ""
+    return cache.stored_folder_problem(root / key / TASK_DIR, result.get("files"))
 
 
 def discard(root: Path, key: str) -> None:
     """Remove an entry that failed its check, so the rebuild stores a good one under the same key."""
-    shutil.rmtree(root / key, ignore_errors=True)
+    cache.discard_entry(root, key)
 
 
 def store_rejection(root: Path, key: str, stage: str, reason: str, code: str = "") -> None:
@@ -219,13 +224,12 @@ def mark_verified(root: Path, key: str) -> None:
 def restore(root: Path, key: str, task_dir: str, tasks_root: Path) -> None:
     """Copy the cached task into the generation, and check the copy against the hashes it was stored
     with (the entry was checked at lookup; this catches one changed during the build)."""
-    if not is_folder_name(task_dir):  # entry_problem refuses it first; never delete a folder outside the tree
+    if not cache.is_folder_name(task_dir):  # entry_problem refuses it first; never delete a folder outside the tree
         raise RuntimeError(f"build cache entry {key}: task folder {str(task_dir)[:80]!r} is not one folder name")
     dest = tasks_root / task_dir
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(root / key / TASK_DIR, dest, symlinks=True)
-    problem = files_problem((lookup(root, key) or {}).get("files") or {}, task_files(dest))
+    problem = cache.copy_checked(root / key / TASK_DIR, dest, (lookup(root, key) or {}).get("files") or {})
     if problem:
         discard(root, key)
         raise RuntimeError(f"build cache entry of {task_dir} changed during the build ({problem}); "

@@ -145,3 +145,128 @@ def test_a_published_file_edited_after_the_build_reads_changed_since_approval(se
     capsys.readouterr()
     assert main(["curate", "status", str(tree)]) == 0
     assert f"changed since approval  {TASK}" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ edited caches (issue 48)
+
+FORGED_EVALUATOR = "print(1.0)\n"  # scores every output, an empty one included, as solved
+
+
+def _forge_dsagent_cache(cache: Path, ssh: Path) -> None:
+    """Every DSAgentBench cache entry of the task edited as an attacker would: its first desktop task's
+    evaluator.py forged (hash rewritten), a row named `..`, and a row whose folder links to `ssh`."""
+    from pipeline.core.cache import folder_files
+
+    for part_json in cache.glob("*/part.json"):
+        part = json.loads(part_json.read_text(encoding="utf-8"))
+        if not part["index"]:
+            continue
+        first = part["index"][0]
+        (part_json.parent / "tasks" / first["name"] / "evaluator.py").write_text(FORGED_EVALUATOR, encoding="utf-8")
+        linked = f"{TASK}__keys"
+        (part_json.parent / "tasks" / linked).symlink_to(ssh, target_is_directory=True)
+        for name in ("..", linked):
+            part["index"].append({**first, "name": name})
+            part["validation"][name] = part["validation"][first["name"]]
+        part["files"] = {first["name"]: folder_files(part_json.parent / "tasks" / first["name"]),
+                         "..": {}, linked: folder_files(ssh)}
+        part_json.write_text(json.dumps(part), encoding="utf-8")
+
+
+def _published_desktop(tree: Path) -> list[Path]:
+    return sorted((tree / "dsagentbench" / "tasks").iterdir())
+
+
+def test_an_edited_dsagent_cache_publishes_nothing_forged_and_verify_names_a_forged_evaluator(setup, approved,
+                                                                                              capsys):
+    from finalize.dsagent.build import evaluator_source
+
+    folder, ledger, _ = approved
+    ssh = setup / "home" / ".ssh"  # a stand-in for the operator's ~/.ssh
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("PRIVATE KEY", encoding="utf-8")
+    _forge_dsagent_cache(setup / "cache" / "dsagent", ssh)
+    for publish in ("approved", "all"):  # an approved release never reads the cache; `all` refuses the entry
+        tree = setup / f"forged-{publish}"
+        code, err = _build(tree, folder, ledger, capsys, publish=publish)
+        assert code == 0
+        assert ("dsagent cache:" in err) == (publish == "all")
+        if publish == "all":
+            line = next(x for x in err.splitlines() if "dsagent cache:" in x)
+            assert "failed their check" in line and "rebuilding them" in line
+        desktop = _published_desktop(tree)
+        assert desktop and all((d / "evaluator.py").read_text(encoding="utf-8") == evaluator_source() for d in desktop)
+        assert not [p for p in tree.resolve().rglob("*") if p.is_symlink() or p.name == "id_ed25519"]
+        assert not list(tree.resolve().rglob("part.json"))  # no cache entry copied whole (a row named `..`)
+    assert _curation(setup / "forged-approved")["state"] == "approved"
+    tree = setup / "forged-approved"
+    capsys.readouterr()
+    assert main(["verify", str(tree), "--no-determinism"]) == 0
+    forged = _published_desktop(tree)[0] / "evaluator.py"
+    forged.write_text(FORGED_EVALUATOR, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["verify", str(tree), "--no-determinism"]) == 1
+    out = capsys.readouterr().out
+    rel = f"dsagentbench/tasks/{forged.parent.name}/evaluator.py"
+    assert f"error: {rel}: differs from the evaluator.py this daregen renders" in out
+
+
+def _task_entry(setup: Path, first: Path) -> Path:
+    """The task cache entry of the approved task (other tests cached other datasets' tasks of that name)."""
+    source = json.loads((first / TASK / names.VERIFY_DIR / names.ALL_METADATA).read_text(encoding="utf-8"))
+    [entry] = [e for e in (setup / "cache" / "tasks").glob(f"*/task/{names.VERIFY_DIR}/{names.ALL_METADATA}")
+               if json.loads(e.read_text(encoding="utf-8"))["daregen"]["source_digest"]
+               == source["daregen"]["source_digest"]]
+    return entry.parents[2]
+
+
+def test_fields_outside_the_digest_are_written_afresh_not_served_from_the_cache(setup, approved, capsys):
+    from pipeline.core.cache import folder_files
+    from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
+
+    folder, ledger, first = approved
+    entry = _task_entry(setup, first)
+    env = entry / "task" / names.VERIFY_DIR / names.ENVIRONMENT
+    env.write_text('{"forged": "a build machine that never existed"}\n', encoding="utf-8")
+    meta_path = entry / "task" / names.VERIFY_DIR / names.ALL_METADATA
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["daregen"].update(code_version="0.0.0-forged", environment="f" * 16)
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    result = json.loads((entry / "result.json").read_text(encoding="utf-8"))
+    result["files"] = folder_files(entry / "task")  # the edit passes the entry's own check
+    (entry / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    tree = setup / "fields-release"
+    code, err = _build(tree, folder, ledger, capsys, publish="approved")
+    assert code == 0 and "failed its check" not in err  # served from the cache...
+    assert _curation(tree)["state"] == "approved"  # ...approved (the digest leaves these fields out)...
+    published = json.loads((tree / TASK / names.VERIFY_DIR / names.ALL_METADATA).read_text(encoding="utf-8"))
+    assert published["daregen"]["code_version"] == code_version()  # ...and shipped with this build's values
+    assert published["daregen"]["environment"] == fingerprint_digest(fingerprint())
+    assert json.loads((tree / TASK / names.VERIFY_DIR / names.ENVIRONMENT).read_text(encoding="utf-8")) == fingerprint()
+
+
+@pytest.mark.parametrize("damage", ["units", "link"])
+def test_a_malformed_units_entry_or_a_link_in_a_task_entry_is_rebuilt_with_a_note(setup, approved, capsys, damage):
+    from pipeline import build_cache
+
+    folder, ledger, first = approved
+    tasks = setup / "cache" / "tasks"
+    entry = _task_entry(setup, first)
+    if damage == "units":
+        [units] = [u for u in tasks.glob("*-units") if build_cache.unit_key(u.name.removesuffix("-units"),
+                                                                               "classification") == entry.name]
+        (units / "result.json").write_text('{"units": "not a list', encoding="utf-8")
+        reason = "is malformed"
+    else:
+        (entry / "task" / "notes").symlink_to(setup / "home", target_is_directory=True)
+        result = json.loads((entry / "result.json").read_text(encoding="utf-8"))
+        result["files"]["notes"] = "not a regular file"  # as the entry records a link
+        (entry / "result.json").write_text(json.dumps(result), encoding="utf-8")
+        reason = "notes is a link or a special file"
+    tree = setup / f"after-{damage}"
+    code, err = _build(tree, folder, ledger, capsys, publish="approved")
+    assert code == 0 and "Traceback" not in err
+    [line] = [x for x in err.splitlines() if reason in x]
+    assert "rebuilding" in line
+    assert _curation(tree)["state"] == "approved"
+    assert not [p for p in tree.resolve().rglob("*") if p.is_symlink()]

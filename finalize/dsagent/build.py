@@ -25,9 +25,10 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,14 +39,17 @@ from finalize.dsagent.records import DesktopSettings, DesktopTask
 from finalize.reference_solution import read_table
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import metrics, names, ts_reference
-from pipeline.core.cache import commit_entry
+from pipeline.core.cache import (commit_entry, copy_checked, discard_entry, files_problem, folder_files,
+                                 is_folder_name)
 from pipeline.core.curation import metadata_digest
 from pipeline.core.environment import code_version, fingerprint_digest, pin_blas_threads
 from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import dumps, read_json, write_json, write_text
 from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
+from pipeline.core.safe_io import read_json_inside
 from pipeline.core.seeding import derive_seed, rng_for
+from pipeline.core.text import shorten_cause
 from pipeline.core.sqlite import connect_read_only, select_all, table_names
 
 OUT_DIR = "dsagentbench"
@@ -212,14 +216,17 @@ def verdict(record: dict) -> str:
 
 def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None,
                   cache_dir: Path | None = None, seconds: dict[str, dict[str, float]] | None = None,
-                  jobs: int | None = None) -> dict:
+                  jobs: int | None = None, on_note: Callable[[str], None] | None = None) -> dict:
     """Write `tree`/dsagentbench/ and return counts plus every dropped task with its one-line reason.
 
     With `cache_dir`, each DARE task's desktop tasks, their validation and verdicts are kept there under
     a hash of the task folder's bytes, its question-list entry, the seed, the settings and the code
     (task_cache_key); a later tree holding the same task folder copies them instead of validating again.
     `seconds`, if given, receives {DARE task folder: {step: seconds}} (the build's cost profile). `jobs`:
-    how many sandboxed validation jobs run at once (default: one per core; they are CPU-bound)."""
+    how many sandboxed validation jobs run at once (default: one per core; they are CPU-bound). A cache
+    entry that fails its check is discarded and its task rebuilt, said in one line to `on_note`
+    (default: stderr)."""
+    on_note = on_note or (lambda line: print(line, file=sys.stderr, flush=True))
     pin_blas_threads()  # the EDA answers (Series.corr) computed here, in worker threads: see the kernel's why
     seconds = {} if seconds is None else seconds
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -246,7 +253,7 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
 
     def part_of(task_dir: Path) -> dict:
         key = task_cache_key(task_dir, entries.get(task_dir.name), seed, settings) if cache_dir else None
-        part = _cached_part(Path(cache_dir), key, out) if key else None
+        part = _cached_part(Path(cache_dir), key, out, task_dir.name, evaluator, on_note) if key else None
         if part is not None:
             return part
         spent = seconds.setdefault(task_dir.name, {})
@@ -353,19 +360,76 @@ def task_cache_key(task_dir: Path, entry: dict | None, seed: int, settings: Desk
     return h.hexdigest()[:32]
 
 
-def _cached_part(cache_dir: Path, key: str, out: Path) -> dict | None:
-    """The cached verdicts of a DARE task, its published desktop tasks copied into `out`; None on a miss."""
+def _cached_part(cache_dir: Path, key: str, out: Path, task: str, evaluator: str,
+                 on_note: Callable[[str], None]) -> dict | None:
+    """The cached verdicts of the DARE task folder `task`, its published desktop tasks copied into `out`;
+    None on a miss, and None after discarding an entry that fails its check (part_problem, then each
+    copy against the hashes it was stored with), said in one line to `on_note`: the task is rebuilt."""
     entry = cache_dir / key
-    if not (entry / _PART_JSON).is_file():
+    if not os.path.lexists(entry / _PART_JSON):
         return None
-    part = read_json(entry / _PART_JSON)
+    copied: list[Path] = []
+    try:
+        part = read_json_inside(entry / _PART_JSON, entry)
+        problem = part_problem(entry, part, task, evaluator)
+        for row in part["index"] if not problem else ():
+            dest = out / TASKS_DIR / row["name"]
+            problem = copy_checked(entry / _FILES / row["name"], dest, part["files"][row["name"]])
+            if problem:
+                break
+            copied.append(dest)
+    except (ValueError, OSError) as exc:  # UnsafeInput, a file not UTF-8
+        problem = shorten_cause(str(exc), 160)
+    if not problem:
+        return part
+    for dest in copied:
+        shutil.rmtree(dest, ignore_errors=True)
+    on_note(f"dsagent cache: the cached desktop tasks of {task} failed their check ({problem}); rebuilding them")
+    discard_entry(cache_dir, key)
+    return None
+
+
+def part_problem(entry: Path, part: object, task: str, evaluator: str) -> str:
+    """Why a cached part of the DARE task folder `task` must not be restored ("" when it may): it is not
+    the shape _store_part writes; a row's name is not one plain folder name of a desktop task of `task`
+    that its validation published; the entry's tasks/ holds other folders or links; a file differs from
+    its content hash; or an evaluator.py is not the one this code renders (checked even when an edit
+    rewrote the hashes too)."""
+    if (entry.is_symlink() or not isinstance(part, dict) or not isinstance(part.get("index"), list)
+            or not all(isinstance(part.get(k), dict) for k in ("validation", "rejections"))):
+        return "part.json is not a cached part"
+    files = part.get("files")
+    if not isinstance(files, dict):
+        return "the entry records no content hashes"
+    names_seen = []
     for row in part["index"]:
-        shutil.copytree(entry / _FILES / row["name"], out / TASKS_DIR / row["name"])
-    return part
+        name = row.get("name") if isinstance(row, dict) else None
+        record = part["validation"].get(name) if isinstance(name, str) else None
+        if (not is_folder_name(name) or not name.startswith(f"{task}__") or row.get("source_task") != task
+                or not isinstance(record, dict) or record.get("published") is not True):
+            return f"row {str(name)[:80]!r} is not one plain folder name of a published desktop task of {task}"
+        names_seen.append(name)
+    folder = entry / _FILES
+    if folder.is_symlink() or not folder.is_dir():
+        return f"{_FILES} is not a folder"
+    held = sorted(os.listdir(folder))
+    if held != sorted(names_seen) or sorted(files) != held:
+        return f"{_FILES}/ holds {held[:3]}, not the rows' folders"
+    for name in names_seen:
+        if (folder / name).is_symlink() or not (folder / name).is_dir():
+            return f"{name} is a link or not a folder"
+        problem = (files_problem(files[name], folder_files(folder / name)) if isinstance(files[name], dict)
+                   else "the entry records no content hashes")
+        if problem:
+            return f"{name}/{problem}"
+        if (folder / name / config.EVALUATOR_FILE).read_text(encoding="utf-8") != evaluator:
+            return f"{name}/{config.EVALUATOR_FILE} is not the evaluator this code renders"
+    return ""
 
 
 def _store_part(cache_dir: Path, key: str, part: dict, out: Path) -> None:
-    """Keep a DARE task's verdicts and published desktop tasks, written aside and renamed into place."""
+    """Keep a DARE task's verdicts and published desktop tasks, written aside and renamed into place,
+    with the content hash of each file as stored (checked on restore: _cached_part)."""
     if part.get(names.MACHINE_DROPPED):
         return
 
@@ -373,7 +437,8 @@ def _store_part(cache_dir: Path, key: str, part: dict, out: Path) -> None:
         (tmp / _FILES).mkdir()
         for row in part["index"]:
             shutil.copytree(out / TASKS_DIR / row["name"], tmp / _FILES / row["name"])
-        write_json(tmp / _PART_JSON, part)
+        write_json(tmp / _PART_JSON, {**part, "files": {row["name"]: folder_files(tmp / _FILES / row["name"])
+                                                          for row in part["index"]}})
     commit_entry(cache_dir, key, fill)
 
 

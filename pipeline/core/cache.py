@@ -21,6 +21,8 @@ import uuid
 from pathlib import Path
 from collections.abc import Callable
 
+from pipeline.core.hashing import sha256_file
+
 CACHE_ENV = "DAREGEN_CACHE"
 DEFAULT_CACHE = Path(".cache/daregen")
 
@@ -59,3 +61,78 @@ def commit_entry(root: Path, key: str, fill: Callable[[Path], None]) -> None:
             raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ entries checked on restore
+# The task cache (pipeline/build_cache.py) and the DSAgentBench cache (finalize/dsagent/build.py) store a
+# folder with the content hash of each of its files, and check both the entry and the copy against them
+# before anything of it reaches a generation. A link or a special file is never followed or kept.
+
+NOT_REGULAR = "not a regular file"
+
+
+def folder_files(folder: Path) -> dict[str, str]:
+    """{path relative to `folder`: sha256 of its bytes} of every file below it; a link or a special
+    file is named by its kind (NOT_REGULAR), never followed."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            out[path.relative_to(folder).as_posix()] = NOT_REGULAR
+        elif path.is_file():
+            out[path.relative_to(folder).as_posix()] = sha256_file(path)
+    return out
+
+
+def files_problem(stored: dict, found: dict) -> str:
+    """The first difference between two folder_files maps, in one phrase ("" when they agree); a link or
+    a special file among `found` is one whatever `stored` says (an entry may record it so)."""
+    for rel in sorted(set(stored) | set(found)):
+        if rel not in found:
+            return f"{rel} is missing"
+        if found[rel] == NOT_REGULAR:
+            return f"{rel} is a link or a special file"
+        if rel not in stored:
+            return f"{rel} was added"
+        if stored[rel] != found[rel]:
+            return f"{rel} does not match its content hash"
+    return ""
+
+
+def stored_folder_problem(folder: Path, stored: object) -> str:
+    """Why the cached `folder` is not the one stored with the hashes `stored` ("" when it is): it is a
+    link or not a folder, the entry records no hashes, or a file differs (files_problem)."""
+    if not isinstance(stored, dict):
+        return "the entry records no content hashes"
+    if folder.is_symlink() or not folder.is_dir():
+        return f"{folder.name} is not a folder"
+    return files_problem(stored, folder_files(folder))
+
+
+def copy_checked(src: Path, dest: Path, stored: dict) -> str:
+    """Copy the cached folder `src` to `dest` (links copied as links, never followed) and check the copy
+    against `stored`, which catches an entry changed since it was checked; on a difference the copy is
+    removed and the difference returned ("" when the copy is the stored folder)."""
+    problem = stored_folder_problem(src, stored)
+    if not problem:
+        shutil.copytree(src, dest, symlinks=True)
+        problem = stored_folder_problem(dest, stored)
+        if problem:
+            shutil.rmtree(dest, ignore_errors=True)
+    return problem
+
+
+def is_folder_name(name: object) -> bool:
+    """Whether `name` is one plain folder name (no separator, not `.` or `..`): what a cached folder's
+    name must be, since the build joins it to the generation it writes."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name
+            and "\0" not in name)
+
+
+def discard_entry(root: Path, key: str) -> None:
+    """Remove an entry that failed its check (a link in its place too), so a rebuild can store a good one
+    under the same key."""
+    entry = root / key
+    if entry.is_symlink():
+        entry.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(entry, ignore_errors=True)

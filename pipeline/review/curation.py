@@ -9,12 +9,15 @@ file changed after the build reads "changed since approval" under any ledger.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.core import names
 from pipeline.core.curation import CURATION_STATES, Approve, Ledger, design_digest
+from pipeline.core.environment import code_version, fingerprint, fingerprint_digest
 from pipeline.core.jsonio import write_json
+from pipeline.core.records import is_time_series
 from pipeline.review.reports import question_entries, read_json_or_none, task_dirs
 
 
@@ -97,17 +100,38 @@ def approval_text(a: Approve) -> str:
 def stamp_curation(tree: Path, entries: list[dict], ledger: Ledger) -> None:
     """Record each task's review state under `ledger` in its all_metadata.json (daregen.curation), at
     its design digest over the assembled task folder and its question list `entries`. Run by the build
-    after the build cache, so approving a task republishes it without rebuilding it."""
+    after the build cache, so approving a task republishes it without rebuilding it. The fields the
+    digest leaves out are written afresh first (stamp_machine_fields): no cached byte outside the digest
+    ships."""
     for entry in entries:
         task_dir = Path(tree) / entry["file_path"]
         path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
         meta = read_json_or_none(path)
         if not isinstance(meta, dict) or not isinstance(meta.get("daregen"), dict):
             continue  # a foreign task records no provenance, hence no state
+        stamp_machine_fields(task_dir, meta)
         problem_type = str((meta.get("question") or {}).get("problem_type") or "")
         state = ledger.state(str(meta["daregen"].get("ref")), problem_type, design_digest(task_dir, meta, entry))
         meta["daregen"]["curation"] = state.model_dump(mode="json", exclude_defaults=True)
         write_json(path, meta)
+
+
+def stamp_machine_fields(task_dir: Path, meta: dict) -> None:
+    """Set what says which code and machine built the task (daregen.code_version, daregen.environment,
+    verify/environment.json: the fields the design digest leaves out) to this build's values, as finalize
+    writes them, in `meta` and on disk. The build cache keys a task by the code and the library versions,
+    so a task served from it gets the bytes it had when built; an edited cache entry gets them back."""
+    provenance = meta["daregen"]
+    provenance["code_version"] = code_version()
+    env_path = task_dir / names.VERIFY_DIR / names.ENVIRONMENT
+    if is_time_series(meta):  # finalize.timeseries records no library versions
+        provenance.pop("environment", None)
+        if os.path.lexists(env_path):
+            env_path.unlink()
+        return
+    env = fingerprint()
+    write_json(env_path, env)  # a fresh file renamed into place: a link there is replaced, never followed
+    provenance["environment"] = fingerprint_digest(env)
 
 
 def state_counts(reviews: list[TaskReview]) -> dict[str, int]:

@@ -42,6 +42,8 @@ import numpy as np
 import pandas as pd
 
 from finalize.checks import Problem, agent_tables, check_instruction, check_tabular_task, errors
+from finalize.dsagent.build import OUT_DIR, TASKS_DIR, evaluator_source
+from finalize.dsagent.config import EVALUATOR_FILE
 from finalize.metadata_txt import metadata_descriptions
 from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
@@ -54,7 +56,8 @@ from pipeline.core.environment import runtime_fingerprint
 from pipeline.core.jsonio import dumps, read_json
 from pipeline.core.metrics import canonical_labels
 from pipeline.core.records import is_time_series
-from pipeline.core.safe_io import InputLimits, UnsafeInput, printable, read_json_inside, write_text_inside
+from pipeline.core.safe_io import (InputLimits, UnsafeInput, printable, read_bytes_inside, read_json_inside,
+                                   write_text_inside)
 from pipeline.core.text import shorten_cause
 from pipeline.review.untrusted_tree import tree_input_problems
 
@@ -455,7 +458,7 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
             if on_verdict is not None:
                 on_verdict(p)
     if tasks != [tree]:
-        for p in _listed_but_missing(tree, tasks, limits):
+        for p in [*_listed_but_missing(tree, tasks, limits), *desktop_evaluator_verdicts(tree, limits)]:
             verdicts.append(p)
             if on_verdict is not None:
                 on_verdict(p)
@@ -477,6 +480,30 @@ def _listed_but_missing(tree: Path, tasks: list[Path], limits: InputLimits) -> l
                                                                 f"such task folder with {names.VERIFY_DIR}/"
                                                                 f"{names.ALL_METADATA}"),))
             for name in listed if name not in present]
+
+
+def desktop_evaluator_verdicts(tree: Path, limits: InputLimits) -> list[TaskVerdict]:
+    """A failing verdict per published desktop task (dsagentbench/tasks/<name>/) whose evaluator.py is
+    not, byte for byte, the one this daregen renders (finalize.dsagent.build.evaluator_source): a harness
+    runs that file on its host, so an edited one must not pass. A tree without dsagentbench/ has none."""
+    folder = tree / OUT_DIR / TASKS_DIR
+    if not os.path.lexists(folder):
+        return []
+    rel = f"{OUT_DIR}/{TASKS_DIR}"
+    if folder.is_symlink() or not folder.is_dir():
+        return [TaskVerdict(rel, "fail", (Problem(rel, "is a link or not a folder"),))]
+    expected = evaluator_source().encode("utf-8")
+    out = []
+    for name in sorted(os.listdir(folder)):
+        where = f"{rel}/{name}/{EVALUATOR_FILE}"
+        try:
+            same = read_bytes_inside(folder / name / EVALUATOR_FILE, tree, limits.max_json_bytes) == expected
+            why = "differs from the evaluator.py this daregen renders"
+        except ValueError as exc:  # UnsafeInput: missing, a link, a FIFO, past the limit
+            same, why = False, str(exc)
+        if not same:
+            out.append(TaskVerdict(f"{rel}/{name}", "fail", (Problem(where, why),)))
+    return out
 
 
 @contextlib.contextmanager

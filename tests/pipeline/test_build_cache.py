@@ -1,17 +1,22 @@
 """A cached source step is served only for the same installed data, ref, input limits and code, and gives
 back exactly what the step wrote; mutable sources (local files) are never served from it. A cached task's
 folder is one plain folder name, the one its question list entry names: an entry naming an absolute path
-or `..` fails its check and is never restored (the restore deletes and writes the folder it names)."""
+or `..` fails its check and is never restored (the restore deletes and writes the folder it names). An entry
+holding a link, or whose result.json or units list is malformed, is discarded with a one-line note and its
+dataset rebuilt; the build never stops on it."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from pipeline import build_cache, steps
 from pipeline.build import Candidate, immutable_source_keys
+from pipeline.core import cache
 from pipeline.core.jsonio import read_json, write_json
 from sourcing.builtin import BuiltinSource
 from tests.factories import write_datasets
@@ -114,3 +119,63 @@ def test_a_failed_finalize_check_is_kept_by_its_code_and_a_timed_out_reference_r
     rejected = checks_failed(problems)
     assert rejected.reason == "check failed: MM infeasible: r2 0.010; a file is missing"
     assert rejected.code == "mm_infeasible" and checks_failed(problems[1:]).code == "task_checks"
+
+
+@pytest.mark.parametrize("where", ["file", "folder", "recorded"])
+def test_a_link_in_a_cached_task_fails_its_check_and_is_never_followed(tmp_path, where):
+    root, key = _cached_task(tmp_path)
+    secret = tmp_path / "home" / ".ssh"
+    secret.mkdir(parents=True)
+    (secret / "id_ed25519").write_text("PRIVATE KEY", encoding="utf-8")
+    task = root / key / build_cache.TASK_DIR
+    if where == "folder":  # the entry's whole task folder is a link
+        shutil.rmtree(task)
+        task.symlink_to(secret, target_is_directory=True)
+    else:
+        (task / "verify" / "keys").symlink_to(secret, target_is_directory=True)
+    if where == "recorded":  # the entry's own hashes list the link as one
+        result = read_json(root / key / build_cache.RESULT_JSON)
+        write_json(root / key / build_cache.RESULT_JSON, {**result, "files": cache.folder_files(task)})
+    problem = build_cache.entry_problem(root, key)
+    assert problem == {"file": "verify/keys is a link or a special file", "recorded": "verify/keys is a link or a "
+                       "special file", "folder": "task is not a folder"}[where]
+    staging = tmp_path / "gen"
+    staging.mkdir()
+    with pytest.raises(RuntimeError, match="changed during the build"):  # restore's own check, had it been reached
+        build_cache.restore(root, key, "t_reg", staging)
+    assert not list(staging.rglob("id_ed25519")) and not (staging / "t_reg").exists()
+    assert (secret / "id_ed25519").read_text(encoding="utf-8") == "PRIVATE KEY"
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"units": "classification"}', '{"units": []}', "LINK"])
+def test_a_malformed_units_entry_is_discarded_with_a_note(tmp_path, capsys, text):
+    root, _ = _cached_task(tmp_path)
+    build_cache.store_units(root, "d", ["classification"])
+    units = root / f"d-{build_cache.UNITS_DIR}" / build_cache.RESULT_JSON
+    units.unlink()
+    if text == "LINK":
+        units.symlink_to(tmp_path / "home")
+    else:
+        units.write_text(text, encoding="utf-8")
+    assert build_cache.lookup_units(root, "d") is None
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"daregen: build cache: entry d-{build_cache.UNITS_DIR} is malformed (") and "rebuilding" in line
+    assert not (root / f"d-{build_cache.UNITS_DIR}").exists()  # the rebuild stores a good one under its key
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"ok": "yes"}', '{"ok": false, "stage": 3}'])
+def test_a_malformed_task_result_is_a_miss_discarded_with_a_note(tmp_path, capsys, text):
+    root, key = _cached_task(tmp_path)
+    (root / key / build_cache.RESULT_JSON).write_text(text, encoding="utf-8")
+    assert build_cache.lookup(root, key) is None and build_cache.entry_problem(root, key) == ""
+    assert "is malformed" in capsys.readouterr().err and not (root / key).exists()
+
+
+def test_a_cache_entry_that_is_a_link_is_removed_not_its_target(tmp_path, capsys):
+    root, key = _cached_task(tmp_path)
+    target = tmp_path / "elsewhere"
+    (root / key).rename(target)
+    (root / key).symlink_to(target, target_is_directory=True)
+    assert build_cache.lookup(root, key) is None
+    assert "is a link" in capsys.readouterr().err
+    assert not os.path.lexists(root / key) and (target / build_cache.RESULT_JSON).is_file()

@@ -88,13 +88,20 @@ def source_key(ref: str, content_version: str, limits_json: str) -> str:
 
 
 def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
-    """The cached source step of `prev` (its record and table put back in its work folder), or None."""
-    path = root / key / RESULT_JSON
-    if not path.is_file():
+    """The cached source step of `prev` (its record and table put back in its work folder), or None (a
+    miss, or a malformed entry or one holding a link: discarded with a note, and the source read again)."""
+    result = _read_result(root, key)
+    if result is None:
         return None
-    result = read_json(path)
+    if not isinstance(result.get("ok"), bool) or not isinstance(result.get("reason"), str):
+        _discard_malformed(root, key, "its result.json lacks ok or reason")
+        return None
     if not result["ok"]:
-        return prev.failed("source", result["reason"], result.get("code", ""))
+        return prev.failed("source", result["reason"], str(result.get("code", "")))
+    unsafe = next((n for n in SOURCED_FILES if (root / key / n).is_symlink() or not (root / key / n).is_file()), None)
+    if unsafe is not None or not isinstance(result.get("digest"), str):
+        _discard_malformed(root, key, f"{unsafe} is a link or missing" if unsafe else "its result.json lacks digest")
+        return None
     work = Path(prev.work_dir)
     for name in SOURCED_FILES:
         shutil.copyfile(root / key / name, work / name)

@@ -179,3 +179,22 @@ def test_a_cache_entry_that_is_a_link_is_removed_not_its_target(tmp_path, capsys
     assert build_cache.lookup(root, key) is None
     assert "is a link" in capsys.readouterr().err
     assert not os.path.lexists(root / key) and (target / build_cache.RESULT_JSON).is_file()
+
+
+@pytest.mark.parametrize("damage", ["link", "json"])
+def test_a_cached_source_step_holding_a_link_or_bad_json_is_read_again(tmp_path, capsys, damage):
+    done = steps.source_step(steps.start(IRIS, str(tmp_path / "first")), "builtin", None)
+    root, key = tmp_path / "sources", "s"
+    build_cache.store_source(root, key, done)
+    if damage == "link":  # the record a stand-in for a secret: never copied into the work folder
+        secret = tmp_path / "id_ed25519"
+        secret.write_text("PRIVATE KEY", encoding="utf-8")
+        (root / key / steps.RECORD_JSON).unlink()
+        (root / key / steps.RECORD_JSON).symlink_to(secret)
+    else:
+        (root / key / build_cache.RESULT_JSON).write_text('{"ok": true}', encoding="utf-8")
+    prev = steps.start(IRIS, str(tmp_path / "second"))
+    Path(prev.work_dir).mkdir(parents=True, exist_ok=True)
+    assert build_cache.lookup_source(root, key, prev) is None
+    assert "is malformed" in capsys.readouterr().err and not (root / key).exists()
+    assert not (Path(prev.work_dir) / steps.RECORD_JSON).exists()

@@ -10,7 +10,9 @@
       llm/        design answers of the LLM, by prompt and model (task_design/llm_cache.py)
 
 Every path is computed when asked, not at import, so a test or a served flow that sets
-DAREGEN_CACHE later still gets its own folder.
+DAREGEN_CACHE later still gets its own folder. Entries are written whole (commit_entry); the folders
+of tasks/ and dsagent/ are stored with their files' hashes and restored only through copy_checked,
+which never follows a link: one mechanism for both caches.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
 from pipeline.core.safe_io import read_json_inside
 from pipeline.core.seeding import derive_seed, rng_for
-from pipeline.core.text import shorten_cause
 from pipeline.core.sqlite import connect_read_only, select_all, table_names
+from pipeline.core.text import shorten_cause
 
 OUT_DIR = "dsagentbench"
 TASKS_DIR = "tasks"

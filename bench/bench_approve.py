@@ -20,6 +20,10 @@ Earlier, on 2 cores shared with other sessions (load average 8-17), niced:
 The release's phases add up to about 3.5 s (guard import 1.6 s, tree reports 1.5 s); the rest is
 the command's start-up and Prefect's ephemeral server, a fixed cost that a larger build dilutes.
 Before approvals left the key, the issue measured 78 s against a 25 s rerun.
+Since issue 48 (c) makes the approved tasks' desktop tasks afresh (an approved release never reads the
+DSAgentBench cache). The code before and after, back to back, 2 cores at load average 13-18, --limit 40:
+  before: build 317.2 s, --publish approved 42.67 s (13.5%), root files phase 0.9 s;
+  after:  build 306.2 s, --publish approved 56.74 s (18.5%), root files phase 15.3 s.
 """
 
 from __future__ import annotations

@@ -15,11 +15,16 @@ reaches; it is where most local privilege escalations start. No job needs a name
   CLONE_NEW* flag; and answers `clone3` with ENOSYS. clone3 takes its flags in memory the filter
   cannot read, and "not implemented" makes the C library fall back to `clone`, whose flags it can
   read (threads and subprocesses keep working: the usual answer, Docker's default profile gives it too).
+- The same filter refuses with EPERM the calls that reach into another process (issue 48): `ptrace`
+  (attach, or ask to be traced), `process_vm_readv`/`process_vm_writev` (read or write its memory),
+  `kcmp` and `pidfd_getfd` (compare or copy its file descriptors). A job's processes all run as one
+  user, so the kernel's own ptrace checks would let one read another's memory and descriptors; no job
+  needs to debug a process.
 
-The program is written out below rather than taken from libseccomp, because it is thirteen
-instructions, and ctypes over libseccomp would add a C library and a binding to the trust base for
-them. tests/finalize/test_sandbox_seccomp.py proves it: `os.unshare`, `unshare -U`, `setns` and a
-namespace clone fail in a job, threads, fork, subprocesses and a model fit still work.
+The program is written out below rather than taken from libseccomp, because it is seventeen or
+eighteen instructions, and ctypes over libseccomp would add a C library and a binding to the trust base for
+them. tests/finalize/test_sandbox_seccomp.py proves it: `os.unshare`, `unshare -U`, `setns`, a
+namespace clone and ptrace, process_vm_readv and pidfd_getfd on the job's own child fail in a job, threads, fork, subprocesses and a model fit still work.
 """
 
 from __future__ import annotations
@@ -57,12 +62,17 @@ class _Arch:
     unshare: int
     setns: int
     x32: bool
+    # Calls that reach into another process: ptrace, process_vm_readv, process_vm_writev, kcmp, pidfd_getfd.
+    cross_process: tuple[int, ...] = ()
 
 
 _ARCHES = {
-    "x86_64": _Arch(audit=0xC000003E, clone=56, clone3=435, unshare=272, setns=308, x32=True),
-    "aarch64": _Arch(audit=0xC00000B7, clone=220, clone3=435, unshare=97, setns=268, x32=False),
+    "x86_64": _Arch(audit=0xC000003E, clone=56, clone3=435, unshare=272, setns=308, x32=True,
+                    cross_process=(101, 310, 311, 312, 438)),
+    "aarch64": _Arch(audit=0xC00000B7, clone=220, clone3=435, unshare=97, setns=268, x32=False,
+                     cross_process=(117, 270, 271, 272, 438)),
 }
+CROSS_PROCESS_CALLS = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd")
 
 
 class _SockFilter(ctypes.Structure):  # struct sock_filter (linux/filter.h)
@@ -87,6 +97,8 @@ def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
         *([(None, _JGE, "deny", None, _X32_BIT)] if arch.x32 else []),  # an x32 alias of any call: refuse
         (None, _JEQ, "deny", None, arch.unshare),  # unshare: a new namespace for this process
         (None, _JEQ, "deny", None, arch.setns),  # setns: join another process's namespace
+        # another process's memory, registers or descriptors (a job's own children, a wrapper beside it)
+        *((None, _JEQ, "deny", None, nr) for nr in arch.cross_process),
         (None, _JEQ, "nosys", None, arch.clone3),  # clone3: flags out of reach; the C library falls back to clone
         (None, _JEQ, None, "allow", arch.clone),  # anything else than clone is allowed
         (None, _LD_W_ABS, None, None, _ARG0_LOW),  # A = clone's flags (the kernel reads their low 32 bits only)

@@ -526,7 +526,9 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     write_task_index(staging)  # tasks.parquet, listed in the manifest
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
-        "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries)}))
+        "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries),
+        # only when not `all`, so an `all` tree's manifest keeps its bytes; pruning reads it (publish_mode)
+        **({"publish": job.publish} if job.publish != names.PUBLISH_MODES[0] else {})}))
     return dsagent_report
 
 

@@ -6,8 +6,8 @@
                   [--runner local|dask] [--dask-address ADDR] [--dask-workers N]
                   [--curation TOML] [--publish all|approved]
     daregen serve [--cron EXPR] [--timezone TZ] [--out DIR] [--limit N] [--seed S] [--sources SPEC] [--designer D]
-                  [--curation TOML] [--cache-dir DIR] [--max-limit N] [--allow-sources SPEC ...]
-                  [--publish all|approved] [--settings TOML]
+                  [--curation TOML] [--cache-dir DIR] [--max-limit N|none] [--allow-sources SPEC ...]
+                  [--publish all|approved [--pin-publish]] [--settings TOML]
     daregen score PRED_DIR --tasks TREE [--summary FILE] [--config FILE]
     daregen verify TREE [--regenerate] [--jobs N] [--timeout S] [--no-determinism] [--config FILE]
     daregen diff OLD NEW [--out DIR] [--config FILE] [--curation TOML]
@@ -285,16 +285,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     one of the allowed sources and the publish mode, and these flags give their defaults."""
     check_schedule(args.cron, args.timezone)
     cli_checks.at_least(args.limit, "--limit", 1)
-    cli_checks.at_least(args.max_limit, "--max-limit", 1)
-    from pipeline.deployment import operator_settings, read_operator_file
+    from pipeline.deployment import UNBOUNDED, operator_settings, read_operator_file
 
+    if args.max_limit != UNBOUNDED:
+        cli_checks.at_least(args.max_limit, "--max-limit", 1)
     # The operator's file on the server (OperatorSettings keys: the LLM's settings, a Dask scheduler, input
     # limits, ...); the flags win over it.
     base = read_operator_file(Path(args.settings)) if args.settings else {}
-    max_limit = args.max_limit if args.max_limit is not None else base.get("max_limit")
+    # The served bound: --max-limit, else --limit; "every candidate" only when the operator says so.
+    max_limit = next((v for v in (args.max_limit, base.get("max_limit"), args.limit) if v is not None), None)
     if args.limit is not None and isinstance(max_limit, int) and args.limit > max_limit:
         raise ValueError(f"--limit {args.limit} is above --max-limit {max_limit}")
+    pinned = base.get("publish")  # the operator's file may pin it too (OperatorSettings.publish)
+    if args.pin_publish and args.publish is None:
+        raise ValueError("--pin-publish pins --publish: give --publish all or --publish approved with it")
+    if args.pin_publish:
+        pinned = args.publish
+    elif pinned is not None and args.publish not in (None, pinned):
+        raise ValueError(f"--publish {args.publish}: the --settings file pins publish to {pinned!r}")
     params = {k: getattr(args, k) for k in ("limit", "seed", "designer", "publish") if getattr(args, k) is not None}
+    if pinned is not None:
+        params["publish"] = pinned
     # The LLM designer sends each dataset's sample rows (and the key) to its endpoint: only the operator's
     # file names them (serve takes no --llm-* flags), as `build --designer llm` needs its flags.
     if params.get("designer") == LLM_DESIGNER and not base.get("designer_settings"):
@@ -322,15 +333,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if ledger is not None:  # every run honours it, scheduled or triggered (a run cannot name another)
         curation = checked_curation(parsed_curation(ledger), ledger, ",".join(resolve_spec(spec) for spec in allowed))
     cache_dir = args.cache_dir or base.get("cache_dir")
-    try:
+    try:  # without a bound, checked with one first: a typo in the operator's file is the first thing said
         operator = operator_settings({**base, "out": str(Path(out).absolute()), "sources": allowed,
-                                      "max_limit": max_limit, "cache_dir": os.path.abspath(cache_dir) if cache_dir
-                                      else None, "curation": curation})
+                                      "max_limit": UNBOUNDED if max_limit is None else max_limit,
+                                      "cache_dir": os.path.abspath(cache_dir) if cache_dir else None,
+                                      "curation": curation, "publish": pinned})
     except ValueError as exc:
         raise ValueError(f"--settings {args.settings}: {exc}" if args.settings else str(exc)) from None
+    if max_limit is None:
+        raise ValueError(f"daregen serve needs a bound on what one run builds: --max-limit N (or --limit N, the "
+                         f"default and the bound), or --max-limit {UNBOUNDED} to let a run ask for every candidate")
+    bound = "any limit" if max_limit == UNBOUNDED else f"limit (at most {max_limit})"
+    publish = f"publish (pinned to {pinned})" if pinned else "publish"
     print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), out {operator.out}; "
-          f"a run may choose limit{f' (at most {max_limit})' if max_limit else ''}, seed, designer, publish and "
-          f"sources among {len(allowed)}; starting Prefect", file=sys.stderr, flush=True)
+          f"a run may choose {bound}, seed, designer, {publish} and sources among {len(allowed)}; starting Prefect",
+          file=sys.stderr, flush=True)
     configure_prefect(service=True)
     from flows import serve
 
@@ -502,6 +519,16 @@ class _VersionAction(argparse.Action):
         parser.exit(0)
 
 
+def _max_limit(value: str) -> int | str:
+    """--max-limit: a number, or the operator's explicit 'none' (every candidate)."""
+    if value.strip().lower() == "none":
+        return "none"
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of datasets, or none, not {value!r}") from None
+
+
 def _add_build_parameters(p: argparse.ArgumentParser, out_type: type, what: str = "") -> None:
     """--out, --limit, --seed, --sources, --designer: a build's flags, and the parameters `serve` gives
     every run of its deployment (unset, both fall back to the config file, then BUILD_DEFAULTS)."""
@@ -558,12 +585,15 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--curation", default=None, metavar="TOML", help="the curators' ledger every run honours")
     sv.add_argument("--cache-dir", default=None, metavar="DIR",
                     help="the build cache of every run (default $DAREGEN_CACHE, else .cache/daregen)")
-    sv.add_argument("--max-limit", type=int, default=None, metavar="N",
-                    help="the largest --limit a run may ask for (default: no bound, every candidate)")
+    sv.add_argument("--max-limit", type=_max_limit, default=None, metavar="N|none",
+                    help="the largest --limit a run may ask for (default --limit); 'none': a run may build every "
+                         "candidate")
     sv.add_argument("--allow-sources", action="append", default=None, metavar="SPEC",
                     help="another source a run may choose (repeatable); --sources is the default one")
     sv.add_argument("--publish", default=None, choices=names.PUBLISH_MODES,
-                    help="each run's default publish mode (a run may choose the other)")
+                    help="each run's default publish mode (a run may choose the other, unless --pin-publish)")
+    sv.add_argument("--pin-publish", action="store_true",
+                    help="every run publishes --publish's mode; a run asking the other is refused")
     sv.add_argument("--settings", default=None, metavar="TOML",
                     help="the operator's settings file (docs/security.md): designer_settings, runner, dask_address, "
                          "input_limits, ...; flags win")

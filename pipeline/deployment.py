@@ -5,8 +5,9 @@ deploy` with a worker) on a server they run: they fix where trees and caches go,
 LLM endpoints and key variables, the Dask scheduler, the input limits and which sources may be built
 (`OperatorSettings`). **Whoever triggers a run** (the Prefect UI, `prefect deployment run`, the API, the
 schedule) may choose only what cannot reach a secret, a path or a process of the server
-(`RunParameters`): how many datasets (up to the operator's maximum), the seed, a designer by name, one
-of the allowed sources, and whether to publish all tasks or only approved ones.
+(`RunParameters`): how many datasets (up to the operator's maximum, which is never "every candidate" unless
+the operator says so), the seed, a designer by name, one of the allowed sources, and whether to publish all
+tasks or only approved ones (unless the operator pins that too).
 
 The operator's settings never travel as run parameters, which anyone who can trigger a run can set:
 they live in the environment of the process that runs the flow (`OPERATOR_ENV`), which `daregen
@@ -21,7 +22,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -33,7 +34,10 @@ from pipeline.core.text import printable, shorten
 OPERATOR_ENV = "DAREGEN_OPERATOR_SETTINGS"
 SERVE_FLAGS = {"out": "daregen serve --out", "curation": "daregen serve --curation",
                "cache_dir": "daregen serve --cache-dir", "sources": "daregen serve --sources/--allow-sources",
-               "max_limit": "daregen serve --max-limit"}
+               "max_limit": "daregen serve --max-limit, else --limit", "publish": "daregen serve --pin-publish"}
+# The operator's explicit "a run may build every candidate": never a default (a forgotten --max-limit would
+# let any trigger build the whole corpus), and a word rather than TOML's missing null.
+UNBOUNDED = "none"
 
 
 class RunParameters(BaseModel):
@@ -62,7 +66,10 @@ class OperatorSettings(BaseModel):
     sources: list[str] = Field(["builtin"], min_length=1,
                                description="the sources a run may build: specs or sources files; the first is the "
                                            "default")
-    max_limit: int | None = Field(None, ge=1, description="the most candidate datasets one run may consider")
+    max_limit: Annotated[int, Field(ge=1)] | Literal[UNBOUNDED] = Field(description="the most candidate datasets one run may consider; "
+                                                           f"{UNBOUNDED!r}: every candidate, said explicitly")
+    publish: Literal[names.PUBLISH_MODES] | None = Field(None, description="the publish mode of every run (a run "
+                                                                         "asking another is refused); unset: the run's")
     cache_dir: str | None = Field(None, description="the build cache (default $DAREGEN_CACHE of the serving process)")
     curation: str | None = Field(None, description="the curators' ledger every run honours, scheduled or triggered")
     designer_settings: dict | None = Field(None, description="the settings of a designer that has them (LLM model, "
@@ -74,6 +81,15 @@ class OperatorSettings(BaseModel):
     keep_generations: int = Field(3, ge=1)
     force: bool = Field(False, description="let `out` be a folder daregen did not write (moved aside)")
     column_references: Literal[names.COLUMN_REFERENCE_STYLES] = names.COLUMN_REFERENCE_STYLES[0]
+
+    @field_validator("max_limit", mode="before")
+    @classmethod
+    def _bound(cls, value):
+        """One message for both halves of the union (pydantic would name each of its branches)."""
+        if value == UNBOUNDED or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        raise ValueError(f"a number of datasets >= 1, or {UNBOUNDED!r} to let a run build every candidate, not "
+                         f"{printable(shorten(str(value), 40))!r}")
 
     @field_validator("designer_settings")
     @classmethod
@@ -168,9 +184,12 @@ def checked_run(given: dict, operator: OperatorSettings, job_variables: dict | N
     if sources not in operator.sources:
         raise RefusedRun(f"run parameter 'sources' refused: {printable(shorten(sources, 80))!r} is not one the "
                          f"operator allows ({', '.join(map(repr, operator.sources))}; {SERVE_FLAGS['sources']})")
-    if operator.max_limit is not None and (run.limit is None or run.limit > operator.max_limit):
+    if operator.max_limit != UNBOUNDED and (run.limit is None or run.limit > operator.max_limit):
         raise RefusedRun(f"run parameter 'limit' refused: {run.limit if run.limit is not None else 'every candidate'}"
                          f" is above the operator's maximum {operator.max_limit} ({SERVE_FLAGS['max_limit']})")
+    if operator.publish is not None and "publish" in given and run.publish != operator.publish:
+        raise RefusedRun(f"run parameter 'publish' refused: the operator pins it to {operator.publish!r} "
+                         f"({SERVE_FLAGS['publish']}); a run may not publish {printable(shorten(run.publish, 20))!r}")
     from task_design.designers import DESIGNER_MODULES
     from task_design.registry import DESIGNER_SETTINGS
 
@@ -180,7 +199,7 @@ def checked_run(given: dict, operator: OperatorSettings, job_variables: dict | N
     if run.designer in DESIGNER_SETTINGS and not operator.designer_settings:
         raise RefusedRun(f"run parameter 'designer' refused: {run.designer!r} needs settings (a model, an endpoint) "
                          f"that only the operator gives ({OPERATOR_ONLY['designer_settings']})")
-    return run.model_copy(update={"sources": sources})
+    return run.model_copy(update={"sources": sources, "publish": operator.publish or run.publish})
 
 
 def allowed_designers(operator: OperatorSettings) -> list[str]:
@@ -198,13 +217,14 @@ def run_schema(schema: dict, operator: OperatorSettings) -> dict:
     naming who sets it (checked_run): the schema is a convenience, since a trigger can switch its check off."""
     properties = {k: dict(v) for k, v in schema["properties"].items() if k in RUN_PARAMETERS}
     limit = {k: v for k, v in properties["limit"].items() if k not in ("anyOf", "default")}
-    if operator.max_limit:  # a number, at most the maximum ("every candidate", null, would exceed it)
+    if operator.max_limit != UNBOUNDED:  # a number, at most the maximum ("every candidate", null, would exceed it)
         properties["limit"] = {**limit, "type": "integer", "minimum": 1, "maximum": operator.max_limit}
     else:
         properties["limit"] = {**limit, "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
     properties["sources"] = {**properties["sources"], "enum": list(operator.sources), "default": operator.sources[0]}
     properties["designer"] = {**properties["designer"], "enum": allowed_designers(operator)}
-    properties["publish"] = {**properties["publish"], "enum": list(names.PUBLISH_MODES)}
+    pinned = [operator.publish] if operator.publish else list(names.PUBLISH_MODES)
+    properties["publish"] = {**properties["publish"], "enum": pinned, "default": pinned[0]}
     properties["seed"] = {**properties["seed"], "minimum": 0}
     return {**schema, "properties": properties}
 
@@ -215,6 +235,7 @@ def build_parameters(run: RunParameters, operator: OperatorSettings) -> dict:
 
     settings = operator.model_dump()
     settings.pop("max_limit")
+    settings.pop("publish")  # checked_run gave the run the operator's pinned mode
     settings["sources"] = run.sources
     if run.designer not in DESIGNER_SETTINGS:
         settings["designer_settings"] = None  # the operator's LLM settings go to the designer they configure

@@ -238,13 +238,28 @@ def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:
     return final
 
 
+def publish_mode(generation: Path) -> str:
+    """The publish mode a generation was built under, from its manifest (names.PUBLISH_MODES; `all` when the
+    manifest says nothing, as every generation before the mode was recorded)."""
+    try:
+        manifest = read_json_inside(generation / names.MANIFEST, generation)
+    except (UnsafeInput, OSError, ValueError):
+        return names.PUBLISH_MODES[0]
+    mode = manifest.get("publish") if isinstance(manifest, dict) else None
+    return mode if mode in names.PUBLISH_MODES else names.PUBLISH_MODES[0]
+
+
 def prune_generations(out: Path, keep: int) -> None:
-    """Keep the newest `keep` sealed generations (never the published one)."""
+    """Keep the newest `keep` sealed generations of each publish mode (never the published one): a generation
+    only curators' approvals let through is rotated away by newer approved ones, never by runs that published
+    every task (three unreviewed nightlies would otherwise take the last approved release with them)."""
     gens = generations_dir(out)
     current = published_generation(out)
     sealed = sorted((p for p in gens.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.endswith(PARTIAL)
                      and not p.name.startswith((".", USER_FOLDER_PREFIX))),
                     key=lambda p: (not p.name.startswith("legacy-"), p.name))  # a legacy tree is the oldest
-    for old in sealed[: max(0, len(sealed) - max(1, keep))]:
-        if old != current:
-            shutil.rmtree(old, ignore_errors=True)
+    for mode in names.PUBLISH_MODES:
+        of_mode = [p for p in sealed if publish_mode(p) == mode]
+        for old in of_mode[: max(0, len(of_mode) - max(1, keep))]:
+            if old != current:
+                shutil.rmtree(old, ignore_errors=True)

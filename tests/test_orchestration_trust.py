@@ -157,3 +157,74 @@ def test_a_served_run_takes_only_safe_parameters_and_the_registered_ledger(tmp_p
     finally:
         kill_group(server)
         log.close()
+
+
+def test_a_served_run_is_bounded_by_serve_limit_and_the_operators_publish_pin(tmp_path, prefect_api_url):
+    """Issue 48, against a real server: `daregen serve --limit 3` alone bounds every run at 3 (a trigger's
+    `limit: null` or 10**9 is no longer "every candidate"), and `--publish approved --pin-publish` makes the
+    served release approved-only: a run asking `publish: all` ends Failed in one line naming the setting and
+    who sets it, before any work."""
+    from prefect.client.orchestration import SyncPrefectClient
+
+    data = tmp_path / "data"
+    write_datasets(data, n=2)
+    out = tmp_path / "published" / "tasks"
+    env = child_env(tmp_path / "home", tmp_path / "cache", prefect_api_url)
+    log = open(tmp_path / "serve.log", "w")
+    server = subprocess.Popen([str(VENV_BIN / "daregen"), "serve", "--out", str(out), "--sources", f"local:{data}",
+                               "--limit", "3", "--publish", "approved", "--pin-publish",
+                               "--cache-dir", str(tmp_path / "c")],
+                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deployment = registered(prefect_api_url, server, tmp_path / "serve.log")
+        schema = deployment["parameter_openapi_schema"]["properties"]
+        assert schema["limit"]["maximum"] == 3 and "anyOf" not in schema["limit"], schema["limit"]
+        assert schema["publish"]["enum"] == ["approved"], schema["publish"]
+        assert deployment["parameters"]["publish"] == "approved" and deployment["parameters"]["limit"] == 3
+        cases = [({"limit": None}, "'limit' refused: every candidate is above the operator's maximum 3"),
+                 ({"limit": 10**9}, f"'limit' refused: {10**9} is above the operator's maximum 3"),
+                 ({"publish": "all"}, "'publish' refused: the operator pins it to 'approved' (daregen serve "
+                                      "--pin-publish)")]
+        with SyncPrefectClient(prefect_api_url) as client:
+            runs = [(_create_run(prefect_api_url, deployment["id"], parameters=params), expected)
+                    for params, expected in cases]
+            for run_id, expected in runs:
+                run = _finished(client, run_id)
+                message = run.state.message or ""
+                assert run.state.is_failed() and expected in message and "\n" not in message, message
+                logs = _logs(client, run_id, expected)
+                assert not any("Traceback" in line for line in logs), "\n".join(logs)
+        assert not (tmp_path / "published").exists()  # refused before any work: nothing built, nothing written
+    finally:
+        kill_group(server)
+        log.close()
+
+
+def test_the_locked_work_pool_template_ignores_a_runs_job_variables(prefect_api_url):
+    """Issue 48: with a worker, a run's job variables are applied by the worker before the flow can refuse them
+    (a process pool's default template runs `{{ command }}` with `{{ env }}`: any command, any operator settings).
+    The repository's work-pool.json, accepted by a real server as a process pool's template, gives Prefect's own
+    rendering (what the worker runs) nothing of them: the engine's command, the worker's environment."""
+    import asyncio
+    from pathlib import Path
+
+    from prefect.client.orchestration import PrefectClient, SyncPrefectClient
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.workers.process import ProcessJobConfiguration, ProcessWorker
+
+    template = json.loads((Path(__file__).parents[1] / "work-pool.json").read_text(encoding="utf-8"))
+    with SyncPrefectClient(prefect_api_url) as client:
+        pool = client.create_work_pool(WorkPoolCreate(name="daregen-locked", type="process",
+                                                      base_job_template=template), overwrite=True)
+    assert pool.base_job_template == template
+    hostile = {"command": "sh -c 'id > /tmp/pwned'", "env": {OPERATOR_ENV: "/tmp/mine.toml"},
+               "env.PREFECT_API_URL": "http://198.51.100.7/api", "working_dir": "/tmp"}
+
+    async def rendered(base: dict):
+        async with PrefectClient(prefect_api_url) as client:
+            return await ProcessJobConfiguration.from_template_and_values(base, hostile, client=client)
+
+    locked = asyncio.run(rendered(pool.base_job_template))
+    assert (locked.command, locked.env, locked.working_dir) == (None, {}, None), locked
+    default = asyncio.run(rendered(ProcessWorker.get_default_base_job_template()))
+    assert default.command == hostile["command"] and default.env[OPERATOR_ENV] == "/tmp/mine.toml"  # the hole

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -86,6 +89,13 @@ _DUCKDB_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions
                   "memory_limit": "1GB"}
 
 
+# A query's own bounds (`--sql`): wall-clock time, and what its result may hold once out of duckdb.
+QUERY_SECONDS = 30
+MAX_RESULT_ROWS, MAX_RESULT_CELLS, MAX_RESULT_BYTES = 200_000, 2_000_000, 64 << 20
+QUERY_ADDRESS_SPACE = 3 << 30
+_RESULT_BATCH_ROWS = 16  # a batch is converted whole before its size is known: keep one small
+
+
 def load_index(tree: Path) -> pa.Table:
     """The tree's index, read through safe_io like every tree reader (a regular file at exactly
     `tree`/tasks.parquet, no link, within INDEX_LIMITS) and checked to hold the index's columns with
@@ -128,12 +138,70 @@ def query(tree: Path, sql: str | None = None, where: str | None = None, order_by
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             kinds = ", ".join(s.type.name for s in statements) or "nothing"
             raise ValueError(f"--sql must be one SELECT over tasks (got {kinds})")
-        cursor = con.execute(sql, params)
-        return [d[0] for d in cursor.description], cursor.fetchall()
+        return _bounded_result(con, sql, params)
+    except duckdb.InterruptException:
+        raise ValueError(f"query stopped after {QUERY_SECONDS} s, its time limit: narrow it (a WHERE, a LIMIT, "
+                         "fewer joins)") from None
     except duckdb.Error as exc:
         raise ValueError(f"query failed: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()
+
+
+def _bounded_result(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> tuple[list[str], list[tuple]]:
+    """(column names, rows) of `sql`, streamed in small Arrow batches within the result limits, interrupted
+    (duckdb's connection interrupt) after QUERY_SECONDS, in an address space capped QUERY_ADDRESS_SPACE above
+    what the process holds. A cursor's fetchall of `select repeat('x', 10**6) from range(3000)` built 3 GB of
+    Python strings outside duckdb's memory_limit before failing with a MemoryError traceback, and duckdb
+    evaluates a 2,048-row vector of such values outside that limit too; `select count(*) from range(10**13)`
+    ran for hours."""
+    timer = threading.Timer(QUERY_SECONDS, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        with _address_space_cap(QUERY_ADDRESS_SPACE):
+            reader = con.sql(sql, params=params or None).to_arrow_reader(_RESULT_BATCH_ROWS)
+            batches, rows, size = [], 0, 0
+            for batch in reader:
+                rows, size = rows + batch.num_rows, size + batch.nbytes
+                if rows > MAX_RESULT_ROWS or rows * batch.num_columns > MAX_RESULT_CELLS or size > MAX_RESULT_BYTES:
+                    raise ValueError(f"query result over its limits ({MAX_RESULT_ROWS:,} rows, {MAX_RESULT_CELLS:,} "
+                                     f"cells, {MAX_RESULT_BYTES >> 20} MiB): narrow it (a WHERE, a LIMIT, fewer "
+                                     "columns)")
+                batches.append(batch)
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+            del batches, reader
+            # column by column: two result columns may share a name (`select 1, 1`), which a row dict would merge
+            return list(table.schema.names), list(zip(*(column.to_pylist() for column in table.columns)))
+    except MemoryError:
+        raise ValueError(f"query failed: out of memory (a query may use {QUERY_ADDRESS_SPACE >> 30} GiB): narrow "
+                         "it (smaller values, a LIMIT)") from None
+    except OSError as exc:  # duckdb's errors while streaming (out of memory) reach Arrow's reader as OSError
+        raise ValueError(f"query failed: {str(exc).splitlines()[0]}") from None
+    finally:
+        timer.cancel()
+
+
+@contextmanager
+def _address_space_cap(extra: int):
+    """The process's address space capped `extra` bytes above its current size while the block runs (the soft
+    RLIMIT_AS, set back after): an allocation past it fails in duckdb or Arrow as an error, never as the
+    machine's out-of-memory killer. No cap where /proc/self/statm is missing or a lower limit already holds."""
+    try:
+        used = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = used + extra
+    if (soft != resource.RLIM_INFINITY and soft <= cap) or (hard != resource.RLIM_INFINITY and hard < cap):
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def render_rows(header: list[str], rows: list[tuple]) -> str:

@@ -325,6 +325,43 @@ def make_namespaces() -> dict:
     return out
 
 
+def reach_into_another_process() -> dict:
+    """Every way a job might read or steer another process of its own (a child, here: the same user, so the
+    kernel's ptrace checks alone let it): what each call answered."""
+    import errno
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    nr = {"x86_64": {"process_vm_readv": 310, "kcmp": 312, "pidfd_open": 434, "pidfd_getfd": 438},
+          "aarch64": {"process_vm_readv": 270, "kcmp": 272, "pidfd_open": 434, "pidfd_getfd": 438}}[platform.machine()]
+    secret = ctypes.create_string_buffer(b"the other process's memory")
+    pid = os.fork()
+    if pid == 0:
+        signal.pause()
+        os._exit(0)
+    try:
+        out = {"ptrace(PTRACE_ATTACH)": _errno_of(libc.ptrace(16, pid, None, None)),
+               "ptrace(PTRACE_SEIZE)": _errno_of(libc.ptrace(0x4206, pid, None, None))}
+        local = ctypes.create_string_buffer(64)
+        iov_local = (ctypes.c_void_p * 2)(ctypes.cast(local, ctypes.c_void_p), 64)
+        iov_remote = (ctypes.c_void_p * 2)(ctypes.cast(secret, ctypes.c_void_p), len(secret.raw))
+        out["process_vm_readv"] = _errno_of(libc.syscall(nr["process_vm_readv"], pid, iov_local, 1, iov_remote, 1, 0))
+        out["kcmp"] = _errno_of(libc.syscall(nr["kcmp"], os.getpid(), pid, 0, 0, 0))
+        pidfd = libc.syscall(nr["pidfd_open"], pid, 0)
+        out["pidfd_getfd"] = _errno_of(libc.syscall(nr["pidfd_getfd"], pidfd, 0, 0)) if pidfd >= 0 else "no pidfd"
+        out["read"] = local.value.decode(errors="replace")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    child = os.fork()
+    if child == 0:  # asking to be traced by the parent is refused too
+        os._exit(100 + (ctypes.get_errno() if libc.ptrace(0, 0, None, None) else 0))
+    out["ptrace(PTRACE_TRACEME)"] = errno.errorcode.get(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) - 100,
+                                                        "allowed")
+    return out
+
+
 def ordinary_work() -> dict:
     """What jobs do every day, through the filter: threads, fork, a subprocess, a model fit (on threads of a
     pool: each one a clone with thread flags)."""

@@ -56,3 +56,32 @@ def test_the_default_cap_admits_a_result_of_some_megabytes() -> None:
     assert Limits().result_bytes == 64 << 20
     res = run_in_sandbox(jobs.big_result, (8,))
     assert res.ok and len(res.value) == 8 << 20
+
+
+# A model-written solution that forges its result: the envelope the wrapper would write, claiming the reference's
+# prediction text it cannot see, then leaves before the wrapper writes its own.
+_FORGING_SOLUTION = '''
+import json, os, stat
+for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else map(str, range(3, 64)):
+    fd = int(name)
+    try:
+        if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.write(fd, json.dumps({"ok": True, "value": "row_id,y\\n0,1\\n"}).encode())
+    except OSError:
+        pass
+os._exit(0)
+'''
+
+
+def test_a_forged_envelope_from_model_written_code_is_judged_by_the_caller(tmp_path) -> None:
+    """Issue 48 (known open): a well-formed envelope forged by a job is accepted, and no channel inside the job's
+    process can be kept from its code. Harmless because nothing the caller trusts travels on it: an SFT solution
+    that forges the IF reference's answer is still compared, in the caller, with the reference it cannot see."""
+    from pipeline.core import names
+    from pipeline.export.sft import Solution, check_solution
+
+    task = tmp_path / "t_class"
+    (task / names.VERIFY_DIR).mkdir(parents=True)
+    (task / names.VERIFY_DIR / names.SIMULATED_PRED).write_text("row_id,y\n0,0\n", encoding="utf-8")
+    checked = check_solution(task, Solution(task.name, "IF", _FORGING_SOLUTION, ()))
+    assert checked.score is None and checked.reason == "solution output differs from simulated_pred_local.csv"

@@ -32,6 +32,19 @@ def test_no_namespace_can_be_made_or_joined(isolate: bool) -> None:
     assert (tried["NoNewPrivs"], tried["Seccomp"]) == ("1", "2"), tried  # 2: SECCOMP_MODE_FILTER
 
 
+@pytest.mark.parametrize("isolate", [True, False])
+def test_no_job_reads_or_steers_another_process(isolate: bool) -> None:
+    """Issue 48: no ptrace block. A job's processes share one user, so the kernel alone let one attach to,
+    read or copy the descriptors of another (a job's child here; the wrapper that writes its result)."""
+    res = run_in_sandbox(jobs.reach_into_another_process, limits=Limits(isolate=isolate))
+    assert res.ok, res.reason
+    tried = res.value
+    for call in ("ptrace(PTRACE_ATTACH)", "ptrace(PTRACE_SEIZE)", "ptrace(PTRACE_TRACEME)", "process_vm_readv",
+                 "kcmp", "pidfd_getfd"):
+        assert tried[call] == "EPERM", (call, tried)
+    assert tried["read"] == "", tried
+
+
 def test_ordinary_work_goes_through_the_filter() -> None:
     res = run_in_sandbox(jobs.ordinary_work)
     assert res.ok, res.reason
@@ -80,6 +93,9 @@ def test_the_program_refuses_exactly_the_namespace_calls(machine: str) -> None:
 
     assert verdict(arch.unshare, 0x200) == EPERM  # even CLONE_FS: unshare is refused whatever the flags
     assert verdict(arch.setns) == EPERM
+    assert len(arch.cross_process) == len(job_seccomp.CROSS_PROCESS_CALLS)
+    for nr in arch.cross_process:  # ptrace, process_vm_readv/writev, kcmp, pidfd_getfd
+        assert verdict(nr) == EPERM, nr
     assert verdict(arch.clone3) == ENOSYS
     for flag in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000):
         assert verdict(arch.clone, flag | 17) == EPERM, hex(flag)

@@ -62,7 +62,7 @@ def test_a_run_chooses_within_the_operators_bounds():
     run = checked_run({"limit": 7, "seed": 3, "designer": "heuristic", "sources": "builtin:sklearn/iris",
                        "publish": "approved"}, OPERATOR)
     assert (run.limit, run.seed, run.sources, run.publish) == (7, 3, "builtin:sklearn/iris", "approved")
-    assert checked_run({}, OPERATOR.model_copy(update={"max_limit": None})).sources == "builtin"  # the default
+    assert checked_run({}, OPERATOR.model_copy(update={"max_limit": "none"})).sources == "builtin"  # the default
     assert "above the operator's maximum 50" in _refusal({"limit": 51})
     assert "every candidate is above" in _refusal({"limit": None})
     assert "'limit'" in _refusal({"limit": 0})
@@ -71,6 +71,43 @@ def test_a_run_chooses_within_the_operators_bounds():
     assert "unknown designer" in _refusal({"designer": "gpt", "limit": 5})
     # the LLM designer needs a model and an endpoint: only the operator names them
     assert "only the operator gives" in _refusal({"designer": "llm", "limit": 5})
+
+
+def test_no_run_builds_every_candidate_unless_the_operator_says_so():
+    """Issue 48: `serve --limit 50` alone registered `limit: integer | null`, so a trigger's `limit: null` or
+    10**9 built the whole corpus. The bound is always a number unless the operator wrote 'none'."""
+    for limit in (None, 10**9):
+        assert "above the operator's maximum 50 (daregen serve --max-limit, else --limit)" in _refusal({"limit": limit})
+    with pytest.raises(RefusedRun, match="operator setting 'max_limit': Field required"):
+        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t"})})  # a worker's file without a bound
+    with pytest.raises(RefusedRun, match="'none' to let a run build every candidate, not 'null'"):
+        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "max_limit": "null"})})
+    unbounded = OPERATOR.model_copy(update={"max_limit": "none"})
+    assert checked_run({"limit": None}, unbounded).limit is None and checked_run({"limit": 10**9}, unbounded)
+    from flows import build_tasks
+    from pipeline.deployment import run_schema
+
+    schema = build_tasks.parameters.model_dump_for_openapi()
+    assert run_schema(schema, OPERATOR)["properties"]["limit"]["maximum"] == 50
+    assert "anyOf" not in run_schema(schema, OPERATOR)["properties"]["limit"]
+    assert {"type": "null"} in run_schema(schema, unbounded)["properties"]["limit"]["anyOf"]
+
+
+def test_an_operator_can_make_every_run_approved_only():
+    """Issue 48: `publish` was always the run's choice, so a trigger published every unapproved task at the
+    operator's `out`. Pinned, a run asking otherwise is refused in one line naming the setting and its owner."""
+    pinned = OPERATOR.model_copy(update={"publish": "approved"})
+    message = _refusal({"publish": "all", "limit": 5}, pinned)
+    assert message.startswith("run parameter 'publish' refused: the operator pins it to 'approved' (daregen serve "
+                              "--pin-publish)"), message
+    assert checked_run({"limit": 5}, pinned).publish == "approved"  # a run that does not say gets the pin
+    assert build_parameters(checked_run({"limit": 5, "publish": "approved"}, pinned), pinned)["publish"] == "approved"
+    from flows import build_tasks
+    from pipeline.deployment import run_schema
+
+    publish = run_schema(build_tasks.parameters.model_dump_for_openapi(), pinned)["properties"]["publish"]
+    assert (publish["enum"], publish["default"]) == (["approved"], "approved")
+    assert checked_run({"publish": "all", "limit": 5}, OPERATOR).publish == "all"  # unpinned: the run's choice
 
 
 def test_job_variables_of_a_run_are_refused():
@@ -98,7 +135,7 @@ def test_a_served_run_gets_the_operators_settings_and_its_own_choices():
 def test_operator_settings_come_from_the_serving_process(tmp_path):
     assert load_operator_settings({OPERATOR_ENV: OPERATOR.model_dump_json()}) == OPERATOR
     toml = tmp_path / "operator.toml"
-    toml.write_text('out = "/srv/t"\nsources = ["builtin"]\nrunner = "dask"\ndask_address = "tcp://10.0.0.2:8786"\n'
+    toml.write_text('out = "/srv/t"\nmax_limit = 9\nsources = ["builtin"]\nrunner = "dask"\ndask_address = "tcp://10.0.0.2:8786"\n'
                     '[input_limits]\nmax_rows = 20_000_000\n', encoding="utf-8")
     settings = load_operator_settings({OPERATOR_ENV: str(toml)})
     assert settings.dask_address == "tcp://10.0.0.2:8786" and settings.input_limits == {"max_rows": 20_000_000}
@@ -107,9 +144,10 @@ def test_operator_settings_come_from_the_serving_process(tmp_path):
     with pytest.raises(RefusedRun, match="absolute path"):
         load_operator_settings({OPERATOR_ENV: json.dumps({"out": "relative/tree"})})
     with pytest.raises(RefusedRun, match="operator setting 'designer_settings.modle'"):
-        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "designer_settings": {"modle": "x"}})})
+        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "max_limit": 9,
+                                                           "designer_settings": {"modle": "x"}})})
     with pytest.raises(RefusedRun, match="operator setting 'runnr'"):
-        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "runnr": "dask"})})
+        load_operator_settings({OPERATOR_ENV: json.dumps({"out": "/srv/t", "max_limit": 9, "runnr": "dask"})})
 
 
 def test_serve_reads_the_operators_file_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
@@ -127,3 +165,18 @@ def test_serve_reads_the_operators_file_and_refuses_a_bad_one_in_one_line(tmp_pa
     assert "--limit 9 is above --max-limit 7" in capsys.readouterr().err
     assert main(["serve", "--out", str(tmp_path / "t"), "--settings", str(good), "--designer", "llm"]) == 2
     assert "[designer_settings]" in capsys.readouterr().err
+
+
+def test_serve_needs_a_bound_and_pins_publish_only_when_asked(tmp_path, capsys):
+    from pipeline.cli import main
+
+    out = str(tmp_path / "t")
+    assert main(["serve", "--out", out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs a bound on what one run builds" in err and "--max-limit none" in err and "\n" not in err, err
+    assert main(["serve", "--out", out, "--limit", "5", "--pin-publish"]) == 2
+    assert "--pin-publish pins --publish" in capsys.readouterr().err
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_text('max_limit = 7\npublish = "approved"\n', encoding="utf-8")
+    assert main(["serve", "--out", out, "--settings", str(pinned), "--publish", "all"]) == 2
+    assert "pins publish to 'approved'" in capsys.readouterr().err

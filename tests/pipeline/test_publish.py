@@ -11,21 +11,21 @@ import pytest
 from pipeline.core import names
 from pipeline.core.jsonio import write_json
 from pipeline.publish import (PARTIAL, build_lock, build_manifest, check_generation, generations_dir,
-                              new_generation, publish, published_generation)
+                              new_generation, publish, publish_mode, published_generation)
 
 
-def _fill(gen, tasks: dict[str, str]) -> None:
+def _fill(gen, tasks: dict[str, str], **meta) -> None:
     """A minimal tree: one folder per task with its metadata, the question list and the manifest."""
     for task, text in tasks.items():
         write_json(gen / task / names.VERIFY_DIR / names.ALL_METADATA, {"text": text})
     write_json(gen / names.QUESTION_LIST, [{"file_path": t} for t in sorted(tasks)])
-    write_json(gen / names.MANIFEST, build_manifest(gen, {"tasks": len(tasks)}))
+    write_json(gen / names.MANIFEST, build_manifest(gen, {"tasks": len(tasks), **meta}))
 
 
-def _build(out, tasks, keep=3):
+def _build(out, tasks, keep=3, **meta):
     with build_lock(out):
         gen = new_generation(out)
-        _fill(gen, tasks)
+        _fill(gen, tasks, **meta)
         assert check_generation(gen) == []
         return publish(gen, out, keep)
 
@@ -78,6 +78,19 @@ def test_only_the_last_k_generations_are_kept(tmp_path):
     gens = [_build(out, {f"t{i}_class": str(i)}, keep=2) for i in range(4)]
     assert [g.exists() for g in gens] == [False, False, True, True]
     assert published_generation(out) == gens[-1]
+
+
+def test_generations_published_all_never_rotate_an_approved_one_away(tmp_path):
+    """Issue 48: one approved release, then three nightlies publishing every task at the same --out; each mode
+    keeps its newest `keep`, so the approved release stays until newer approved ones replace it."""
+    out = tmp_path / "tasks"
+    approved = _build(out, {"a_class": "approved"}, keep=2, publish="approved")
+    nightlies = [_build(out, {f"n{i}_class": str(i)}, keep=2) for i in range(3)]
+    assert approved.exists() and publish_mode(approved) == "approved", "rotated away by runs that published all"
+    assert [g.exists() for g in nightlies] == [False, True, True]
+    newer = [_build(out, {f"r{i}_class": str(i)}, keep=2, publish="approved") for i in range(2)]
+    assert not approved.exists() and all(g.exists() for g in newer)  # approved ones rotate each other
+    assert published_generation(out) == newer[-1] and publish_mode(nightlies[-1]) == "all"
 
 
 def test_a_second_build_of_the_same_output_is_refused(tmp_path):

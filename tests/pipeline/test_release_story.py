@@ -5,7 +5,8 @@ the count run_report.md gives as reused.
 
 Through the real `daregen` CLI (pipeline.cli.main) in one fresh interpreter with its own Prefect home and build
 cache: two small local datasets are built, both tasks approved and released, then both reseeded (a pin), so the
-next `--publish approved` release withholds both; it is run twice, the second time from the build cache.
+next `--publish approved` release withholds both; it is run twice, the second time from the build cache. Three
+builds that publish every task at the same --out then leave the approved release's generation in place.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ def story(tmp_path_factory) -> tuple[Path, list[dict]]:
                 ["curate", "pin", "local/d0", "--seed", "5", *curate],
                 ["curate", "pin", "local/d1", "--seed", "5", *curate],
                 release_build,
-                release_build]
+                release_build,
+                # three nightlies that publish every task at the release's --out (issue 48): the approved
+                # generation of the first release is not theirs to rotate away
+                *(["build", "--sources", sources, "--out", release, "--curation", ledger, "--seed", str(seed)]
+                  for seed in (1, 2, 3))]
     proc = subprocess.run([sys.executable, "-c", RUN_COMMANDS, json.dumps(commands)], capture_output=True,
                           text=True, timeout=1800, env=child_env(root / "prefect-home", root / "cache"))
     runs = [json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("RUN ")]
@@ -112,3 +117,16 @@ def test_the_tasks_restored_from_the_cache_are_the_reports_reused_count(story):
     assert f"- reused from the build cache: {restored.group(1)} tasks" in report and restored.group(1) == "2"
     assert report.startswith("# daregen run report\n\n**nothing published: none of the 2 built tasks")
     assert "- considered: 3 datasets, rejected: 1" in report
+
+
+def test_builds_that_publish_every_task_never_rotate_the_approved_release_away(story):
+    from pipeline.publish import generations_dir, publish_mode, published_generation
+
+    root, runs = story
+    assert [r["code"] for r in runs[8:]] == [0, 0, 0], [r["err"][-500:] for r in runs[8:]]
+    sealed = sorted(p for p in generations_dir(root / "release").iterdir() if p.is_dir() and not p.name.startswith("."))
+    modes = [publish_mode(p) for p in sealed]
+    assert modes == ["approved", "all", "all", "all"], (sealed, modes)  # keep 3 of each mode, not 3 in all
+    approved = sealed[0]
+    assert len(json.loads((approved / names.QUESTION_LIST).read_text(encoding="utf-8"))) == 2
+    assert published_generation(root / "release") == sealed[-1]

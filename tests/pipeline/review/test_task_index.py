@@ -205,3 +205,39 @@ def test_a_value_with_a_line_break_stays_on_its_row(tree: Path, capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and lines[1].split() == ["a_class\\nz_forged", "regression", "approved\\x1b[2K",
                                                     "classification"]
+
+
+def test_sql_is_interrupted_on_a_timer_in_one_line(tree: Path, capsys, monkeypatch) -> None:
+    """Issue 48: `--sql` had no time limit (`select count(*) from range(10**13)` runs for hours); duckdb's
+    connection interrupt stops it after QUERY_SECONDS."""
+    monkeypatch.setattr("pipeline.review.task_index.QUERY_SECONDS", 1)
+    err = _refused(capsys, ["tasks", str(tree), "--sql", "select count(*) from range(10000000000000)"])
+    assert "query stopped after 1 s, its time limit" in err, err
+
+
+@pytest.mark.parametrize("sql", [
+    "select repeat('x', 1000000) from range(3000)",  # 3 GB of strings: a MemoryError traceback before
+    "select * from range(1000000)",  # rows
+    "select * from tasks a, tasks b, tasks c, tasks d, tasks e, tasks f, tasks g, tasks h, tasks i, tasks j",
+])
+def test_sql_results_are_fetched_within_a_row_and_byte_cap(tree: Path, capsys, sql: str) -> None:
+    """Results leave duckdb (and its memory_limit) in small Arrow batches, counted as they come."""
+    err = _refused(capsys, ["tasks", str(tree), "--sql", sql])
+    assert "query result over its limits" in err and "MiB" in err, err
+
+
+def test_a_bounded_result_keeps_columns_that_share_a_name(tree: Path) -> None:
+    header, rows = query(tree, sql="select task_dir as a, 1 as a from tasks order by task_dir limit 2")
+    assert header == ["a", "a"] and rows == [("a_class", 1), ("b_reg", 1)]
+    assert query(tree, sql="select * from tasks where 1 = 0")[1] == []
+
+
+def test_values_too_large_for_the_query_memory_fail_in_one_line(tree: Path, capsys) -> None:
+    """A 2,048-row duckdb vector of 10 MB values (20 GB) is evaluated outside duckdb's memory_limit: the query
+    runs in an address space capped above what the process holds, set back after."""
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    err = _refused(capsys, ["tasks", str(tree), "--sql", "select repeat('x', 10000000) from range(3000)"])
+    assert "query failed: Out of Memory Error" in err or "query result over its limits" in err, err
+    assert resource.getrlimit(resource.RLIMIT_AS) == before

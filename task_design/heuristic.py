@@ -30,6 +30,7 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from pipeline.core.timing import timed
+from pipeline.core.text import value_repr
 from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem, one_feature_problem
@@ -92,7 +93,7 @@ def _class_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig
     if len(counts) < 2:
         return Rejection("single_class", "single class")
     if counts.min() < config.min_class_count:
-        return Rejection("rare_class", f"class {counts.idxmin()!r} has {counts.min()} rows (< {config.min_class_count})")
+        return Rejection("rare_class", f"class {value_repr(counts.idxmin())} has {counts.min()} rows (< {config.min_class_count})")
     return None
 
 

@@ -23,6 +23,7 @@ from pipeline.core import names
 from pipeline.core.column_refs import resolve
 from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
+from pipeline.core.metrics import metric_for, scoring_sentence
 from pipeline.core.records import CHECK_FAILED, DatasetRejected
 from pipeline.core.sqlite import connect_read_only, table_names
 
@@ -229,6 +230,16 @@ def check_instruction(where: str, text: str, q: dict, documented: dict[str, str]
         return []
     return [Problem(where, "question_v1 does not state " + ", ".join(missing[:8])
                     + (f" (+{len(missing) - 8} more)" if len(missing) > 8 else ""), severity)]
+
+
+def check_scoring(where: str, entry: dict, q: dict) -> list[Problem]:
+    """Each question states how it is scored in the one sentence its scorers apply
+    (pipeline.core.metrics.scoring_sentence: the metric, and for an exact match the precision it needs):
+    a question that leaves it out makes a solver guess the rule its answer is judged by."""
+    missing = [variant for variant in ("v1", "v2")
+               if scoring_sentence(q["problem_type"], variant, len(q["target"])) not in entry[f"question_{variant}"]]
+    return [Problem(where, f"question_{v} does not state its scoring sentence ({metric_for(q['problem_type'], v).name})")
+            for v in missing]
 
 
 # The preprocessing the reference always does (pipeline.core.if_workflow.build_pipeline), as words an

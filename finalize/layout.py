@@ -11,7 +11,8 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from finalize.checks import agent_tables, check_instruction, check_tabular_task, checks_failed, errors
+from finalize.checks import (agent_tables, check_instruction, check_scoring, check_tabular_task, checks_failed,
+                             errors)
 from finalize.instructions import question_v1, question_v2, spec_references
 from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
@@ -167,6 +168,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             problems += check_instruction(spec.task_dir, entry["question_v1"], question,
                                           documented, strict=True,
                                           tables=agent_tables(src, spec.save_file_type))
+            problems += check_scoring(spec.task_dir, entry, question)
         with timed("finalize/schema check"):
             problems += list(mm.problems) + check_metadata_schema(spec.task_dir,
                                                                   read_json(verify / names.ALL_METADATA))

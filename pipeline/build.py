@@ -503,11 +503,12 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
                      limit: int | None, cache: Path | None = None,
-                     dsagent_seconds: dict | None = None) -> dict | None:
+                     dsagent_seconds: dict | None = None, digests: dict[str, str] | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
     returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
     folder), a DARE task whose folder was already validated is not validated again. `dsagent_seconds`
-    receives the DSAgentBench steps' seconds per task folder."""
+    receives the DSAgentBench steps' seconds per task folder; `digests` the design digests stamp_curation
+    computed, which tasks.parquet records."""
     # Imported here, not at the top: it loads scikit-learn, which no build needs before its design wave,
     # and `import flows` is on the way to a build's first progress line (so is finalize.timeseries).
     from finalize.dsagent.build import write_dsagent
@@ -518,7 +519,7 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds)
                       if entries else None)
     write_json(staging / names.ENVIRONMENT, fingerprint())
-    write_task_index(staging)  # tasks.parquet, listed in the manifest
+    write_task_index(staging, digests)  # tasks.parquet, listed in the manifest
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
         "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries)}))
@@ -648,13 +649,14 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
                                 limit, len(candidates), started, lap)
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
-    stamp_curation(staging, entries, job.curation)  # decisions change what is published, not what is built
+    # decisions change what is published, not what is built
+    digests = stamp_curation(staging, entries, job.curation)
     if job.publish == "approved":
         outcomes, entries = withhold_unapproved(outcomes, entries, staging)
     from finalize.timeseries import ts_counts  # loads scikit-learn: see write_root_files
 
     dsagent_seconds: dict[str, dict[str, float]] = {}
-    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds, digests)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
     report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds, built.restored)
@@ -663,8 +665,8 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report["cached"] = sum(o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
-    report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
-    report["curation"] = state_counts(tree_reviews(staging))  # tasks per review state (pipeline.core.curation)
+    report["designs"] = design_rows(staging, digests)  # each task's target, evidence and rejected candidates
+    report["curation"] = state_counts(tree_reviews(staging, digests=digests))  # tasks per review state
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
     report["inputs_key"] = key  # a rerun with the same key keeps this generation (unchanged)

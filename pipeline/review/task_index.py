@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -62,17 +63,18 @@ def _reference_score(f: TaskFacts) -> float | None:
     return scores[0] if scores else None
 
 
-def index_table(tree: Path) -> pa.Table:
-    facts = read_tree_facts(Path(tree))
+def index_table(tree: Path, digests: Mapping[str, str] | None = None) -> pa.Table:
+    """The index's rows; `digests`: the design digests the build computed (stamp_curation), by task folder."""
+    facts = read_tree_facts(Path(tree), digests)
     schema = pa.schema([(name, kind) for name, (kind, _) in _COLUMNS.items()])
     return pa.table({name: pa.array([value(f) for f in facts], type=kind)
                      for name, (kind, value) in _COLUMNS.items()}, schema=schema)
 
 
-def write_task_index(tree: Path) -> Path:
+def write_task_index(tree: Path, digests: Mapping[str, str] | None = None) -> Path:
     """Write `tree`/tasks.parquet (no statistics that could vary, one row group)."""
     path = Path(tree) / TASKS_PARQUET
-    pq.write_table(index_table(tree), path, compression="zstd", write_statistics=False)
+    pq.write_table(index_table(tree, digests), path, compression="zstd", write_statistics=False)
     return path
 
 

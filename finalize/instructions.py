@@ -84,8 +84,17 @@ def referenced_columns(spec: TaskSpec) -> list[str]:
 def spec_references(spec: TaskSpec, documented: dict[str, str]) -> dict[str, FeatureReference]:
     """How question_v1 refers to each feature, decided on `documented`: metadata.txt's
     {column: description} (finalize.metadata_txt.metadata_descriptions)."""
-    return feature_references(referenced_columns(spec), documented, spec.column_references,
-                              fallback=spec.feature_descriptions)
+    return findable_references(feature_references(referenced_columns(spec), documented, spec.column_references,
+                                                  fallback=spec.feature_descriptions))
+
+
+def findable_references(refs: dict[str, FeatureReference]) -> dict[str, FeatureReference]:
+    """`refs` as a solver can look each one up: an undocumented column by its name, never by the words its name
+    joins ("life exp" for `lifeExp`, found in no file). Wording only: the columns and their order are those of
+    `refs` (the designers' choice, task_design, is untouched)."""
+    return {c: r.model_copy(update={"by": "name", "phrase": f"`{c}`",
+                                    "reason": f"{r.reason}; its name's words appear in no file, so it is named"})
+            if r.by == "name words" else r for c, r in refs.items()}
 
 
 def _documented(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:

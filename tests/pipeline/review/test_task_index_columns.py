@@ -69,3 +69,16 @@ def test_the_build_stamps_each_digest_once_and_the_index_takes_it_without_hashin
     assert [r.digest for r in tree_reviews(tree, digests=digests)] == [r.digest for r in tree_reviews(tree)]
     given = {task: "given-not-hashed" for task in digests}
     assert {r["design_digest"] for r in index_table(tree, given).to_pylist()} == {"given-not-hashed"}
+
+
+def test_curate_status_puts_every_digest_in_one_column(tmp_path: Path, capsys):
+    # Issue 49: task folders of different lengths pushed each digest to a different column.
+    from pipeline.review.curation import tree_reviews
+
+    tree = tmp_path / "tree"
+    write_question_list(tree, [write_task_folder(tree, "a_class", daregen=FALLBACK),
+                               write_task_folder(tree, "a_much_longer_task_folder_class", daregen=DOCUMENTED)])
+    assert main(["curate", "status", str(tree)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    columns = {next(line for line in out if r.task_dir in line).index(r.digest) for r in tree_reviews(tree)}
+    assert len(columns) == 1, out

@@ -285,7 +285,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     store_rejections(outcomes, cache, keys, ("postprocess",))
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
     outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.uid]}))
-    lap("build")
+    lap("dataset steps")  # not "build": the summary's build time is the whole flow run
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
     verified = {o.uid for o in outcomes if o.uid in hits and build_cache.is_verified(cache, keys[o.uid])}

@@ -99,3 +99,21 @@ def test_the_pin_hint_names_no_column_ruled_out_below(capsys, tmp_path: Path):
     pin = next(line for line in out.splitlines() if line.startswith("  a pin: "))
     year = out.split("\n  Year\n", 1)[1].split("\n\n", 1)[0]
     assert "as a target: no: calendar" in year and "Year" not in pin and "Life" in pin
+
+
+def test_the_pin_hint_of_a_dated_table_drops_its_time_column():
+    # Issue 49: a regular series no target passes printed no word that its time column must go for a pin.
+    from pipeline.inspect_dataset import _pin_hint
+    from task_design.inspection import ColumnDecision, DatasetDecisions
+
+    def column(name: str, target_type: str | None, not_target: str | None) -> ColumnDecision:
+        return ColumnDecision(name=name, kind="numerical", dtype="float64", missing=0.0, distinct=9, documentation="",
+                              role="outcome", role_evidence="", not_feature=None, target_type=target_type,
+                              not_target=not_target)
+
+    columns = (column("Week", None, "calendar"), column("x", "regression", None), column("y", "regression", None))
+    dated = DatasetDecisions(columns, "a weekly time series indexed by 'Week'", pin_drops=("Week",))
+    hint = _pin_hint("local/market", dated, {})
+    assert hint is not None and hint.startswith("  a pin: daregen curate pin local/market --target COLUMN --drop Week")
+    assert "(feasible: x, y)" in hint
+    assert _pin_hint("local/market", DatasetDecisions(columns, "a weekly time series"), {}) is None  # no drop helps

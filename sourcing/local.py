@@ -23,6 +23,7 @@ import io
 import logging
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,6 +156,9 @@ class LocalFilesSource:
             if d.path.suffix.lower() not in DATABASE_SUFFIXES:
                 yield ref, d
                 continue
+            if not stat.S_ISREG(os.lstat(d.path).st_mode):  # a FIFO or a link: never opened; rejected with the reason
+                yield ref, _Dataset(d.path, d.folder, "")
+                continue
             inner = self._database(d.path).candidates()
             tables = [c.split("/", 2)[2] for c in inner if c.count("/") == 2]
             yield from ([(f"{ref}/{t}", _Dataset(d.path, d.folder, t)) for t in tables]
@@ -204,6 +208,7 @@ class LocalFilesSource:
     def _database_record(self, ref: str, d: _Dataset) -> DatasetRecord:
         """The `sqlite:` source's record of the table (its schema, join path, sidecar), under this source's
         ref, with the card of its folder on top (title, description, licence, column entries)."""
+        regular_file_inside(d.path, self._root, self.limits.max_file_bytes)  # UnsafeInput: the rejection's reason
         inner = self._database(d.path).record(_sqlite_ref(d))
         card = self._card_fields(d.path, d.folder, list(self._database(d.path).load_columns(_sqlite_ref(d))), d.table)
         fields = {k: v for k, v in card.items() if k not in ("column_descriptions", "title", "description")}
@@ -233,6 +238,7 @@ class LocalFilesSource:
     def load_table(self, ref: str) -> pd.DataFrame:
         d = self._dataset(ref)
         if d.table is not None:
+            regular_file_inside(d.path, self._root, self.limits.max_file_bytes)
             return self._database(d.path).load_table(_sqlite_ref(d))
         path = d.path
         check_table_file(path, self._root, path.suffix.lower().lstrip("."), self.limits)  # UnsafeInput: a rejection

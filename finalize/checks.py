@@ -16,13 +16,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from finalize.instructions import (SELECTION_ANCHOR, VAL_MISSING_RULE, format_number, quoted_value,
+from finalize.instructions import (SELECTION_ANCHOR, VAL_MISSING_RULE, format_number, missing_value_rule, quoted_value,
                                    row_order_sentence)
 from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.column_refs import resolve
 from pipeline.core.if_workflow import filter_by_expected_ranges, make_model
 from pipeline.core.jsonio import read_json
+from pipeline.core.metrics import metric_for, scoring_sentence
 from pipeline.core.records import CHECK_FAILED, DatasetRejected
 from pipeline.core.sqlite import connect_read_only, table_names
 
@@ -221,7 +222,7 @@ def check_instruction(where: str, text: str, q: dict, documented: dict[str, str]
     if seeded and not re.search(rf"random[_ ]state\D{{0,20}}\b{q['random_state']}\b", text):
         missing.append(f"random_state {q['random_state']}")
     imputer_words = {q["imputer_type"], q["imputer_type"].replace("_", " ")}
-    if not any(w in text for w in imputer_words):
+    if q.get("numerical_features", True) and not any(w in text for w in imputer_words):  # no numeric feature: none
         missing.append(f"imputation {q['imputer_type']}")
     if strict:
         missing += _workflow_facts_missing(text, q, documented, tables or [])
@@ -231,10 +232,31 @@ def check_instruction(where: str, text: str, q: dict, documented: dict[str, str]
                     + (f" (+{len(missing) - 8} more)" if len(missing) > 8 else ""), severity)]
 
 
+def check_scoring(where: str, entry: dict, q: dict) -> list[Problem]:
+    """Each question states how it is scored in the one sentence its scorers apply
+    (pipeline.core.metrics.scoring_sentence: the metric, and for an exact match the precision it needs):
+    a question that leaves it out makes a solver guess the rule its answer is judged by."""
+    missing = [variant for variant in ("v1", "v2")
+               if scoring_sentence(q["problem_type"], variant, len(q["target"])) not in entry[f"question_{variant}"]]
+    return [Problem(where, f"question_{v} does not state its scoring sentence ({metric_for(q['problem_type'], v).name})")
+            for v in missing]
+
+
 # The preprocessing the reference always does (pipeline.core.if_workflow.build_pipeline), as words an
 # agent needs to read to rebuild it.
 ENCODER_FACTS = ("standard scaler", "one-hot encoder", 'handle_unknown set to "ignore"', "sparse_output set to False",
                  "ColumnTransformer with the numeric features first", '"most_frequent"')
+# Which of them a question states depends on the feature kinds it has (instructions.preprocessing_text): a step
+# for a kind the data lacks is not run, and not spelled out.
+_SCALER_FACTS = ("standard scaler",)
+_BOTH_KINDS_FACTS = ("ColumnTransformer with the numeric features first",)
+
+
+def encoder_facts(q: dict) -> list[str]:
+    """The ENCODER_FACTS a question of `q`'s feature kinds states."""
+    nums, cats = bool(q["numerical_features"]), bool(q["categorical_features"])
+    return [f for f in ENCODER_FACTS if (f in _SCALER_FACTS and nums) or (f in _BOTH_KINDS_FACTS and nums and cats)
+            or (f not in _SCALER_FACTS + _BOTH_KINDS_FACTS and cats)]
 
 
 def _workflow_facts_missing(text: str, q: dict, documented: dict[str, str], tables: list[str]) -> list[str]:
@@ -262,12 +284,12 @@ def _workflow_facts_missing(text: str, q: dict, documented: dict[str, str], tabl
         read = [c for c, _ in resolve(text[i:j], documented)] if selection >= 0 and 0 <= i < j else None
         if read != list(want):
             missing.append(f"{what} (read {read}, need {list(want)})")
-    missing += [f"the encoding step {f!r}" for f in ENCODER_FACTS if f not in text]
+    missing += [f"the encoding step {f!r}" for f in encoder_facts(q) if f not in text]
     join_path = q.get("join_path") or []
     order = row_order_sentence(q["save_file_type"], join_path[0]["left"] if join_path else None)
     if order not in text:
         missing.append("the training rows' order")
-    if VAL_MISSING_RULE not in text:
+    if f"{VAL_MISSING_RULE} ({missing_value_rule(q['save_file_type'])})" not in text:
         missing.append("the validation file's missing-value rule")
     missing += [f"SQLite table {t!r}" for t in tables if f"`{t}`" not in text]
     return missing

@@ -84,8 +84,17 @@ def referenced_columns(spec: TaskSpec) -> list[str]:
 def spec_references(spec: TaskSpec, documented: dict[str, str]) -> dict[str, FeatureReference]:
     """How question_v1 refers to each feature, decided on `documented`: metadata.txt's
     {column: description} (finalize.metadata_txt.metadata_descriptions)."""
-    return feature_references(referenced_columns(spec), documented, spec.column_references,
-                              fallback=spec.feature_descriptions)
+    return findable_references(feature_references(referenced_columns(spec), documented, spec.column_references,
+                                                  fallback=spec.feature_descriptions))
+
+
+def findable_references(refs: dict[str, FeatureReference]) -> dict[str, FeatureReference]:
+    """`refs` as a solver can look each one up: an undocumented column by its name, never by the words its name
+    joins ("life exp" for `lifeExp`, found in no file). Wording only: the columns and their order are those of
+    `refs` (the designers' choice, task_design, is untouched)."""
+    return {c: r.model_copy(update={"by": "name", "phrase": f"`{c}`",
+                                    "reason": f"{r.reason}; its name's words appear in no file, so it is named"})
+            if r.by == "name words" else r for c, r in refs.items()}
 
 
 def _documented(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:
@@ -127,6 +136,17 @@ def row_order_sentence(file_type: str, fact_table: str | None) -> str:
     return "Keep the rows in the order they appear in the file."
 
 
+def missing_value_rule(file_type: str) -> str:
+    """What a missing value is in a `file_type` file, as the reference reads it (pipeline.core.if_workflow.read_table):
+    the validation file's rule names it, so no format leaves it to a guess."""
+    if file_type == "csv":
+        return QUESTION_V1_PHRASE
+    return {"parquet": "a missing value is a Parquet null, which pandas.read_parquet reads as NaN or None; "
+                       "no text value counts as missing",
+            "sqlite": "a missing value is an SQL NULL, which pandas.read_sql_query reads as NaN or None; "
+                      "no text value counts as missing"}[file_type]
+
+
 def validation_source(file_type: str) -> str:
     """Where the validation rows are read: the file, and in SQLite its one table."""
     val_file = names.data_file(names.VAL_V1, file_type)
@@ -139,8 +159,39 @@ def _targets(spec: TaskSpec, plural: str = "the target columns", singular: str =
     return f"{singular} {cols[0]}" if len(cols) == 1 else f"{plural} {_join(cols)}"
 
 
-def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureReference] | None = None) -> str:
-    """`refs`: spec_references on metadata.txt's columns (worked out from the spec without them)."""
+def preprocessing_text(spec: TaskSpec, has_missing: bool = True) -> str:
+    """The imputation and encoding sentences, naming only the steps the reference runs
+    (pipeline.core.if_workflow.build_pipeline: a ColumnTransformer of the feature kinds present), and saying so
+    when imputation changes no value (`has_missing` False: no selected feature has a missing value in the
+    files): a step spelled out for features or values the data does not have sent a solver looking for them."""
+    nums, cats = bool(spec.numerical_features), bool(spec.categorical_features)
+    imputers = ([f"{_IMPUTER_WORDS[spec.imputer_type]} (\"{spec.imputer_type}\") for the numeric features"] if nums
+                else []) + (["the most frequent value (\"most_frequent\") for the categorical features"] if cats else [])
+    text = f"Handle missing values by imputing {_join(imputers)}."
+    if not has_missing:
+        text += (" No selected feature has a missing value in the training or validation file, so the imputation "
+                 "changes no value; it is part of the workflow all the same.")
+    encoding = ("a one-hot encoder to the categorical features with handle_unknown set to \"ignore\" and "
+                "sparse_output set to False")
+    if nums and cats:
+        return (text + f" {IMPUTE_THEN_SCALE} apply a standard scaler to the numeric features and {encoding}, each "
+                "feature type's imputer followed by its transformer, combined in a ColumnTransformer with the "
+                "numeric features first and the categorical features second.")
+    if nums:
+        return (text + " Impute first, then scale: after imputation, apply a standard scaler to the numeric features, "
+                "the imputer followed "
+                "by the scaler in a ColumnTransformer of the numeric features alone (there is no categorical "
+                "feature, hence no categorical imputer and no encoder).")
+    return (text + f" Impute first, then encode: after imputation, apply {encoding}, the imputer followed by the "
+            "encoder in a "
+            "ColumnTransformer of the categorical features alone (there is no numeric feature, hence no numeric "
+            "imputer and no scaler).")
+
+
+def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureReference] | None = None,
+                has_missing: bool = True) -> str:
+    """`refs`: spec_references on metadata.txt's columns (worked out from the spec without them). `has_missing`:
+    whether a selected feature has a missing value in train_v1 or val_v1 (preprocessing_text)."""
     refs = refs if refs is not None else spec_references(spec, _documented(record, spec))
     ftype = spec.save_file_type
     train_file = names.data_file(names.TRAIN_V1, ftype)
@@ -204,14 +255,9 @@ def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureRe
                         if spec.model_type in MULTI_OUTPUT_WRAPPED else
                         ", fitted on all target columns at once (it supports several outputs natively)")
     modelling = (
-        f"Handle missing values by imputing {_IMPUTER_WORDS[spec.imputer_type]} (\"{spec.imputer_type}\") for the "
-        "numeric features and the most frequent value (\"most_frequent\") for the categorical features. "
-        f"{IMPUTE_THEN_SCALE} apply a standard scaler to the numeric features and a one-hot encoder to the "
-        "categorical features with handle_unknown set to \"ignore\" and sparse_output set to False, each feature "
-        "type's imputer followed by its transformer, combined in a "
-        "ColumnTransformer with the numeric features first and the categorical features second. Train a single "
+        preprocessing_text(spec, has_missing) + " Train a single "
         f"{spec.model_type} model using scikit-learn{seed_clause}. Finally, load the validation set from "
-        f"{validation_source(ftype)} and {VAL_MISSING_RULE}{f' ({QUESTION_V1_PHRASE})' if ftype == 'csv' else ''}. "
+        f"{validation_source(ftype)} and {VAL_MISSING_RULE} ({missing_value_rule(ftype)}). "
         "Make predictions and save the results to a "
         f"CSV file at `{names.PREDICTION}`. The file must contain the column `{names.ROW_ID}` (as provided in the "
         f"original `{val_file}`) and the corresponding predictions in {_targets(spec, 'columns named', 'a column named')}, one row "

@@ -11,7 +11,8 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from finalize.checks import agent_tables, check_instruction, check_tabular_task, checks_failed, errors
+from finalize.checks import (agent_tables, check_instruction, check_scoring, check_tabular_task, checks_failed,
+                             errors)
 from finalize.instructions import question_v1, question_v2, spec_references
 from finalize.metadata_txt import metadata_descriptions, render_metadata_txt, with_checked_claims
 from finalize.mm_check import assess_task
@@ -70,6 +71,12 @@ def question_block(spec: TaskSpec) -> dict:
     return as_json(tabular_question(spec))
 
 
+def _features_missing(pkg: TaskPackage) -> bool:
+    """Whether a selected feature has a missing value in train_v1 (its noise included) or val_v1."""
+    return any(frame[c].isna().any() for stem in (names.TRAIN_V1, names.VAL_V1) if (frame := pkg.frames.get(stem))
+               is not None for c in pkg.spec.selected_features if c in frame.columns)
+
+
 def question_list_entry(pkg: TaskPackage, refs: dict[str, FeatureReference]) -> dict:
     """`refs`: how question_v1 refers to each feature (instructions.spec_references)."""
     spec = pkg.spec
@@ -77,7 +84,7 @@ def question_list_entry(pkg: TaskPackage, refs: dict[str, FeatureReference]) -> 
     return {
         "file_path": spec.task_dir,
         "task": spec.problem_type,
-        "question_v1": question_v1(pkg.record, spec, refs),
+        "question_v1": question_v1(pkg.record, spec, refs, has_missing=_features_missing(pkg)),
         "question_v2": question_v2(spec),
         "needed_files_v1": v1,
         "needed_files_v2": v2,
@@ -167,6 +174,7 @@ def write_task(pkg: TaskPackage, root: Path, ctx: BuildContext) -> dict:
             problems += check_instruction(spec.task_dir, entry["question_v1"], question,
                                           documented, strict=True,
                                           tables=agent_tables(src, spec.save_file_type))
+            problems += check_scoring(spec.task_dir, entry, question)
         with timed("finalize/schema check"):
             problems += list(mm.problems) + check_metadata_schema(spec.task_dir,
                                                                   read_json(verify / names.ALL_METADATA))

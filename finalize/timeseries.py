@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finalize.checks import Problem, checks_failed, errors
+from finalize.checks import Problem, check_scoring, checks_failed, errors
 from finalize.layout import BuildContext, fresh_task_dir
 from finalize.metadata_txt import render_metadata_txt, with_checked_claims
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
@@ -231,14 +231,15 @@ def write_ts_task(pkg: TimeSeriesPackage, root: Path, ctx: BuildContext) -> dict
             raise DatasetRejected(CHECK_FAILED + "the executed reference disagrees with the CF ground truth",
                                   "reference_disagrees")
         _csv(executed, verify / names.GROUND_TRUTH_V2)
+        entry = question_list_entry(pkg)
         with timed("finalize/file checks"):
-            problems = errors(check_ts_task(task_dir))
+            problems = errors(check_ts_task(task_dir) + check_scoring(spec.task_dir, entry, question))
         if problems:
             raise checks_failed(problems)
     except BaseException:
         shutil.rmtree(task_dir, ignore_errors=True)
         raise
-    return question_list_entry(pkg)
+    return entry
 
 
 def check_ts_task(task_dir: Path) -> list[Problem]:

@@ -285,7 +285,7 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     store_rejections(outcomes, cache, keys, ("postprocess",))
     # The generation's finalize also stores the finished task in the cache (build_cache.finalize_and_store).
     outcomes = _on(fresh, outcomes, wave("finalize", lambda o: {"cache_dir": str(cache), "key": keys[o.uid]}))
-    lap("build")
+    lap("dataset steps")  # not "build": the summary's build time is the whole flow run
     # A cached task that already passed the guard once is not re-run in two fresh interpreters: that
     # would cost a no-op nightly rerun as much as building. Tasks the guard passes are marked so.
     verified = {o.uid for o in outcomes if o.uid in hits and build_cache.is_verified(cache, keys[o.uid])}
@@ -503,12 +503,13 @@ def dedupe_task_dirs(outcomes: list[Outcome], hits: dict[str, str]) -> list[Outc
 
 def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources: str,
                      limit: int | None, cache: Path | None = None,
-                     dsagent_seconds: dict | None = None) -> dict | None:
+                     dsagent_seconds: dict | None = None, digests: dict[str, str] | None = None) -> dict | None:
     """question_list.json, dsagentbench/, environment.json and the manifest (last: it hashes the rest);
     returns the DSAgentBench report (None when nothing was built). With `cache` (the build cache's
     folder), a DARE task whose folder was already validated is not validated again. `dsagent_seconds`
-    receives the DSAgentBench steps' seconds per task folder. An approved release (`job.publish`
-    "approved") makes its desktop tasks afresh, without the cache."""
+    receives the DSAgentBench steps' seconds per task folder; `digests` the design digests stamp_curation
+    computed, which tasks.parquet records. An approved release (`job.publish` "approved") makes its desktop
+    tasks afresh, without the cache."""
     # Imported here, not at the top: it loads scikit-learn, which no build needs before its design wave,
     # and `import flows` is on the way to a build's first progress line (so is finalize.timeseries).
     from finalize.dsagent.build import write_dsagent
@@ -523,7 +524,7 @@ def write_root_files(staging: Path, entries: list[dict], job: BuildJob, sources:
     dsagent_report = (write_dsagent(staging, job.seed, cache_dir=dsagent_cache, seconds=dsagent_seconds,
                                     on_note=note) if entries else None)
     write_json(staging / names.ENVIRONMENT, fingerprint())
-    write_task_index(staging)  # tasks.parquet, listed in the manifest
+    write_task_index(staging, digests)  # tasks.parquet, listed in the manifest
     write_json(staging / names.MANIFEST, build_manifest(staging, {
         "seed": job.seed, "sources": sources, "limit": limit, "designer": job.designer,
         "design_config": job.design_digest, "code_version": code_version(), "tasks": len(entries),
@@ -655,13 +656,14 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
                                 limit, len(candidates), started, lap)
     restore_hits(outcomes, built.hits, built.keys, cache, staging, lambda uid: uid in built.deferred)
     lap("cache restore")
-    stamp_curation(staging, entries, job.curation)  # decisions change what is published, not what is built
+    # decisions change what is published, not what is built
+    digests = stamp_curation(staging, entries, job.curation)
     if job.publish == "approved":
         outcomes, entries = withhold_unapproved(outcomes, entries, staging)
     from finalize.timeseries import ts_counts  # loads scikit-learn: see write_root_files
 
     dsagent_seconds: dict[str, dict[str, float]] = {}
-    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds)
+    dsagent_report = write_root_files(staging, entries, job, sources, limit, cache, dsagent_seconds, digests)
     lap("root files")
     report = build_report(outcomes, entries, len(candidates), time.monotonic() - started, job.seed, sources, limit)
     report["timings"] = step_timings(outcomes, entries, dsagent_seconds, lap.seconds, built.restored)
@@ -670,8 +672,8 @@ def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Pa
     report["cached"] = sum(o.uid in built.hits for o in outcomes)
     report["dsagentbench"] = dsagent_report  # counts and dropped desktop tasks with reasons
     report["time_series"] = ts_counts(staging, entries)  # tasks, panels, resampled (finalize/timeseries.py)
-    report["designs"] = design_rows(staging)  # each task's target, evidence and rejected candidates
-    report["curation"] = state_counts(tree_reviews(staging))  # tasks per review state (pipeline.core.curation)
+    report["designs"] = design_rows(staging, digests)  # each task's target, evidence and rejected candidates
+    report["curation"] = state_counts(tree_reviews(staging, digests=digests))  # tasks per review state
     if job.settings_json:
         report["llm"] = LLMUsage.total(usages)
     report["inputs_key"] = key  # a rerun with the same key keeps this generation (unchanged)

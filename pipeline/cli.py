@@ -14,7 +14,7 @@
     daregen sources list [--sources SPEC | --sources-file FILE] [--limit N]
     daregen curate approve|reject|pin|unset REF [--curation TOML] [...]; daregen curate status TREE [--curation TOML]
     daregen inspect REF [--sources SPEC] [--seed S] [--curation TOML]
-    daregen tasks TREE [--where SQL] [--order-by SQL] [--columns A,B] [--sql QUERY]
+    daregen tasks TREE [--where SQL] [--order-by SQL] [--columns A,B|all] [--sql QUERY] [--format table|csv|json]
     daregen export TREE --out DIR [--holdout TREE ...] [--eval-fraction F] [--seed S] [--check] [--jobs N]
     daregen --version
 
@@ -346,13 +346,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     bound = "any limit" if max_limit == UNBOUNDED else f"limit (at most {max_limit})"
     publish = f"publish (pinned to {pinned})" if pinned else "publish"
     print(f"daregen: serving build-tasks/nightly, cron {args.cron!r} ({args.timezone}), out {operator.out}; "
-          f"a run may choose {bound}, seed, designer, {publish} and sources among {len(allowed)}; starting Prefect",
+          f"a run may choose {bound}, seed, designer, {publish} and {_allowed_sources(allowed)}; starting Prefect",
           file=sys.stderr, flush=True)
     configure_prefect(service=True)
     from flows import serve
 
-    serve(operator, cron=args.cron, timezone=args.timezone, parameters=params)
+    try:
+        serve(operator, cron=args.cron, timezone=args.timezone, parameters=params)
+    except KeyboardInterrupt:  # Ctrl-C; a SIGTERM is Prefect's runner's graceful stop, and serve returns
+        print("daregen: stopped serving build-tasks/nightly (interrupted): no scheduled or triggered run starts "
+              "until serve runs again", file=sys.stderr, flush=True)
+        return 130
+    print("daregen: stopped serving build-tasks/nightly: no scheduled or triggered run starts until serve runs "
+          "again", file=sys.stderr, flush=True)
     return 0
+
+
+def _allowed_sources(allowed: list[str]) -> str:
+    """The banner's account of the sources a run may choose: one is named, not counted ("among 1")."""
+    if len(allowed) == 1:
+        return f"sources (only {allowed[0]})"
+    return f"sources among {len(allowed)} ({', '.join(allowed)})"
 
 
 def _limits(args: argparse.Namespace):
@@ -444,9 +458,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     if args.sql and (args.where or args.order_by or args.columns):
         raise ValueError("--sql is a whole query: not with --where, --order-by or --columns")
     from pipeline.core.text import printable
-    from pipeline.review.task_index import query, render_rows
+    from pipeline.review.task_index import TABLE_COLUMNS, query, render_csv, render_json, render_rows
 
-    header, rows = query(tree, args.sql, args.where, args.order_by, args.columns)
+    columns = args.columns or (",".join(TABLE_COLUMNS) if args.format == "table" else None)
+    header, rows = query(tree, args.sql, args.where, args.order_by, columns)
+    if args.format != "table":
+        sys.stdout.write((render_csv if args.format == "csv" else render_json)(header, rows))
+        return 0
     for line in render_rows(header, rows).splitlines():  # cell text comes from the tree: no escape reaches the terminal
         print(printable(line))
     return 0
@@ -666,7 +684,11 @@ def parser() -> argparse.ArgumentParser:
                     help="a condition over the columns (=, <, like, in, between, is null, and, or, not), e.g. "
                          "\"problem_type = 'regression' and val_rows < 100\"")
     tk.add_argument("--order-by", default=None, help="columns, each asc or desc, e.g. 'val_rows desc' (default task_dir)")
-    tk.add_argument("--columns", default=None, help="comma-separated columns (default all)")
+    tk.add_argument("--columns", default=None,
+                    help="comma-separated columns, or all (default: all for csv and json; 8 for the table: "
+                         "docs/review.md, the task index)")
+    tk.add_argument("--format", default="table", choices=("table", "csv", "json"),
+                    help="an aligned table for a terminal (default), or csv or json for a program")
     tk.add_argument("--sql", default=None, help="one SELECT over the table `tasks` (no file access), e.g. "
                                                 "\"select problem_type, count(*) from tasks group by 1\"")
     tk.set_defaults(func=cmd_tasks)

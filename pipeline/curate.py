@@ -197,11 +197,12 @@ def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
     reviews = tree_reviews(Path(tree), ledger)
     order = {"changed since approval": 0, "unreviewed": 1, "pinned": 2, "approved": 3, REJECTED: 4}
     lines = []
+    width = max((len(r.task_dir) for r in reviews), default=0)  # the digests in one column, whatever the names
     for r in sorted(reviews, key=lambda r: (order.get(r.state, 9), r.task_dir)):
         extra = f" (approved {r.approved_digest})" if r.state == "changed since approval" else \
             f" (by {r.reviewer})" if r.state == "approved" and r.reviewer else \
             f" ({r.note})" if r.state == REJECTED else ""
-        lines.append(f"{r.state:<23} {r.task_dir}  {r.digest}{extra}")
+        lines.append(f"{r.state:<23} {r.task_dir:<{width}}  {r.digest}{extra}")
     counts = {s: n for s in order if (n := sum(r.state == s for r in reviews)) or s != REJECTED}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(reviews)} tasks)")
     if ledger is not None:  # what the ledger approves that this tree does not hold

@@ -10,6 +10,7 @@ IF checks in postprocess and finalize) can still turn a designed task down; thos
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import steps
@@ -20,9 +21,10 @@ from pipeline.core.seeding import rng_for
 from pipeline.core.text import printable, shorten
 from pipeline.progress import plural
 from task_design.config import DesignConfig
-from task_design.inspection import ColumnDecision, column_decisions
+from task_design.inspection import ColumnDecision, DatasetDecisions, column_decisions
 
 DESCRIPTION_WIDTH = 600  # the dataset's description, shortened for a terminal (the source keeps it whole)
+OVERVIEW_VERDICT_WIDTH = 90  # a verdict in the overview table, one line of a wide terminal
 
 
 def candidates_of(ref_or_spec: str, sources: str) -> list[Candidate]:
@@ -53,15 +55,47 @@ def _target_line(d: ColumnDecision, chosen: dict[str, str], excluded: dict[str, 
     return f"no: {against}" if against else "no"
 
 
+@dataclass(frozen=True)
+class Inspection:
+    """One dataset inspected: its line of the overview (ref, rows, columns, verdict) and its details."""
+
+    ref: str
+    rows: int | None
+    columns: int | None
+    verdict: str
+    lines: list[str]
+
+
+def _pin_hint(ref: str, decisions: DatasetDecisions, chosen: dict[str, str]) -> str | None:
+    """The pin a curator may write, naming only columns a pin can make a target: a candidate of the ranking, or a
+    column feasible by type that nothing rules out (a calendar field, an identifier or a design factor never is),
+    with the time column a dated table must drop."""
+    feasible = [d.name for d in decisions.columns if d.target_type is not None and d.name not in chosen
+                and d.name not in decisions.pin_drops and (d.rank is not None or d.not_target is None)]
+    if not feasible or (decisions.frame_problem and not decisions.pin_drops):
+        return None
+    drops = "".join(f" --drop {c}" for c in decisions.pin_drops)
+    why = (f" ({', '.join(decisions.pin_drops)}: the time column; kept, the rows are a series and every target is "
+           f"refused)" if drops else "")
+    return (f"  a pin: daregen curate pin {ref} --target COLUMN{drops}{why} (feasible: {', '.join(feasible)}), "
+            f"then a build designs that task through every check")
+
+
 def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH) -> list[str]:
     """What a curator reads about one dataset: the header, the verdict, then each column."""
+    return inspect_one(candidate, job, width).lines
+
+
+def inspect_one(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH) -> Inspection:
+    """One dataset's overview line and details."""
     with tempfile.TemporaryDirectory(prefix="daregen-inspect-") as scratch:
         outcomes = build_one(candidate.ref, candidate.source, candidate.arg, job, Path(scratch) / "work",
                              Path(scratch) / "tasks", through="design")
         first = outcomes[0]
         work = Path(first.work_dir)
         if not (work / steps.RECORD_JSON).is_file():  # the source step itself failed
-            return [f"{candidate.ref}: skipped at {first.stage}: {first.reason}"]
+            skipped = f"skipped at {first.stage}: {first.reason}"
+            return Inspection(candidate.ref, None, None, skipped, [printable(f"{candidate.ref}: {skipped}")])
         record, table = steps.load_record(work), steps.load_table(work)
         profile = (steps.load_profile(work) if (work / steps.PROFILE_JSON).is_file() else None)
         specs = [steps.load_spec(Path(o.work_dir)) for o in outcomes if o.ok]
@@ -74,6 +108,8 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
             named = ", ".join([*([f"{record.target_hint!r} (the source's target hint)"] if record.target_hint else []),
                                *(f"{c!r} ({why.text})" for c, why in record.documented_outcomes.items())])
             lines.append(f"  outcomes the source names: {named}")
+        verdicts = [f"skipped at {first.stage}: {first.reason}"] if not first.ok else []
+        verdicts += [f"{s.problem_type}: {', '.join(s.target)}" for s in specs]
         if not first.ok:
             lines.append(f"  verdict: skipped at {first.stage}: {first.reason}")
         for s in specs:
@@ -84,8 +120,9 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
             else:
                 lines.append(f"  verdict: a {s.problem_type} task (time series), target {', '.join(s.target)}, "
                              f"time column {s.time_column!r} ({s.target_evidence})")
+        overview = (candidate.ref, len(table), table.shape[1], "; ".join(verdicts))
         if profile is None:
-            return [printable(line) for line in lines]
+            return Inspection(*overview, [printable(line) for line in lines])
         decisions = column_decisions(record, profile, table, DesignConfig.model_validate_json(job.config_json),
                                      rng_for(job.seed_for(candidate.ref), record.ref, "design"))
     chosen = {t: s.problem_type for s in specs for t in s.target}
@@ -95,10 +132,8 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
                      "tabular designer reads them)")
     elif decisions.frame_problem and decisions.frame_problem != first.reason:
         lines.append(f"  no task can exist: {decisions.frame_problem}")
-    feasible = [d.name for d in decisions.columns if d.target_type is not None and d.name not in chosen]
-    if not specs and feasible and not decisions.frame_problem:
-        lines.append(f"  a pin: daregen curate pin {candidate.ref} --target COLUMN (feasible by type: "
-                     f"{', '.join(feasible)}), then a build designs that task through every check")
+    if not specs and (hint := _pin_hint(candidate.ref, decisions, chosen)) is not None:
+        lines.append(hint)
     lines += ["", f"  {'column':<24} {'type':<22} {'missing':>7} {'distinct':>8}  role"]
     for d in decisions.columns:
         lines.append(f"  {d.name:<24} {f'{d.kind} ({d.dtype})':<22} {d.missing:>7.0%} {d.distinct:>8}  {d.role}")
@@ -108,13 +143,25 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
                   f"    role: {d.role}: {d.role_evidence}",
                   f"    as a feature: {'usable' if d.not_feature is None else 'no: ' + d.not_feature}",
                   f"    as a target: {_target_line(d, chosen, excluded)}"]
-    return [printable(line) for line in lines]
+    return Inspection(*overview, [printable(line) for line in lines])
+
+
+def overview_lines(inspections: list[Inspection], width: int = OVERVIEW_VERDICT_WIDTH) -> list[str]:
+    """One aligned line per dataset: its ref, size and verdict (shortened; the details below keep it whole)."""
+    cells = [("dataset", "rows", "cols", "verdict")] + [
+        (i.ref, "" if i.rows is None else str(i.rows), "" if i.columns is None else str(i.columns),
+         shorten(i.verdict, width)) for i in inspections]
+    widths = [max(len(c[k]) for c in cells) for k in range(3)]
+    return [printable(f"{ref:<{widths[0]}}  {rows:>{widths[1]}}  {cols:>{widths[2]}}  {verdict}".rstrip())
+            for ref, rows, cols, verdict in cells]
 
 
 def inspect(ref_or_spec: str, sources: str = "builtin", seed: int = 0, ledger: Ledger | None = None) -> list[str]:
-    """Every dataset REF names, inspected; datasets separated by a blank line."""
+    """Every dataset REF names, inspected: with several, an overview table first, then each dataset's details,
+    separated by a blank line."""
     job = BuildJob.make(seed, curation=ledger)
-    out: list[str] = []
-    for candidate in candidates_of(ref_or_spec, sources):
-        out += ([""] if out else []) + inspect_lines(candidate, job)
+    inspections = [inspect_one(candidate, job) for candidate in candidates_of(ref_or_spec, sources)]
+    out = overview_lines(inspections) + [""] if len(inspections) > 1 else []
+    for i, inspection in enumerate(inspections):
+        out += ([""] if i else []) + inspection.lines
     return out

@@ -209,7 +209,7 @@ def write_report_md(root: Path, report: dict) -> None:
              f"- considered: {report['considered']} datasets, rejected: {len(skipped(report))}",
              f"- reused from the build cache: {plural(report.get('cached', 0), 'task')}"
              + (" (withheld ones included)" if withheld(report) else ""),
-             f"- build time: {report['seconds']:.1f} s (from listing the candidates to this report; the start-up, "
+             f"- time to this report: {report['seconds']:.1f} s (from listing the candidates; the start-up, "
              "the tree reports and publishing come on top)"]
     if "llm" in report:
         lines.append(f"- {usage_line(report['llm'])}")
@@ -273,9 +273,10 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
                      "inputs; nothing published, no file rewritten")
     if startup_s is not None and flow_s is not None:
         lines.append(f"  time: {startup_s + flow_s:.0f} s since daregen started = start-up {startup_s:.0f} s (imports, "
-                     f"Prefect's server, the sources' catalogues) + build {flow_s:.0f} s (the flow run: the phases above)")
+                     f"Prefect's server, the sources' catalogues) + build {flow_s:.0f} s (the flow run: the phases above, "
+                     f"{report['seconds']:.0f} s of them to the run report)")
     else:
-        lines.append(f"  build time: {report['seconds']:.0f} s (listing the candidates to the run report)")
+        lines.append(f"  time to the run report: {report['seconds']:.0f} s (from listing the candidates)")
     if report["built"]:
         lines += ["", f"  {'problem type':<22}{'tasks':>6}"]
         lines += [f"  {kind:<22}{n:>6}" for kind, n in report["by_type"].items()]

@@ -131,7 +131,8 @@ def preview_lines(spec: str | None, sources_file: str | None, limit: int | None 
         for v in shown:
             size = " ".join(f"{n}={x}" for n, x in (("rows", v.rows), ("cols", v.cols)) if x is not None)
             facts = ", ".join(x for x in (v.licence, size) if x)
-            lines.append(f"  {'pass' if v.ok else 'skip'}  {v.ref}  {v.title}" + (f"  ({facts})" if facts else ""))
+            title = f"  {v.title}" if v.title and v.title != v.ref else ""  # builtin and local titles are their refs
+            lines.append(f"  {'pass' if v.ok else 'skip'}  {v.ref}{title}" + (f"  ({facts})" if facts else ""))
             lines += [f"          {name}: {verdict}" for name, verdict in v.verdicts.items() if verdict != "pass"]
         if len(shown) < len(verdicts):
             lines.append(f"  ... {len(verdicts) - len(shown)} more (--limit)")

@@ -39,11 +39,11 @@ from pipeline.core.records import DatasetRecord, DatasetRejected, JoinStep
 from pipeline.core.safe_io import (InputLimits, check_table_file, check_table_shape, regular_file_inside)
 from pipeline.core.sqlite import connect_read_only, quote_identifier
 from pipeline.core.text import printable
-from sourcing.local import read_sidecar
+from sourcing.sidecar import read_sidecar
 from sourcing.normalize import control_free_name, unique_column_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+DATABASE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 # The same sidecar fields as sourcing/local.py; column_descriptions and target_hint may name a
 # column as `table.column` or by its analysis-table name.
 _DOC_FIELDS = {"title", "subtitle", "description", "about_file", "column_descriptions", "license", "url", "owner",
@@ -279,7 +279,7 @@ class SQLiteSource:
         """Database files by stem (file name when two share a stem); a named .sqlite/.db entry that is
         not a database (or not a regular file, or a link) is kept so that it is rejected with its reason."""
         files = [self.path] if self.path.is_file() else sorted(self.path.iterdir())
-        files = [f for f in files if is_sqlite_file(f) or (f.suffix.lower() in _SUFFIXES and not f.is_dir())]
+        files = [f for f in files if is_sqlite_file(f) or (f.suffix.lower() in DATABASE_SUFFIXES and not f.is_dir())]
         stems = [f.stem for f in files]
         return {(f.stem if stems.count(f.stem) == 1 else f.name): f for f in files}
 
@@ -337,6 +337,10 @@ class SQLiteSource:
             if control_free_name(name, what) != name:
                 raise DatasetRejected(f"{what} name '{printable(name)}' holds a line break or tab", "control_character_name")
         return db, fact, plan, analysis_layout(schema, fact, plan)
+
+    def load_columns(self, ref: str) -> tuple[str, ...]:
+        """The analysis table's column names, as load_table names them, without reading a row."""
+        return tuple(self._layout(ref)[3].names)
 
     def record(self, ref: str) -> DatasetRecord:
         db, fact, plan, layout = self._layout(ref)

@@ -30,6 +30,7 @@ from pipeline.core.records import (
     TaskSpec,
 )
 from pipeline.core.timing import timed
+from pipeline.core.text import value_repr
 from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem, one_feature_problem
@@ -92,7 +93,7 @@ def _class_problem(col: ColumnProfile, table: pd.DataFrame, config: DesignConfig
     if len(counts) < 2:
         return Rejection("single_class", "single class")
     if counts.min() < config.min_class_count:
-        return Rejection("rare_class", f"class {counts.idxmin()!r} has {counts.min()} rows (< {config.min_class_count})")
+        return Rejection("rare_class", f"class {value_repr(counts.idxmin())} has {counts.min()} rows (< {config.min_class_count})")
     return None
 
 
@@ -356,6 +357,29 @@ def gate_chain(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFra
     return Gated(features, leaks)
 
 
+# What may name a short panel's outcome (short_panel_targets), as its rejection and `daregen inspect` say it.
+SHORT_PANEL_EVIDENCE = "fitted model, source hint, column's own entry or title's head noun"
+
+
+def short_panel_targets(record: DatasetRecord, typed: list[RankedTarget]) -> list[RankedTarget]:
+    """The targets a short panel (DesignFrame.short_panel) may be asked about, of the ranked `typed`: its
+    documented outcomes but an aggregate's or a plot's formula, else the column its title's head noun names;
+    [] when none (the panel is rejected)."""
+    # A short panel's question is the regression its documentation fits. Its columns are mostly quantities
+    # of its units (wages, output, GDP, revenue), which the fallback reads as outcomes (blind readers: 9 of
+    # 13 such picks ? or X, plm/EmplUK's wage in an employment study, openintro/hfi's hf_score, the mean of
+    # two of its features), and a plot or an aggregate of a panel draws each unit's series, no response
+    # (AER/OECDGas' xyplot(exp(cars) ~ year | country): 3 of 4 such picks read ? or X).
+    documented = [r for r in typed if r.documented and (r.kind != "model_formula" or r.fitted_model)]
+    # Or the title's head noun names one column (task_design.study_subject.panel_subject): "Grunfeld
+    # Investment Data" and `inv`, "Gasoline Consumption" and `lgaspcar`.
+    if not documented and (subject := panel_subject(record, [r.column for r in typed])) is not None:
+        was = next(r for r in typed if r.column == subject.column)
+        documented = [RankedTarget(subject.column, f"study subject of a short panel: {subject.why}", 3,
+                                   "study_subject", was.score)]
+    return documented
+
+
 @dataclass
 class _Search:
     """The candidates try_targets tries, in order, and why each other column is no target."""
@@ -381,22 +405,10 @@ def _to_try(record: DatasetRecord, profile: DatasetProfile, frame: DesignFrame, 
     typed = [r for r in typed if r.column not in sparse]
     documented = [r for r in typed if r.documented]
     if frame.short_panel is not None:
-        # A short panel's question is the regression its documentation fits. Its columns are mostly quantities
-        # of its units (wages, output, GDP, revenue), which the fallback reads as outcomes (blind readers: 9 of
-        # 13 such picks ? or X, plm/EmplUK's wage in an employment study, openintro/hfi's hf_score, the mean of
-        # two of its features), and a plot or an aggregate of a panel draws each unit's series, no response
-        # (AER/OECDGas' xyplot(exp(cars) ~ year | country): 3 of 4 such picks read ? or X).
-        documented = [r for r in documented if r.kind != "model_formula" or r.fitted_model]
-        # Or the title's head noun names one column (task_design.study_subject.panel_subject): "Grunfeld
-        # Investment Data" and `inv`, "Gasoline Consumption" and `lgaspcar`.
-        if not documented and (subject := panel_subject(record, [r.column for r in typed])) is not None:
-            was = next(r for r in typed if r.column == subject.column)
-            documented = [RankedTarget(subject.column, f"study subject of a short panel: {subject.why}", 3,
-                                       "study_subject", was.score)]
+        documented = short_panel_targets(record, typed)
         if not documented:
             raise DatasetRejected(f"{frame.short_panel}: its question is the regression its documentation "
-                                  f"fits, and no fitted model, source hint, column's own entry or title's head "
-                                  f"noun names an outcome", "short_panel_undocumented")
+                                  f"fits, and no {SHORT_PANEL_EVIDENCE} names an outcome", "short_panel_undocumented")
     tried = documented or [r for r in typed if has_evidence(r)]
     for r in typed:
         if r not in tried:

@@ -15,9 +15,12 @@ import pandas as pd
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, DatasetRejected
 from task_design.config import DesignConfig
-from task_design.heuristic import design_frame, feature_exclusion, ranked_targets, target_problem
+from task_design.heuristic import (SHORT_PANEL_EVIDENCE, DesignFrame, design_frame, feature_exclusion, ranked_targets, short_panel_targets,
+                                   target_problem)
+from task_design.pinned import without_columns
 from task_design.roles import column_roles
-from task_design.targets import has_evidence
+from task_design.targets import RankedTarget, has_evidence
+from task_design.time_tables import regular_time_index
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class DatasetDecisions:
     # design_frame's reason when no task can exist at all (too few rows, a contingency table, ...), else None:
     # the roles and exclusions above are still the designer's, the ranking is then empty.
     frame_problem: str | None
+    # The time column a pin must drop (`curate pin --drop`): with it the rows are a series the time-series
+    # designer could not set, and design_frame refuses every target; without it, it refuses none.
+    pin_drops: tuple[str, ...] = ()
 
 
 def column_decisions(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame, config: DesignConfig,
@@ -62,6 +68,7 @@ def column_decisions(record: DatasetRecord, profile: DatasetProfile, table: pd.D
     roles = frame.roles if frame is not None else column_roles(record, profile, table)
     ranked = ranked_targets(record, profile, frame, list(frame.problem_types), rng) if frame is not None else []
     place = {r.column: (i + 1, r) for i, r in enumerate(ranked)}
+    panel_asks = _short_panel_asks(record, frame, ranked)
     out = []
     for col in profile.columns:
         if frame is not None:
@@ -75,6 +82,14 @@ def column_decisions(record: DatasetRecord, profile: DatasetProfile, table: pd.D
         if kind is not None and against is None and col.name not in place:
             against = "not among the ranked candidates (a soft role the documentation does not name as an outcome)"
         rank, choice = place.get(col.name, (None, None))
+        if panel_asks is not None and choice is not None:
+            # The verdict's own reading of a short panel (heuristic.short_panel_targets), not the ranking's.
+            if col.name in panel_asks:
+                choice = panel_asks[col.name]
+            elif against is None:
+                why = ("its formula is an aggregate's or a plot's, not a fitted model's" if choice.kind == "model_formula"
+                       else f"its evidence ({choice.kind.replace('_', ' ')}) is none of these")
+                against = f"not tried: a short panel's outcome is what a {SHORT_PANEL_EVIDENCE} names, and {why}"
         if choice is not None and against is None and not has_evidence(choice):
             # try_targets never tries it: without a better-evidenced column the dataset is skipped.
             against = "no evidence of its own: no source hint, documented response or outcome reading"
@@ -87,4 +102,26 @@ def column_decisions(record: DatasetRecord, profile: DatasetProfile, table: pd.D
             target_type=kind, not_target=against, rank=rank,
             target_evidence=choice.evidence if choice else "", evidence_kind=choice.kind if choice else "",
             documented=bool(choice and choice.documented)))
-    return DatasetDecisions(tuple(out), problem)
+    return DatasetDecisions(tuple(out), problem, _pin_drops(record, profile, table, config) if problem else ())
+
+
+def _pin_drops(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+               config: DesignConfig) -> tuple[str, ...]:
+    """The time column whose drop lets design_frame accept the table (task_design.pinned.without_columns, as a
+    pin's --drop removes it), or () when dropping it changes nothing."""
+    if (index := regular_time_index(table)) is None:
+        return ()
+    try:
+        design_frame(record, *without_columns(profile, table, (index[0],)), config)
+    except DatasetRejected:
+        return ()
+    return (index[0],)
+
+
+def _short_panel_asks(record: DatasetRecord, frame: DesignFrame | None,
+                      ranked: list[RankedTarget]) -> dict[str, RankedTarget] | None:
+    """For a short panel, the candidates its design may try, by column, with the evidence it tries them on
+    (the title's head noun's reading replaces the ranking's); None for any other table."""
+    if frame is None or frame.short_panel is None:
+        return None
+    return {r.column: r for r in short_panel_targets(record, [r for r in ranked if r.column not in frame.sparse_targets])}

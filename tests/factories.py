@@ -34,6 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 # DARE-bench's published example tasks, beside the main checkout (/work/shared/dare-examples);
 # DARE_EXAMPLES in the environment points elsewhere (e.g. from a worktree).
 DARE_EXAMPLES = Path(os.environ.get("DARE_EXAMPLES") or REPO.parent / "shared" / "dare-examples")
+# The reason a test that compares with them gives when they are absent: where they are looked for (they are
+# DARE-bench's data, not in this repository; docs/development.md#running-the-tests).
+NO_DARE_EXAMPLES = (f"dare-examples not available: DARE-bench's published example tasks, looked for in "
+                    f"{DARE_EXAMPLES} (set DARE_EXAMPLES to a folder of them; docs/development.md)")
 REG, CLASS = "jacopoferretti_lung-capacity-of-kids_reg", "vishushekhar_pokemonunitedataset_class"
 TS = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
 TABULAR_EXAMPLES = (REG, CLASS)

@@ -8,6 +8,7 @@ run, still shows every dataset's outcome and rejection in its artifact table."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 import urllib.error
@@ -154,6 +155,11 @@ def test_a_served_run_takes_only_safe_parameters_and_the_registered_ledger(tmp_p
         assert {row["outcome"] for row in rows if not row["dataset or task"].startswith("local/")} == {
             "kept (unchanged)"}
         assert all(row["from the build cache"] == "yes" for row in rows if row["outcome"] != "rejected"), rows
+        # Stopped as an operator stops it (SIGTERM: Prefect's runner shuts down gracefully), serve says so; its
+        # banner names its one source rather than counting "sources among 1" (issue 49).
+        kill_group(server, signal.SIGTERM)
+        said = (tmp_path / "serve.log").read_text()
+        assert f"sources (only local:{data})" in said and "stopped serving build-tasks/nightly" in said, said[-3000:]
     finally:
         kill_group(server)
         log.close()

@@ -246,12 +246,24 @@ def evaluate(result_dir: Path, expected: dict, expected_dir: Path | None = None)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (1, 2):
-        print("usage: python evaluator.py RESULT_DIR [EXPECTED_JSON]", file=sys.stderr)
-        return 2
-    expected_path = Path(argv[1]) if len(argv) == 2 else Path(__file__).with_name("expected.json")
+    """The command line: `--help` is help (exit 0, no score), a wrong call is its usage (exit 2); only a
+    RESULT_DIR is scored (`evaluator.py --help` once printed 0.0, the score of a folder named `--help`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="evaluator.py", description="Score one daregen desktop task: prints a score in [0, 1]; "
+        f"{SOLVED_THRESHOLD} or more solves the task.")
+    parser.add_argument("result_dir", metavar="RESULT_DIR", help="the files collected from the VM (the config's "
+                        "evaluator.result dest names), e.g. the folder that holds prediction.csv")
+    parser.add_argument("expected", metavar="EXPECTED_JSON", nargs="?", default=None,
+                        help="the task's expected.json (default: the one beside this file)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2): the caller gets the code, nothing is scored
+        return int(exc.code or 0)
+    expected_path = Path(args.expected) if args.expected else Path(__file__).with_name("expected.json")
     expected = json.loads(expected_path.read_text(encoding="utf-8"))
-    print(evaluate(Path(argv[0]), expected, expected_path.parent))
+    print(evaluate(Path(args.result_dir), expected, expected_path.parent))
     return 0
 
 

@@ -290,9 +290,18 @@ SCORING_SENTENCES: dict[str, str] = {
 
 
 def scoring_sentence(problem_type: str, variant: str, n_targets: int = 1) -> str:
-    """The sentence a `problem_type` question of `variant` ends with: how its predictions are scored."""
-    text = SCORING_SENTENCES[metric_for(problem_type, variant).name]
-    return text if n_targets == 1 else text + " Each target column is scored so, and the scores are averaged."
+    """The sentences a `problem_type` question of `variant` ends with: how its predictions are scored, and the
+    score that solves it (the metric's solved threshold: a blind solver otherwise guesses the rule)."""
+    metric = metric_for(problem_type, variant)
+    text = SCORING_SENTENCES[metric.name]
+    if n_targets > 1:
+        text += " Each target column is scored so, and the scores are averaged."
+    # Both scorers give a prediction file that repeats a row 0 (pipeline.review.score, the desktop evaluator);
+    # a forecast's rows are its series' identifiers and time point.
+    row = ("the same identifiers and time point" if problem_type == names.TIME_SERIES_PROBLEM and variant == "v2"
+           else f"the same `{names.ROW_ID}`")
+    return (text + f" Two predictions for one row ({row}) score 0. A score of {metric.solved_threshold} or more "
+            "solves the task.")
 
 
 def metric_named(name: str) -> Metric:

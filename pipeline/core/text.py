@@ -17,6 +17,13 @@ def printable(text: str, keep: str = "") -> str:
     return "".join(ch if ch.isprintable() or ch in keep else ascii(ch)[1:-1] for ch in str(text))
 
 
+def value_repr(value: object) -> str:
+    """A data value as a reason quotes it: `5`, `'a'`, never numpy's `np.int64(5)` (numpy 2 reprs its scalars
+    with their type, and a label read from a frame is one)."""
+    item = getattr(value, "item", None)
+    return repr(item() if type(value).__module__ == "numpy" and callable(item) else value)
+
+
 def _one_line(text: str) -> str:
     """`text` on one line (a line break forges a table row or a list item), control characters shown."""
     return printable(str(text).replace("\r", " ").replace("\n", " "))

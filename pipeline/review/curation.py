@@ -10,6 +10,7 @@ file changed after the build reads "changed since approval" under any ledger.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,9 +52,11 @@ class TaskReview:
         return self.state.replace(" ", "_")
 
 
-def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None = None) -> TaskReview | None:
+def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None = None,
+                digest: str | None = None) -> TaskReview | None:
     """The task folder's review state (None when it has no readable all_metadata.json); `entry` is its
-    question_list.json entry, part of its design digest (by default, the one its tree lists)."""
+    question_list.json entry, part of its design digest (by default, the one its tree lists). `digest`: its
+    design digest as the build computed it over these very files (stamp_curation), not hashed again."""
     meta = read_json_or_none(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     if entry is None:
         entry = question_entries(task_dir.parent).get(task_dir.name)
@@ -62,7 +65,7 @@ def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None
     provenance = meta.get("daregen") if isinstance(meta.get("daregen"), dict) else {}
     question = meta.get("question") if isinstance(meta.get("question"), dict) else {}
     ref, problem_type = str(provenance.get("ref") or task_dir.name), str(question.get("problem_type") or "")
-    digest = design_digest(task_dir, meta, entry)
+    digest = digest if digest is not None else design_digest(task_dir, meta, entry)
     if ledger is not None and (reject := ledger.rejection(ref, problem_type)) is not None:
         # Rejected after this tree was built: the next build drops it, whatever approval it had.
         return TaskReview(task_dir.name, ref, problem_type, digest, REJECTED, reviewer="", note=reject.reason)
@@ -79,10 +82,12 @@ def task_review(task_dir: Path, ledger: Ledger | None = None, entry: dict | None
                       str(recorded.get("reviewer") or ""))
 
 
-def tree_reviews(tree: Path, ledger: Ledger | None = None) -> list[TaskReview]:
-    """Every task of the tree with its review state, in task folder order."""
-    entries = question_entries(Path(tree))
-    return [r for d in task_dirs(Path(tree)) if (r := task_review(d, ledger, entries.get(d.name))) is not None]
+def tree_reviews(tree: Path, ledger: Ledger | None = None, digests: Mapping[str, str] | None = None) -> list[TaskReview]:
+    """Every task of the tree with its review state, in task folder order; `digests`: the design digests the
+    build computed (stamp_curation), by task folder."""
+    entries, digests = question_entries(Path(tree)), digests or {}
+    return [r for d in task_dirs(Path(tree))
+            if (r := task_review(d, ledger, entries.get(d.name), digests.get(d.name))) is not None]
 
 
 def unmatched_approvals(reviews: list[TaskReview], ledger: Ledger) -> list[Approve]:
@@ -97,12 +102,15 @@ def approval_text(a: Approve) -> str:
     return f"{a.ref}" + (f" ({a.problem_type})" if a.problem_type else "") + f" approved at {a.digest}"
 
 
-def stamp_curation(tree: Path, entries: list[dict], ledger: Ledger) -> None:
+def stamp_curation(tree: Path, entries: list[dict], ledger: Ledger) -> dict[str, str]:
     """Record each task's review state under `ledger` in its all_metadata.json (daregen.curation), at
     its design digest over the assembled task folder and its question list `entries`. Run by the build
     after the build cache, so approving a task republishes it without rebuilding it. The fields the
     digest leaves out are written afresh first (stamp_machine_fields): no cached byte outside the digest
-    ships."""
+    ships. Returns the digests by task folder: the stamp changes no digested byte (daregen.curation is not
+    digested), so the build's later readers of the tree (tasks.parquet, the run report's designs and review
+    counts) take them instead of hashing every file of every task again."""
+    digests: dict[str, str] = {}
     for entry in entries:
         task_dir = Path(tree) / entry["file_path"]
         path = task_dir / names.VERIFY_DIR / names.ALL_METADATA
@@ -111,9 +119,11 @@ def stamp_curation(tree: Path, entries: list[dict], ledger: Ledger) -> None:
             continue  # a foreign task records no provenance, hence no state
         stamp_machine_fields(task_dir, meta)
         problem_type = str((meta.get("question") or {}).get("problem_type") or "")
-        state = ledger.state(str(meta["daregen"].get("ref")), problem_type, design_digest(task_dir, meta, entry))
+        digest = digests[entry["file_path"]] = design_digest(task_dir, meta, entry)
+        state = ledger.state(str(meta["daregen"].get("ref")), problem_type, digest)
         meta["daregen"]["curation"] = state.model_dump(mode="json", exclude_defaults=True)
         write_json(path, meta)
+    return digests
 
 
 def stamp_machine_fields(task_dir: Path, meta: dict) -> None:

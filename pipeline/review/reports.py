@@ -15,7 +15,7 @@ import re
 import textwrap
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -184,8 +184,9 @@ def _rows_of(counts: dict[str, int]) -> int | None:
     return None
 
 
-def read_task_facts(task_dir: Path, entry: dict | None = None) -> TaskFacts:
-    """Facts of one task folder; a folder whose files cannot be read gets `problem` set, not an exception."""
+def read_task_facts(task_dir: Path, entry: dict | None = None, digest: str | None = None) -> TaskFacts:
+    """Facts of one task folder; a folder whose files cannot be read gets `problem` set, not an exception.
+    `digest`: its design digest as the build computed it (stamp_curation), else computed here."""
     task_dir = Path(task_dir)
     meta = read_json_or_none(task_dir / names.VERIFY_DIR / names.ALL_METADATA)
     if not isinstance(meta, dict):
@@ -221,7 +222,7 @@ def read_task_facts(task_dir: Path, entry: dict | None = None) -> TaskFacts:
         variants=variants,
         baselines=baselines_of(meta),
         problem=problem,
-        design_digest=_digest_or_empty(task_dir, meta, entry),
+        design_digest=digest if digest is not None else _digest_or_empty(task_dir, meta, entry),
         **_design_facts(question, meta.get("daregen")),
     )
 
@@ -288,14 +289,15 @@ def design_row(f: TaskFacts) -> dict[str, str]:
     }
 
 
-def design_rows(tree: Path) -> list[dict[str, str]]:
-    """design_row of every task in `tree`, in task-folder order."""
-    return [design_row(f) for f in read_tree_facts(tree)]
+def design_rows(tree: Path, digests: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """design_row of every task in `tree`, in task-folder order (`digests`: as read_tree_facts)."""
+    return [design_row(f) for f in read_tree_facts(tree, digests)]
 
 
-def read_tree_facts(tree: Path) -> list[TaskFacts]:
-    entries = question_entries(tree)
-    return [read_task_facts(d, entries.get(d.name)) for d in task_dirs(tree)]
+def read_tree_facts(tree: Path, digests: Mapping[str, str] | None = None) -> list[TaskFacts]:
+    """Each task folder's facts, in task folder order; `digests`: the build's design digests by task folder."""
+    entries, digests = question_entries(tree), digests or {}
+    return [read_task_facts(d, entries.get(d.name), digests.get(d.name)) for d in task_dirs(tree)]
 
 
 # ------------------------------------------------------------------ licences

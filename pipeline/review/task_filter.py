@@ -30,8 +30,9 @@ _TOKEN = re.compile(r"""\s*(?:(?P<number>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<s
 _COMPARE = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def _tokens(text: str, what: str) -> list[tuple[str, str]]:
-    """(kind, text) of each token; kind is number, string, op or word (lower-cased, except strings)."""
+def _tokens(text: str, what: str) -> list[tuple[str, str, str]]:
+    """(kind, text, as typed) of each token; kind is number, string, op or word (lower-cased, except strings).
+    The spelling as typed is for messages: an unquoted `lifeExp` is quoted back as typed."""
     if len(text) > _MAX_CHARS:
         raise ValueError(f"{what}: {len(text)} characters, over the limit of {_MAX_CHARS}")
     out, pos = [], 0
@@ -45,7 +46,7 @@ def _tokens(text: str, what: str) -> list[tuple[str, str]]:
                              f"\"problem_type = 'regression' and val_rows < 100\")")
         kind = match.lastgroup
         value = match.group(kind)
-        out.append((kind, value if kind in ("string", "number") else value.lower()))
+        out.append((kind, value if kind in ("string", "number") else value.lower(), value))
         pos = match.end()
     return out
 
@@ -58,7 +59,7 @@ class _Parser:
     def fail(self, message: str) -> ValueError:
         return ValueError(f"{self.what}: {message}")
 
-    def peek(self, offset: int = 0) -> tuple[str, str] | None:
+    def peek(self, offset: int = 0) -> tuple[str, str, str] | None:
         i = self.pos + offset
         return self.tokens[i] if i < len(self.tokens) else None
 
@@ -78,7 +79,7 @@ class _Parser:
 
     def describe(self) -> str:
         token = self.peek()
-        return "the end" if token is None else repr(token[1])
+        return "the end" if token is None else repr(token[2])
 
     def column(self) -> str:
         token = self.peek()
@@ -92,7 +93,7 @@ class _Parser:
         token = self.peek()
         if token is None:
             raise self.fail("expected a value, got the end")
-        kind, text = token
+        kind, text, typed = token
         if kind == "number":
             self.params.append(float(text) if any(c in text for c in ".eE") else int(text))
         elif kind == "string":
@@ -100,7 +101,9 @@ class _Parser:
         elif kind == "word" and text in ("true", "false"):
             self.params.append(text == "true")
         else:
-            raise self.fail(f"expected a value (a number, 'text', true or false), got {text!r}")
+            hint = (f": text is quoted, '{typed}' (and the whole condition in double quotes for the shell)"
+                    if kind == "word" else "")
+            raise self.fail(f"expected a value (a number, 'text', true or false), got {typed!r}{hint}")
         self.pos += 1
         return "?"
 

@@ -9,11 +9,14 @@ a tree path holding `[` or `*` is a path, not a glob that reads another tree's i
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import resource
 import threading
 from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -52,6 +55,10 @@ _COLUMNS = {
     "licence": (pa.string(), lambda f: f.licence),
 }
 COLUMNS = tuple(_COLUMNS)
+# What `daregen tasks` shows in a terminal without --columns: all 17 made a row of ~400 characters. The
+# machine formats (csv, json) give every column unless asked for fewer.
+TABLE_COLUMNS = ("task_dir", "problem_type", "target", "evidence_strength", "train_rows", "val_rows",
+                 "reference_score", "curation_state")
 
 
 def _reference_score(f: TaskFacts) -> float | None:
@@ -59,17 +66,18 @@ def _reference_score(f: TaskFacts) -> float | None:
     return scores[0] if scores else None
 
 
-def index_table(tree: Path) -> pa.Table:
-    facts = read_tree_facts(Path(tree))
+def index_table(tree: Path, digests: Mapping[str, str] | None = None) -> pa.Table:
+    """The index's rows; `digests`: the design digests the build computed (stamp_curation), by task folder."""
+    facts = read_tree_facts(Path(tree), digests)
     schema = pa.schema([(name, kind) for name, (kind, _) in _COLUMNS.items()])
     return pa.table({name: pa.array([value(f) for f in facts], type=kind)
                      for name, (kind, value) in _COLUMNS.items()}, schema=schema)
 
 
-def write_task_index(tree: Path) -> Path:
+def write_task_index(tree: Path, digests: Mapping[str, str] | None = None) -> Path:
     """Write `tree`/tasks.parquet (no statistics that could vary, one row group)."""
     path = Path(tree) / TASKS_PARQUET
-    pq.write_table(index_table(tree), path, compression="zstd", write_statistics=False)
+    pq.write_table(index_table(tree, digests), path, compression="zstd", write_statistics=False)
     return path
 
 
@@ -123,6 +131,7 @@ def query(tree: Path, sql: str | None = None, where: str | None = None, order_by
     params: list = []
     if sql is None:
         wanted = [c.strip() for c in (columns or ",".join(COLUMNS)).split(",") if c.strip()]
+        wanted = list(COLUMNS) if wanted == ["all"] else wanted
         unknown = [c for c in wanted if c not in COLUMNS]
         if unknown:
             raise ValueError(f"--columns: unknown column {unknown[0]!r} (known: {', '.join(COLUMNS)})")
@@ -202,6 +211,20 @@ def _address_space_cap(extra: int):
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+def render_csv(header: list[str], rows: list[tuple]) -> str:
+    """The rows as CSV (None as empty), a header first; a cell's control characters shown escaped, as in
+    the table, so a value from a downloaded tree cannot drive the terminal it is printed on."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([printable(h) for h in header])
+    writer.writerows(["" if v is None else printable(v) if isinstance(v, str) else v for v in row] for row in rows)
+    return out.getvalue()
+
+
+def render_json(header: list[str], rows: list[tuple]) -> str:
+    """The rows as a JSON list of objects, one per row, keys in column order (json escapes control
+    characters itself)."""
+    return json.dumps([dict(zip(header, row)) for row in rows], indent=1, default=str) + "\n"
 
 
 def render_rows(header: list[str], rows: list[tuple]) -> str:

@@ -245,3 +245,26 @@ def test_same_rows_agrees_with_comparing_canonical_rows() -> None:
         assert same_rows(a, b) == expected, (a, b)
         verdicts.append(expected)
     assert 0.2 < np.mean(verdicts) < 0.8  # both verdicts well exercised
+
+
+# ---------------------------------------------------------------- the scoring sentences are checked, not only tested
+
+
+@pytest.mark.parametrize("problem_type, targets", [("classification", ["label"]), ("regression", ["y"]),
+                                                   ("classification", ["a", "b"]), ("time_series_analysis", ["v"])])
+def test_a_question_without_its_scoring_sentence_is_an_error(problem_type: str, targets: list[str]) -> None:
+    # Issue 49 (left weak): only tests looked for the sentences; a writer that dropped one published the task.
+    from finalize.checks import check_scoring
+    from pipeline.core.metrics import metric_for, scoring_sentence
+
+    q = {"problem_type": problem_type, "target": targets}
+    entry = {f"question_{v}": f"Predict it. {scoring_sentence(problem_type, v, len(targets))}" for v in ("v1", "v2")}
+    assert check_scoring("t", entry, q) == []
+    for variant in ("v1", "v2"):
+        without = {**entry, f"question_{variant}": "Predict it."}
+        [problem] = check_scoring("t", without, q)
+        assert (problem.severity, problem.message) == (
+            "error", f"question_{variant} does not state its scoring sentence ({metric_for(problem_type, variant).name})")
+    if len(targets) > 1:  # several targets: the sentence says that the scores are averaged
+        single = {f"question_{v}": f"Predict it. {scoring_sentence(problem_type, v)}" for v in ("v1", "v2")}
+        assert len(check_scoring("t", single, q)) == 2

@@ -100,3 +100,45 @@ def test_the_mm_instruction_of_a_short_panel_says_its_validation_rows_are_later(
     text = question_v2(spec.model_copy(update={"split_time_column": "year"}))
     assert text.endswith("comes after every row of `" + names.data_file(names.TRAIN_V2, spec.save_file_type)
                          + "` in `year`: the predictions are for the later time points.")
+
+
+def test_steps_for_absent_feature_kinds_and_missing_values_are_not_spelled_out_as_work() -> None:
+    # Issue 49: 5 of 6 IF questions asked for categorical imputing and encoding on data with no categorical feature,
+    # and for imputation on data with no missing value. Only the wording of such no-op steps changes: the
+    # question names the steps the reference runs (a ColumnTransformer of the kinds present) and says the
+    # imputation changes nothing; the instruction check asks for the facts of the kinds present only.
+    from finalize.checks import check_instruction
+    from finalize.layout import question_block
+
+    table = build_table()
+    record = build_record(column_descriptions={"x": "The x measurement of the probe."})
+    spec = spec_where(table, lambda s: s.categorical_features and s.numerical_features
+                      and s.imputer_type != "most_frequent")
+    documented = {c: record.column_descriptions.get(c, "") for c in table.columns}
+    both = question_v1(record, spec)
+    assert "one-hot encoder" in both and "standard scaler" in both and "changes no value" not in both
+    cats = set(spec.categorical_features)
+    numeric_only = spec.model_copy(update={
+        "categorical_features": (), "selected_features": tuple(c for c in spec.selected_features if c not in cats),
+        "expected_ranges": {c: v for c, v in spec.expected_ranges.items() if c not in cats}})
+    text = question_v1(record, numeric_only, has_missing=False)
+    assert "one-hot" not in text and "most_frequent" not in text and "handle_unknown" not in text
+    assert "there is no categorical feature, hence no categorical imputer and no encoder" in text
+    assert "so the imputation changes no value" in text and f'"{spec.imputer_type}"' in text
+    assert check_instruction("t", text, question_block(numeric_only), documented, strict=True) == []
+    # the facts of a kind the question has are still required
+    [problem] = check_instruction("t", text.replace("standard scaler", "scaler"), question_block(numeric_only),
+                                  documented, strict=True)
+    assert "the encoding step 'standard scaler'" in problem.message
+
+
+@pytest.mark.parametrize("file_type, rule", [("csv", 'treating only empty strings ("") as missing values'),
+                                             ("parquet", "a missing value is a Parquet null"),
+                                             ("sqlite", "a missing value is an SQL NULL")])
+def test_the_validation_files_missing_value_rule_is_stated_for_every_format(file_type: str, rule: str) -> None:
+    # Issue 49: "read it as the training data is read, so that its missing values follow the same rule" stated no
+    # rule for a Parquet or SQLite file.
+    from task_design.config import DesignConfig
+
+    spec = spec_where(build_table(), lambda s: True, config=DesignConfig(file_types=(file_type,)))
+    assert f"so that its missing values follow the same rule ({rule}" in question_v1(build_record(), spec)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from finalize.metadata_txt import NO_DESCRIPTION, render_metadata_txt, with_checked_claims
 from pipeline.core.records import DatasetRecord
+from tests.factories import DARE_EXAMPLES
 
-EXAMPLES = Path("/work/shared/dare-examples")
+EXAMPLES = DARE_EXAMPLES
 ABOUT_SPLIT = "\n\n=== About this file ===\n\nAbout this file\n"
 COLUMNS_SPLIT = "\n\n\n=== Columns & descriptions ===\n\n"
 

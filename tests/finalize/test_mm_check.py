@@ -15,7 +15,7 @@ from finalize.mm_check import (LEAK_SCORE, MIN_MARGIN, _ordinal_codes, assess_fr
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from postprocess.formats import SQLITE_TABLE, read_frame, write_frame
-from tests.factories import DARE_EXAMPLES, TABULAR_EXAMPLES
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, TABULAR_EXAMPLES
 
 
 def _mm(problem_type: str, n: int = 400, signal: float = 1.0, leak: bool = False, seed: int = 0):
@@ -96,7 +96,7 @@ def test_missing_target_in_ground_truth_is_reported() -> None:
 @pytest.mark.parametrize("name", TABULAR_EXAMPLES)
 def test_published_dare_tasks_are_feasible(name: str, tmp_path: Path) -> None:
     if not (DARE_EXAMPLES / name).exists():
-        pytest.skip("dare-examples not available")
+        pytest.skip(NO_DARE_EXAMPLES)
     task = Path(shutil.copytree(DARE_EXAMPLES / name, tmp_path / name))
     q = read_json(task / names.VERIFY_DIR / names.ALL_METADATA)["question"]
     assert check_mm_feasibility(task, q) == []

@@ -80,6 +80,8 @@ def test_if_question_states_column_metric_precision_and_step_order(tabular_tasks
     metric = metric_for(kind, "v1")
     assert _named_column(text) == question["target"][0]
     assert SCORING_SENTENCES[metric.name] in text
+    # Issue 49: what solves a task and that a repeated row scores 0 were left for a blind solver to guess.
+    assert "Two predictions for one row (the same `row_id`) score 0. A score of 0.95 or more solves the task." in text
     if kind == "regression":  # rounding to 2 decimals scores 0 under numpy.allclose: the text says so
         assert "full floating-point precision, not rounded" in text
     assert "Impute first, then scale and encode" in text  # the order, not only implied by the sentences
@@ -162,6 +164,9 @@ def test_xf_question_names_the_prediction_column_rows_and_metric(ts_tasks, which
     assert _named_column(text) == target  # the desktop evaluator reads the predictions by this name only
     assert "exactly one row for each row of `val_v1.csv`" in text
     assert SCORING_SENTENCES["r2"] in text
+    assert "Two predictions for one row (the same `row_id`) score 0. A score of 0.95 or more solves the task." in text
+    assert ("Two predictions for one row (the same identifiers and time point) score 0. A score of 0.95 or more "
+            "solves the task.") in entry["question_v2"]
     truth = pd.read_csv(task_dir / names.VERIFY_DIR / names.GROUND_TRUTH_V1)
     val = pd.read_csv(task_dir / names.SOURCE_DIR / "val_v1.csv", dtype=str)
     prediction = val[[names.ROW_ID]].astype(int).merge(truth, on=names.ROW_ID).rename(

@@ -22,7 +22,7 @@ from finalize.runner import run_reference, run_reference_sandboxed
 from finalize.sandbox import Limits, run_in_sandbox
 from pipeline.core import names
 from pipeline.core.records import DatasetRejected
-from tests.factories import DARE_EXAMPLES, TABULAR_EXAMPLES
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, TABULAR_EXAMPLES
 from tests.finalize import hostile_jobs as jobs
 
 pytestmark = pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)")
@@ -187,7 +187,7 @@ def test_opting_out_runs_unisolated(monkeypatch) -> None:
 @pytest.mark.parametrize("name", TABULAR_EXAMPLES)
 def test_sandboxed_reference_matches_reference_solution(name: str, tmp_path: Path) -> None:
     if not (DARE_EXAMPLES / name).exists():
-        pytest.skip("dare-examples not available")
+        pytest.skip(NO_DARE_EXAMPLES)
     task_dir = Path(shutil.copytree(DARE_EXAMPLES / name, tmp_path / name))
     out = tmp_path / "pred.csv"
     run_reference(task_dir, out)
@@ -197,7 +197,7 @@ def test_sandboxed_reference_matches_reference_solution(name: str, tmp_path: Pat
 def test_reference_failures_are_dataset_rejections(tmp_path: Path) -> None:
     name = TABULAR_EXAMPLES[0]
     if not (DARE_EXAMPLES / name).exists():
-        pytest.skip("dare-examples not available")
+        pytest.skip(NO_DARE_EXAMPLES)
     task_dir = Path(shutil.copytree(DARE_EXAMPLES / name, tmp_path / name))
     q = json.loads((task_dir / names.VERIFY_DIR / names.ALL_METADATA).read_text())["question"]
     res = run_reference_sandboxed(task_dir, question={**q, "numerical_features": ["no_such_column"]})

@@ -13,7 +13,7 @@ from finalize.schema import ALL_METADATA_SCHEMA, SCHEMA_DIR, check_metadata_sche
 from pipeline.core import names
 from pipeline.core.jsonio import read_json
 from pipeline.core.task_metadata import render_schema
-from tests.factories import DARE_EXAMPLES, build_checked_task
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, build_checked_task
 
 EXAMPLES = sorted(DARE_EXAMPLES.glob(f"*/{names.VERIFY_DIR}/{names.ALL_METADATA}")) if DARE_EXAMPLES.exists() else []
 
@@ -36,7 +36,7 @@ def test_the_schema_is_draft_2020_12_and_found_from_the_package() -> None:
     Draft202012Validator.check_schema(schema)
 
 
-@pytest.mark.skipif(len(EXAMPLES) < 4, reason="dare-examples not available")
+@pytest.mark.skipif(len(EXAMPLES) < 4, reason=NO_DARE_EXAMPLES)
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.parents[1].name)
 def test_published_dare_tasks_are_valid(path: Path) -> None:
     assert check_metadata_schema(path.parents[1].name, read_json(path)) == []
@@ -76,7 +76,7 @@ def test_each_violation_names_its_path(ours: dict, edit, expected: str) -> None:
     assert any(expected in p.message for p in problems), [p.message for p in problems]
 
 
-@pytest.mark.skipif(len(EXAMPLES) < 4, reason="dare-examples not available")
+@pytest.mark.skipif(len(EXAMPLES) < 4, reason=NO_DARE_EXAMPLES)
 def test_a_time_series_task_needs_its_time_keys() -> None:
     ts = next(read_json(p) for p in EXAMPLES if p.parents[1].name.endswith("_ts"))
     del ts["question"]["prediction_starting_time"]

@@ -17,7 +17,7 @@ from postprocess.timeseries import build_ts_package
 from sourcing.normalize import normalize_table
 from task_design.profile import profile_table
 from task_design.timeseries import design_ts
-from tests.factories import build_record
+from tests.factories import NO_DARE_EXAMPLES, build_record
 
 
 def _write(tmp_path, table: pd.DataFrame, target: str | None = None):
@@ -138,7 +138,7 @@ def test_published_dare_bench_series_pass_the_same_checks(tmp_path):
 
     published = sorted(DARE_EXAMPLES.glob("*_ts")) if DARE_EXAMPLES.exists() else []
     if not published:
-        pytest.skip("dare-examples not available")
+        pytest.skip(NO_DARE_EXAMPLES)
     for task_dir in published:
         q = json.loads((task_dir / "verify" / "all_metadata.json").read_text())["question"]
         problems = verify_ts_task(task_dir, q)

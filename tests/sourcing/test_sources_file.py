@@ -128,6 +128,7 @@ def test_licence_spellings(text, key):
 
 
 def test_sources_list_without_filters_lists_candidates(tmp_path, capsys):
+    # Each ref once: a local or builtin candidate's title is its ref, and the line printed both (issue 49).
     from pipeline.cli import main
 
     data = tmp_path / "data"
@@ -136,7 +137,7 @@ def test_sources_list_without_filters_lists_candidates(tmp_path, capsys):
     pd.DataFrame({"a": [1, 2]}).to_csv(data / "two.csv", index=False)
     assert main(["sources", "list", "--sources", f"local:{data}", "--limit", "1"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"local:{data}", "  2 of 2 candidates pass the filters", "  pass  local/one  local/one",
+        f"local:{data}", "  2 of 2 candidates pass the filters", "  pass  local/one",
         "  ... 1 more (--limit)"]
     assert main(["sources", "list", "--sources-file", str(_file(tmp_path, '[[source]]\nkey = "x"\n'))]) == 2
 

@@ -520,3 +520,12 @@ def test_beside_the_study_subject_a_second_task_needs_the_documentations_word() 
                               documented_outcomes={"price": reading("fitted_model", "model response in lm(price ~ .) in Examples")})
     specs = design_pair(documented, profile_table(table), table, rng_for(0, record.ref, "design"), rngs, UNIT_CONFIG)
     assert ("price",) in [s.target for s in specs]
+
+
+def test_a_rare_integer_class_is_quoted_as_a_number_not_a_numpy_repr() -> None:
+    # Issue 49: reasons read "class np.int64(5) has 2 rows": numpy 2 reprs a label read from a frame with its type.
+    from task_design.heuristic import class_target_problem
+
+    table = pd.DataFrame({"grade": [1] * 40 + [2] * 40 + [5] * 2, "x": range(82)})
+    why = class_target_problem(profile_table(table).column("grade"), table, DesignConfig())
+    assert why is not None and why.startswith("class 5 has 2 rows") and "np." not in why

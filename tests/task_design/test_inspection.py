@@ -53,3 +53,27 @@ def test_the_same_inputs_give_the_same_decisions():
     a = column_decisions(record, profile, table, UNIT_CONFIG, np.random.default_rng(3))
     b = column_decisions(record, profile, table, UNIT_CONFIG, np.random.default_rng(3))
     assert a == b
+
+
+def test_a_regular_series_no_target_passes_names_the_time_column_a_pin_must_drop():
+    # Issue 49: the pin hint of a dated table did not say that its time column must go (kept, design_frame reads
+    # the rows as a series and refuses every target). Dropped as a pin drops it, the table is accepted.
+    import pandas as pd
+
+    from pipeline.core.curation import Pin
+    from task_design.pinned import design_pinned, without_columns
+
+    rng = np.random.default_rng(3)
+    n = 300
+    x, z, w = rng.normal(size=(3, n))
+    table = pd.DataFrame({"Week": pd.date_range("2019-01-07", periods=n, freq="W-MON").strftime("%Y-%m-%d"),
+                          "x": x, "z": z, "w": w, "y": x + z + w + rng.normal(size=n)})
+    record, profile = build_record(), profile_table(table)
+    decisions = column_decisions(record, profile, table, UNIT_CONFIG, rng_for(0, REF, "design"))
+    assert decisions.frame_problem is not None and decisions.pin_drops == ("Week",)
+    kept = without_columns(profile, table, ("Week",))
+    spec = design_pinned(record, *kept, rng_for(0, REF, "design"), UNIT_CONFIG, Pin(ref=REF, target=("y",), drop=("Week",)))
+    assert spec.target == ("y",) and "Week" not in spec.related_features
+    plain = build_table(n=200)
+    assert column_decisions(build_record(), profile_table(plain), plain, UNIT_CONFIG,
+                            rng_for(0, REF, "design")).pin_drops == ()

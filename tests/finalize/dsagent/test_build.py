@@ -14,7 +14,7 @@ import jsonschema
 from finalize.dsagent import config as dsconfig
 from finalize.dsagent.build import OUT_DIR, SCHEMA_FILE, SCHEMA_PATH, TASKS_DIR, schema_problems, verdict, write_dsagent
 from pipeline.core.jsonio import read_json
-from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, DSAGENT_SEED as SEED, needs_sandbox
 
 pytestmark = needs_sandbox
 
@@ -129,10 +129,10 @@ def test_published_dare_bench_tasks_time_series_included(tmp_path) -> None:
     an XF/CF desktop task, see test_ts_variants.py) its XF/CF variants are listed as dropped, with the reason."""
     import pytest
 
-    examples = Path("/work/shared/dare-examples")
+    examples = DARE_EXAMPLES
     ts, reg = "punyaslokaprusty_covid-19-tracking-in-usa_ts", "jacopoferretti_lung-capacity-of-kids_reg"
     if not (examples / ts).is_dir():
-        pytest.skip("dare-examples not available")
+        pytest.skip(NO_DARE_EXAMPLES)
     tree = tmp_path / "tree"
     for name in (ts, reg):
         shutil.copytree(examples / name, tree / name)

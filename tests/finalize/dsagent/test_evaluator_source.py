@@ -49,3 +49,19 @@ def test_the_built_evaluator_runs_without_daregen_and_agrees_with_the_kernel_met
     expected = macro_f1(reference["y"].astype(str), pd.Series(["1", "1", "1", "2", "3.0"]))
     assert 0 < expected < 1
     assert float(run.stdout) == round(expected, 6)
+
+
+def test_help_is_help_and_scores_nothing(tmp_path) -> None:
+    # Issue 49: `evaluator.py --help` printed 0.0 (the score of a result folder named `--help`); the usage was
+    # only in the docstring.
+    (tmp_path / "evaluator.py").write_text(evaluator_source(), encoding="utf-8")
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _RUN_WITHOUT_DAREGEN, *argv], cwd=tmp_path, capture_output=True,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}, text=True, timeout=120)
+
+    helped = run("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: evaluator.py [-h] RESULT_DIR [EXPECTED_JSON]")
+    assert "RESULT_DIR" in helped.stdout and "0.0" not in helped.stdout.split()
+    wrong = run()
+    assert wrong.returncode == 2 and wrong.stdout == "" and "usage: evaluator.py" in wrong.stderr

@@ -23,14 +23,14 @@ from finalize.dsagent.ts_variants import BAR_OF
 from pipeline.core.metrics import SCORING_SENTENCES
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import DatasetRejected
-from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
+from tests.factories import DARE_EXAMPLES, NO_DARE_EXAMPLES, DSAGENT_SEED as SEED, needs_sandbox
 
-EXAMPLES = Path("/work/shared/dare-examples")
+EXAMPLES = DARE_EXAMPLES
 COVID = "punyaslokaprusty_covid-19-tracking-in-usa_ts"
 # As postprocess.timeseries.compute_baselines names them; the best of each variant is the bar.
 BASELINES = {"v1/seasonal_naive": 0.2, "v1/Prophet": 0.4, "v2/seasonal_naive": 0.1, "v2/ExponentialSmoothing": 0.3}
 
-pytestmark = pytest.mark.skipif(not (EXAMPLES / COVID).is_dir(), reason="dare-examples not available")
+pytestmark = pytest.mark.skipif(not (EXAMPLES / COVID).is_dir(), reason=NO_DARE_EXAMPLES)
 
 
 def _copy_task(root: Path, baselines: dict | None) -> Path:

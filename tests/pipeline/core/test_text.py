@@ -37,3 +37,12 @@ def test_no_cut_leaves_a_fragment_of_a_word_or_a_number():
 
 def test_an_error_is_its_first_line_shortened():
     assert shorten_cause(ValueError("first line is long enough\nsecond"), 15) == "first line is…"
+
+
+def test_value_repr_quotes_numpy_scalars_as_python_values() -> None:
+    import numpy as np
+
+    from pipeline.core.text import value_repr
+
+    assert [value_repr(v) for v in (np.int64(5), np.float64(2.5), np.str_("a"), np.bool_(True), "b", None)] == [
+        "5", "2.5", "'a'", "True", "'b'", "None"]

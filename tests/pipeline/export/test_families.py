@@ -17,6 +17,7 @@ from pipeline.export.families import (
     source_key,
 )
 from tests.pipeline.export.builders import table, write_task
+from tests.factories import DARE_EXAMPLES
 
 
 def _families(tmp_path: Path, *tasks: Path) -> dict[str, str]:
@@ -100,7 +101,7 @@ def test_holdout_families_never_train() -> None:
 
 
 def test_dare_bench_examples_are_families_of_their_kaggle_items() -> None:
-    examples = Path("/work/shared/dare-examples")
+    examples = DARE_EXAMPLES
     if not examples.is_dir():
         pytest.skip("no DARE-bench examples on this machine")
     plan = plan_export(examples, [], 0.0, 0, InputLimits())[0]

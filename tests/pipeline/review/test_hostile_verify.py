@@ -17,12 +17,12 @@ from pipeline.review.verify import check_determinism, verify_task
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.safe_io import InputLimits
-from tests.factories import DARE_EXAMPLES as EXAMPLES
+from tests.factories import NO_DARE_EXAMPLES, DARE_EXAMPLES as EXAMPLES
 
 REG = "jacopoferretti_lung-capacity-of-kids_reg"  # parquet files
 pytestmark = [
     pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),
-    pytest.mark.skipif(not (EXAMPLES / REG).exists(), reason="dare-examples not available"),
+    pytest.mark.skipif(not (EXAMPLES / REG).exists(), reason=NO_DARE_EXAMPLES),
 ]
 
 

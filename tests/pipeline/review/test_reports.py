@@ -14,7 +14,7 @@ import pytest
 from pipeline.core import names
 from pipeline.review.reports import (CORPUS_REPORT_HTML, LICENSE_DISTRIBUTION_MD, LICENSES_CSV, file_row_counts,
                                      read_tree_facts, write_tree_reports)
-from tests.factories import CC0, DARE_EXAMPLES, write_question_list_by_hand, write_task_folder
+from tests.factories import CC0, DARE_EXAMPLES, NO_DARE_EXAMPLES, write_question_list_by_hand, write_task_folder
 
 @pytest.fixture
 def tree(tmp_path) -> Path:
@@ -155,7 +155,7 @@ def test_empty_tree_gets_reports_and_a_missing_one_is_refused(tmp_path):
         write_tree_reports(tmp_path / "missing")
 
 
-@pytest.mark.skipif(not DARE_EXAMPLES.is_dir(), reason="dare-examples not available")
+@pytest.mark.skipif(not DARE_EXAMPLES.is_dir(), reason=NO_DARE_EXAMPLES)
 def test_published_dare_examples_tree(tmp_path):
     """The reports read a foreign tree: DARE-bench's own tasks, tabular and time series."""
     import shutil

@@ -38,8 +38,9 @@ from pipeline.core.names import (
     VARIANTS,
     VERIFY_DIR,
 )
+from tests.factories import DARE_EXAMPLES
 
-EXAMPLES = Path("/work/shared/dare-examples")
+EXAMPLES = DARE_EXAMPLES
 
 _CLASS_GT = pd.DataFrame({ROW_ID: [1, 2, 3, 4, 5], "y": ["a", "b", "a", "c", "b"]})
 _CLASS_REF = pd.DataFrame({ROW_ID: [1, 2, 3, 4, 5], "y": ["a", "b", "b", "c", "b"]})

@@ -241,3 +241,29 @@ def test_values_too_large_for_the_query_memory_fail_in_one_line(tree: Path, caps
     err = _refused(capsys, ["tasks", str(tree), "--sql", "select repeat('x', 10000000) from range(3000)"])
     assert "query failed: Out of Memory Error" in err or "query result over its limits" in err, err
     assert resource.getrlimit(resource.RLIMIT_AS) == before
+def test_the_terminal_table_is_a_summary_and_csv_json_give_every_column(tree: Path, capsys) -> None:
+    # Issue 49: all 17 columns made a ~400-character row, and there was no machine format.
+    import csv
+    import io
+    import json
+
+    from pipeline.review.task_index import COLUMNS, TABLE_COLUMNS
+
+    capsys.readouterr()
+    assert main(["tasks", str(tree)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == list(TABLE_COLUMNS) and len(table) == 4
+    assert main(["tasks", str(tree), "--columns", "all"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split() == list(COLUMNS)
+    assert main(["tasks", str(tree), "--format", "csv", "--where", "problem_type = 'classification'"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["task_dir"] for r in rows] == ["a_class", "c_class"] and list(rows[0]) == list(COLUMNS)
+    assert main(["tasks", str(tree), "--format", "json", "--columns", "task_dir,train_rows"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [list(r) for r in got] == [["task_dir", "train_rows"]] * 3 and got[0]["task_dir"] == "a_class"
+
+
+def test_an_unquoted_text_value_is_quoted_back_as_typed_with_the_fix(tree: Path, capsys) -> None:
+    # Issue 49: `--where "target = lifeExp"` said "got 'lifeexp'": lower-cased, and no word of quoting.
+    err = _refused(capsys, ["tasks", str(tree), "--where", "target = lifeExp"])
+    assert "got 'lifeExp'" in err and "text is quoted, 'lifeExp'" in err

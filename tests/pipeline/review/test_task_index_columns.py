@@ -52,3 +52,33 @@ def test_curate_status_lists_a_task_whose_dataset_is_now_rejected_as_rejected(tm
     cars = next(line for line in lines if "cars_class" in line)
     assert cars.startswith("rejected ") and cars.endswith("(a toy table)") and "unreviewed" not in cars
     assert lines[-1] == "0 changed since approval, 1 unreviewed, 0 pinned, 0 approved, 1 rejected (2 tasks)"
+
+
+def test_the_build_stamps_each_digest_once_and_the_index_takes_it_without_hashing_again(tmp_path: Path):
+    # Issue 49 (left weak): tasks.parquet hashed every file of every task, after stamp_curation had just done so
+    # (and the run report's designs and review counts did it twice more). The stamp changes no digested byte,
+    # so the digests it returns are those of the stamped tree, and the index records them as given.
+    from pipeline.core.curation import Ledger
+    from pipeline.review.curation import stamp_curation, tree_reviews
+
+    tree = _tree(tmp_path / "tree")
+    entries = json.loads((tree / names.QUESTION_LIST).read_text(encoding="utf-8"))
+    digests = stamp_curation(tree, entries, Ledger())
+    assert set(digests) == {"shop_class", "cars_class"}
+    assert index_table(tree, digests).to_pylist() == index_table(tree).to_pylist()  # the same as hashing again
+    assert [r.digest for r in tree_reviews(tree, digests=digests)] == [r.digest for r in tree_reviews(tree)]
+    given = {task: "given-not-hashed" for task in digests}
+    assert {r["design_digest"] for r in index_table(tree, given).to_pylist()} == {"given-not-hashed"}
+
+
+def test_curate_status_puts_every_digest_in_one_column(tmp_path: Path, capsys):
+    # Issue 49: task folders of different lengths pushed each digest to a different column.
+    from pipeline.review.curation import tree_reviews
+
+    tree = tmp_path / "tree"
+    write_question_list(tree, [write_task_folder(tree, "a_class", daregen=FALLBACK),
+                               write_task_folder(tree, "a_much_longer_task_folder_class", daregen=DOCUMENTED)])
+    assert main(["curate", "status", str(tree)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    columns = {next(line for line in out if r.task_dir in line).index(r.digest) for r in tree_reviews(tree)}
+    assert len(columns) == 1, out

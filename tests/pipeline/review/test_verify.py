@@ -17,11 +17,11 @@ from pipeline.core.if_workflow import filter_by_expected_ranges
 from pipeline.core.jsonio import read_json
 from pipeline.review.verify import verify_task, verify_tree
 from postprocess.formats import read_frame, write_frame
-from tests.factories import CLASS, DARE_EXAMPLES, REG, TS, our_task
+from tests.factories import CLASS, DARE_EXAMPLES, NO_DARE_EXAMPLES, REG, TS, our_task
 
 pytestmark = [
     pytest.mark.skipif(not sandbox.isolation_possible(), reason="no namespaces here (not root, no userns)"),
-    pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason="dare-examples not available"),
+    pytest.mark.skipif(not (DARE_EXAMPLES / REG).exists(), reason=NO_DARE_EXAMPLES),
 ]
 
 

@@ -21,7 +21,6 @@ from pipeline.core.jsonio import write_json
 from pipeline.core.records import is_time_series
 from pipeline.review.reports import question_entries, read_json_or_none, task_dirs
 
-
 # A task of a tree whose dataset (or task) the ledger now rejects: not a curation state a build records (a
 # rejected dataset is never built), only what `curate status --curation` says of an older tree.
 REJECTED = "rejected"

@@ -15,8 +15,8 @@ import json
 import os
 import resource
 import threading
-from contextlib import contextmanager
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb

@@ -316,7 +316,7 @@ def title_measure(record: DatasetRecord, candidates: list[str], attributes: list
 
 
 def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> StudySubject | None:
-    parts = [p for p in re.split(r"\s*(?:,|;|&|\band\b)\s*", text) if p]
+    parts = [p for p in re.split(r"(?<!\s)\s*(?:,|;|&|\band\b)\s*", text) if p]
     if len(parts) < 2:
         return None
     named: list[str] = []

@@ -837,7 +837,7 @@ class _Sklearn:
         # Weight, Waist and Pulse" in the prose.
         out: dict[str, str] = {}
         for kind, names in re.findall(r"on \d+ (\w+) variables:\s*([^.]+)\.", prose):
-            for name in re.split(r",\s*|\s+and\s+", names):
+            for name in re.split(r",\s*|(?<!\s)\s+and\s+", names):
                 if name.strip() and name.strip() not in known:
                     out[name.strip()] = f"{kind.capitalize()} variable."
         return out

@@ -61,7 +61,7 @@ _CODE_SPLIT = re.compile(r"(?<=[.;,])\s+(?=-?\d+\s*=)")
 _CONJUNCTION = re.compile(r"(?:^|\s)(?:and|or)\s")
 # A list that opens so qualifies the clause before it ("the road, either MC, FAI, PA, or MA").
 _QUALIFIER_OPENING = re.compile(r"(?:either|e\.g\.|i\.e\.|such as|including|namely|like)\b", re.I)
-_BRACKETED = re.compile(r"\s*\([^()]*\)")
+_BRACKETED = re.compile(r"(?<!\s)\s*\([^()]*\)")
 
 
 def description_phrase(column: str, description: str, whole: bool = False, qualified: bool = False) -> str:

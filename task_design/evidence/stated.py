@@ -118,7 +118,7 @@ STATED_RULES = (
                    "\"Predict ...\", names that quantity as what its rows are for, read only when no stronger "
                    "statement fires."),
         matcher=re.compile(r"(?:\b(?:for|on|used to|designed to|intended to|can be used to|allows? (?:you )?to|"
-                           r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^[\s*+•-]*)"
+                           r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^(?:[^\S\n]|[*+•-])*+)"
                            r"(?:predict(?:ing)?|forecast(?:ing)?|classify(?:ing)?|estimat(?:e|ing))\s+" + _NOT_CAUSAL + _REST,
                            re.I | re.M),
         cases=(Case('This dataset is for predicting hybrid nanofluid density', True),

@@ -39,7 +39,7 @@ from pipeline.publish import build_lock, check_out_target, crash_point, generati
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
 from pipeline.run_report import outcome_line, outcome_rows, rejection_line, summary_markdown
-from pipeline.step_processes import run_step, step_processes
+from pipeline.step_processes import run_step, step_processes, stopped_by_sigterm
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
 
@@ -93,8 +93,9 @@ def profile_task(prev: Outcome) -> Outcome:
 
 @task(name="design", task_run_name=_run_name("design"), **_TASK)
 def design_task(prev: Outcome, seed: int, designer: str, config_json: str, settings_json: str,
-                pin_json: str = "") -> Outcome:
-    return _reported(run_step(steps.design_step, prev, seed, designer, config_json, settings_json, pin_json))
+                pin_json: str = "", budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S) -> Outcome:
+    return _reported(run_step(steps.bounded_design_step, prev, seed, designer, config_json, settings_json, pin_json,
+                              budget_s=budget_s))
 
 
 @task(name="postprocess", task_run_name=_run_name("postprocess"), **_TASK)
@@ -181,7 +182,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
                 keep_generations: int = 3, input_limits: dict | None = None, force: bool = False,
-                column_references: str = "dare", curation: str | None = None, publish: str = "all") -> dict:
+                column_references: str = "dare", curation: str | None = None, publish: str = "all",
+                design_budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S) -> dict:
     """Build a DARE-bench task tree as a new generation and publish it at `out` (a symlink); returns
     the run report (pipeline.build.build_generation).
 
@@ -195,7 +197,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     is how IF texts name features (pipeline.core.records.ColumnReferences; part of the design digest,
     so of every cache key and task fingerprint). `curation` is the path of the curators' ledger
     (pipeline.core.curation), checked against the sources before any work; `publish` is `all` or
-    `approved` (only tasks approved at their current design digest).
+    `approved` (only tasks approved at their current design digest). `design_budget_s` bounds one dataset's
+    design in wall-clock seconds (0: none): a design past it rejects its dataset, and the build goes on.
 
     Called in-process (`daregen build`, a test) every parameter is the caller's. A run of the deployment
     takes only pipeline.deployment.RunParameters from its trigger and the rest from the operator's settings
@@ -206,19 +209,21 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     if served is not None:  # a run of the deployment: its trigger's choices, the operator's settings
         return _refused(served) if isinstance(served, str) else _build(**served, served=True)
     return _build(out, limit, seed, sources, designer, designer_settings, runner, dask_address, dask_workers,
-                  cache_dir, keep_generations, input_limits, force, column_references, curation, publish)
+                  cache_dir, keep_generations, input_limits, force, column_references, curation, publish,
+                  design_budget_s)
 
 
 def _build(out: str, limit: int | None, seed: int, sources: str, designer: str, designer_settings: dict | None,
            runner: str, dask_address: str | None, dask_workers: int, cache_dir: str | None, keep_generations: int,
            input_limits: dict | None, force: bool, column_references: str, curation: str | None,
-           publish: str, served: bool = False) -> dict:
+           publish: str, design_budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S, served: bool = False) -> dict:
     started = time.monotonic()
     out_path = Path(os.path.abspath(out))
     try:
         job, sources, cache = build_inputs(seed, designer, designer_settings, sources, input_limits, cache_dir,
                                            column_references=column_references,
-                                           ledger=checked_ledger(curation, sources), publish=publish)
+                                           ledger=checked_ledger(curation, sources), publish=publish,
+                                           design_budget_s=design_budget_s)
         check_out_target(out_path, force)
     except ValueError as exc:  # the checks before any work (the ledger, `out`): a served run says it in one line
         if served:
@@ -226,7 +231,8 @@ def _build(out: str, limit: int | None, seed: int, sources: str, designer: str, 
         raise
     # The local runner's threads hand their steps to as many worker processes (a Dask worker is a process).
     workers = max(1, os.cpu_count() or 1) if runner == "local" else 1
-    with build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool, step_processes(workers):
+    with (stopped_by_sigterm(), build_lock(out_path), task_runner(runner, dask_address, dask_workers) as pool,
+          step_processes(workers)):
         staging = new_generation(out_path)
         try:
             report = build_generation(prefect_waves(pool), job, staging, out_path, sources=sources, limit=limit,

@@ -44,7 +44,8 @@ def _one_line(text: str) -> str:
 
 
 # "in format MMM-1-YYYY", "format: YYYY-MM-DD", "formatted as dd/mm/yyyy"
-_FORMAT_CLAIM = re.compile(r"[,;]?\s*\(?\b(?:in|with)?\s*(?:the\s+)?(?:format(?:ted)?(?:\s+as)?|as)\s*:?\s*"
+_FORMAT_CLAIM = re.compile(r"[,;]?\s{0,10}\(?\b(?:in|with)?\s{0,10}(?:the\s+)?(?:format(?:ted)?(?:\s+as)?|as)"
+                           r"\s*+(?::\s*+)?"
                            r"(?P<fmt>[YMDHSymdhs][YMDHSymdhs0-9/\-:. ]*[YMDHSymdhs0-9])\)?", re.I)
 # Human date tokens, longest first -> the text they stand for.
 _DATE_TOKENS = (("YYYY", r"\d{4}"), ("MMMM", r"[A-Za-z]+"), ("MMM", r"[A-Za-z]{3}"), ("YY", r"\d{2}"),

@@ -51,7 +51,7 @@ from task_design.registry import DESIGNER_SETTINGS, DESIGNERS
 STAGES = ("source", "profile", "design", "postprocess", "finalize")
 # The stages after the design run once per task (steps.split_units): a dataset may make two.
 PER_TASK_STAGES = STAGES[STAGES.index("design") + 1:]
-STEPS = {"source": steps.source_step, "profile": steps.profile_step, "design": steps.design_step,
+STEPS = {"source": steps.source_step, "profile": steps.profile_step, "design": steps.bounded_design_step,
          "postprocess": steps.postprocess_step, "finalize": steps.finalize_step}
 # (stage, outcomes, the step arguments of one dataset) -> outcomes in the same order. A wave runs the
 # stage's step on every outcome that is still ok and passes the failed ones through.
@@ -78,17 +78,23 @@ class BuildJob:
     limits_json: str = ""  # the bounds on reading source files (DesignConfig.input_limits); "" for the defaults
     curation: Ledger = Ledger()  # the curators' decisions (pipeline.core.curation); empty without a ledger
     publish: str = "all"  # names.PUBLISH_MODES: every task, or only the approved ones whose digest still matches
+    # Wall-clock seconds for one dataset's design (0: none); the operator's, and in no digest: it never changes a
+    # task's bytes, only whether a stalled design is given up.
+    design_budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S
 
     @classmethod
     def make(cls, seed: int, designer: str = "heuristic", designer_settings: dict | None = None,
-             config: DesignConfig | None = None, curation: Ledger | None = None, publish: str = "all") -> BuildJob:
+             config: DesignConfig | None = None, curation: Ledger | None = None, publish: str = "all",
+             design_budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S) -> BuildJob:
         if publish not in names.PUBLISH_MODES:
             raise ValueError(f"--publish {publish!r}: known: {', '.join(names.PUBLISH_MODES)}")
+        if not design_budget_s >= 0:
+            raise ValueError(f"--design-budget must be >= 0 seconds (0: none), got {design_budget_s}")
         config = config or DesignConfig()
         return cls(seed=seed, designer=designer, config_json=config.model_dump_json(),
                    design_digest=config.digest(), settings_json=designer_settings_json(designer, designer_settings),
                    limits_json=config.input_limits.model_dump_json(), curation=curation or Ledger(),
-                   publish=publish)
+                   publish=publish, design_budget_s=float(design_budget_s))
 
     def seed_for(self, ref: str) -> int:
         """The dataset's seed: a curator's pin may give it its own."""
@@ -105,7 +111,7 @@ class BuildJob:
         if stage == "design":
             pin = self.curation.pinned(candidate.ref)
             return {"seed": seed, "designer": self.designer, "config_json": self.config_json,
-                    "settings_json": self.settings_json,
+                    "settings_json": self.settings_json, "budget_s": self.design_budget_s,
                     **({"pin_json": pin.model_dump_json(exclude_defaults=True)} if pin is not None else {})}
         if stage == "postprocess":
             return {"seed": seed}
@@ -152,7 +158,8 @@ def list_candidates(sources: str, limit: int | None) -> list[Candidate]:
 
 def build_inputs(seed: int, designer: str, designer_settings: dict | None, sources: str,
                  input_limits: dict | None, cache_dir: str | None, *, column_references: str = "dare",
-                 ledger: Ledger | None = None, publish: str = "all") -> tuple[BuildJob, str, Path]:
+                 ledger: Ledger | None = None, publish: str = "all",
+                 design_budget_s: float = steps.DEFAULT_DESIGN_BUDGET_S) -> tuple[BuildJob, str, Path]:
     """What a build's parameters name: its BuildJob (with the curators' `ledger`, already checked against
     the sources by the caller), its sources spec (a sources file read) and its build cache folder; one
     reading for the flow and for the no-op check before Prefect."""
@@ -160,7 +167,7 @@ def build_inputs(seed: int, designer: str, designer_settings: dict | None, sourc
     job = BuildJob.make(seed, designer, designer_settings,
                         DesignConfig(input_limits=InputLimits.model_validate(input_limits or {}),
                                      column_references=column_references),
-                        curation=ledger, publish=publish)
+                        curation=ledger, publish=publish, design_budget_s=design_budget_s)
     return job, sources, build_cache.cache_root(cache_dir)
 
 

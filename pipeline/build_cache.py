@@ -36,8 +36,8 @@ from pipeline.core.records import CHECK_FAILED_CODES
 from pipeline.core.safe_io import UnsafeInput, read_json_inside
 from pipeline.core.text import shorten_cause
 from pipeline.progress import note
-from pipeline.steps import (CONTENT_JSON, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR, Outcome,
-                            finalize_step)
+from pipeline.steps import (CONTENT_JSON, DESIGN_TIMEOUT, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR,
+                            Outcome, finalize_step)
 
 RESULT_JSON, TASK_DIR, VERIFIED, UNITS_DIR = "result.json", "task", "verified", "units"
 SOURCED_FILES = (RECORD_JSON, TABLE_PARQUET, CONTENT_JSON)  # what a source step leaves in the work folder
@@ -50,6 +50,8 @@ CACHED_REJECTION_STAGES = ("profile", "design", "postprocess")
 
 def cacheable_rejection(stage: str, code: str) -> bool:
     """Whether a rejection at `stage` with `code` (Outcome.code) is kept in the cache."""
+    if code == DESIGN_TIMEOUT:  # the machine's load as much as the dataset's: tried again next build
+        return False
     return stage in CACHED_REJECTION_STAGES or (stage == "finalize" and code in CHECK_FAILED_CODES)
 
 

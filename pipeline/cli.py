@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -197,7 +198,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     job, sources, cache = build_inputs(args.seed, args.designer, settings, args.sources,
                                        limits.model_dump() if limits else None, None,
                                        column_references=args.column_references, ledger=ledger,
-                                       publish=args.publish)
+                                       publish=args.publish, design_budget_s=args.design_budget)
     report = unchanged_before_start(job, Path(args.out), sources=sources, limit=args.limit, cache=cache,
                                     started=STARTED)
     if report is not None:
@@ -213,7 +214,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                          designer=args.designer, designer_settings=settings, runner=args.runner,
                          dask_address=args.dask_address, dask_workers=args.dask_workers,
                          input_limits=limits.model_dump() if limits else None, force=args.force,
-                         column_references=args.column_references, curation=curation, publish=args.publish)
+                         column_references=args.column_references, curation=curation, publish=args.publish,
+                         design_budget_s=args.design_budget)
     print(summary_table(report, Path(args.out), flow_started - STARTED, time.monotonic() - flow_started))
     # An empty build's one reason is the summary's first line (run_report.nothing_published): not repeated here.
     return 0 if report["built"] else 1
@@ -337,7 +339,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         operator = operator_settings({**base, "out": str(Path(out).absolute()), "sources": allowed,
                                       "max_limit": UNBOUNDED if max_limit is None else max_limit,
                                       "cache_dir": os.path.abspath(cache_dir) if cache_dir else None,
-                                      "curation": curation, "publish": pinned})
+                                      "curation": curation, "publish": pinned,
+                                      **({"design_budget_s": args.design_budget} if args.design_budget is not None
+                                         else {})})
     except ValueError as exc:
         raise ValueError(f"--settings {args.settings}: {exc}" if args.settings else str(exc)) from None
     if max_limit is None:
@@ -563,6 +567,10 @@ def _add_build_parameters(p: argparse.ArgumentParser, out_type: type, what: str 
                    help=f"{what}task designer (default {d['designer']})")
 
 
+_DESIGN_BUDGET_HELP = (f"wall-clock seconds one dataset's design may take (default {names.DESIGN_BUDGET_S:g}; 0: no "
+                       "bound): past them that dataset is rejected (design_timeout) and the build goes on")
+
+
 def parser() -> argparse.ArgumentParser:
     p = _OneLineParser(prog="daregen", description="Build DARE-bench tasks from public datasets.")
     p.add_argument("--version", action=_VersionAction, help="print the version and the code digest, and exit")
@@ -595,6 +603,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the curators' ledger: reject, pin and approve decisions (docs/review.md)")
     b.add_argument("--publish", default=None, choices=names.PUBLISH_MODES,
                    help="all tasks (default, for training) or only those approved at their current design digest")
+    b.add_argument("--design-budget", type=float, default=names.DESIGN_BUDGET_S, metavar="S",
+                   help=_DESIGN_BUDGET_HELP)
     b.set_defaults(func=cmd_build)
     sv = sub.add_parser("serve", help="serve the Prefect deployment build-tasks/nightly (cron schedule)")
     sv.add_argument("--cron", default="0 2 * * *", help="schedule (default '0 2 * * *': 02:00 every day)")
@@ -612,6 +622,7 @@ def parser() -> argparse.ArgumentParser:
                     help="each run's default publish mode (a run may choose the other, unless --pin-publish)")
     sv.add_argument("--pin-publish", action="store_true",
                     help="every run publishes --publish's mode; a run asking the other is refused")
+    sv.add_argument("--design-budget", type=float, default=None, metavar="S", help=_DESIGN_BUDGET_HELP)
     sv.add_argument("--settings", default=None, metavar="TOML",
                     help="the operator's settings file (docs/security.md): designer_settings, runner, dask_address, "
                          "input_limits, ...; flags win")
@@ -732,6 +743,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"daregen: error: {printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
               file=sys.stderr)
         return 2
+    except BaseException as exc:
+        if type(exc).__name__ != "BuildStopped":  # pipeline.step_processes's, not imported before a build loads it
+            raise
+        print("daregen: stopped by SIGTERM: nothing was published, the published tree is as it was",
+              file=sys.stderr)
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ from pipeline.core.text import printable, shorten
 OPERATOR_ENV = "DAREGEN_OPERATOR_SETTINGS"
 SERVE_FLAGS = {"out": "daregen serve --out", "curation": "daregen serve --curation",
                "cache_dir": "daregen serve --cache-dir", "sources": "daregen serve --sources/--allow-sources",
-               "max_limit": "daregen serve --max-limit, else --limit", "publish": "daregen serve --pin-publish"}
+               "max_limit": "daregen serve --max-limit, else --limit", "publish": "daregen serve --pin-publish",
+               "design_budget_s": "daregen serve --design-budget"}
 # The operator's explicit "a run may build every candidate": never a default (a forgotten --max-limit would
 # let any trigger build the whole corpus), and a word rather than TOML's missing null.
 UNBOUNDED = "none"
@@ -81,6 +82,9 @@ class OperatorSettings(BaseModel):
     keep_generations: int = Field(3, ge=1)
     force: bool = Field(False, description="let `out` be a folder daregen did not write (moved aside)")
     column_references: Literal[names.COLUMN_REFERENCE_STYLES] = names.COLUMN_REFERENCE_STYLES[0]
+    design_budget_s: float = Field(names.DESIGN_BUDGET_S, ge=0,
+                                   description="wall-clock seconds one dataset's design may take (0: no bound); past "
+                                               "them that dataset is rejected (design_timeout) and the run goes on")
 
     @field_validator("max_limit", mode="before")
     @classmethod
@@ -114,7 +118,8 @@ class OperatorSettings(BaseModel):
 # Every build_tasks parameter a run may not set, and where the operator sets it.
 OPERATOR_ONLY = {key: SERVE_FLAGS.get(key, f"{OPERATOR_ENV}: {key}")
                  for key in ("out", "cache_dir", "curation", "designer_settings", "runner", "dask_address",
-                             "dask_workers", "input_limits", "keep_generations", "force", "column_references")}
+                             "dask_workers", "input_limits", "keep_generations", "force", "column_references",
+                             "design_budget_s")}
 
 
 class RefusedRun(ValueError):

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.core import names
+from pipeline.core.crash_points import CRASH_MARKER_ENV, CRASH_POINT_ENV, crash_point  # noqa: F401 (re-exported)
 from pipeline.review.diff import DIFF_HTML, DIFF_MD
 from pipeline.review.reports import TREE_REPORT_FILES
 from pipeline.core.hashing import content_hash
@@ -34,15 +35,6 @@ DIFF_FILES = (DIFF_MD, DIFF_HTML)
 UNHASHED = frozenset((*REPORT_FILES, *DIFF_FILES, *TREE_REPORT_FILES, names.MANIFEST))
 PARTIAL = ".partial"
 KEEP_GENERATIONS = 3
-# Test hook: `DAREGEN_CRASH_POINT=<name>` makes the build touch `DAREGEN_CRASH_MARKER` and sleep
-# at that point, so a test can `kill -9` it at a known place instead of racing it.
-CRASH_POINT_ENV, CRASH_MARKER_ENV = "DAREGEN_CRASH_POINT", "DAREGEN_CRASH_MARKER"
-
-
-def crash_point(name: str) -> None:
-    if os.environ.get(CRASH_POINT_ENV) == name:
-        Path(os.environ[CRASH_MARKER_ENV]).write_text(name, encoding="utf-8")
-        time.sleep(3600)
 
 
 def generations_dir(out: Path) -> Path:

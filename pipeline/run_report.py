@@ -60,7 +60,7 @@ def reason_kind(reason: str) -> str:
     kept = parts[:1]
     while kept[-1].strip() in _WRAPPER_REASONS and len(kept) < len(parts):
         kept.append(parts[len(kept)])
-    text = re.sub(r"'[^']*'|\([^)]*\)", "", ":".join(kept))
+    text = re.sub(r"'[^']{0,300}'|\([^)]{0,300}\)", "", ":".join(kept))
     # A number that ends the reason is what it claims ("every reference baseline scores R² 0"), not a count.
     text = re.sub(r"(?<![\d.])\d+(\.\d+)?(?![\d.])(?!\s*$)", "", text)
     return re.sub(r"\s+", " ", text).strip() or "(no reason given)"

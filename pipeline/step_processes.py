@@ -20,8 +20,10 @@ the flow without a `__main__` guard is not run again in them.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -36,6 +38,39 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
+_stopping = threading.Event()  # set by SIGTERM (stopped_by_sigterm): a broken pool is then no reason to go on
+
+
+class BuildStopped(BaseException):
+    """SIGTERM reached the building process. A BaseException, so that no `except Exception` on the way out (a
+    report written as a warning, a step's own guard) takes it for a failure to note and goes on."""
+
+
+@contextlib.contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """Within the block, SIGTERM stops the build promptly: the step workers are killed (a design stuck in a
+    pattern would otherwise hold the pool's shutdown for hours, and Prefect's threads would wait on it) and
+    BuildStopped is raised in the main thread, so that the callers' cleanup (the partial generation removed, the
+    build lock released) runs on the way out. Outside the main thread (where no handler can be set) a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+        _stopping.set()
+        pool = _pool
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError):
+                process.kill()
+        raise BuildStopped("stopped by SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _stopping.clear()
 
 
 @contextlib.contextmanager
@@ -89,4 +124,54 @@ def run_step(step: Callable[..., T], *args, **kwargs) -> T:
             future = pool.submit(step, *args, **kwargs)
         return future.result()
     except BrokenProcessPool:
+        if _stopping.is_set():  # the workers were killed to stop the build: never carry on here
+            raise BuildStopped("stopped by SIGTERM") from None
         return step(*args, **kwargs)
+
+
+class OverBudget(Exception):
+    """A call that did not finish within its wall-clock budget, and was stopped."""
+
+
+def within_budget(budget_s: float, fn: Callable[..., T], *args, **kwargs) -> T:
+    """`fn(*args, **kwargs)` in a child forked from this process, given `budget_s` wall-clock seconds: past
+    them the child is killed and OverBudget raised, so that a step stuck where Python cannot interrupt it (a
+    regular expression backtracking on a hostile card) costs its dataset, never the build. Forked, not spawned:
+    the child starts in milliseconds with this process's imports. RuntimeError when the child dies without
+    an answer (killed by the out-of-memory killer, say)."""
+    ctx = multiprocessing.get_context("fork")
+    reader, writer = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_answer, args=(writer, fn, args, kwargs), name="daregen-bounded-step")
+    child.start()
+    writer.close()
+    try:
+        if not reader.poll(budget_s):
+            raise OverBudget(f"over its budget of {budget_s:g} s (wall clock)")
+        try:
+            ok, value = reader.recv()
+        except EOFError:
+            child.join()
+            raise RuntimeError(f"its process died (exit code {child.exitcode})") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        reader.close()
+    if not ok:
+        raise value
+    return value
+
+
+def _answer(writer, fn: Callable, args: tuple, kwargs: dict) -> None:
+    """The forked child: dies with its parent (a stopped build leaves no step running), answers once."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    try:
+        result = (True, fn(*args, **kwargs))
+    except BaseException as exc:  # handed back whole: the caller raises it as if it had run here
+        result = (False, exc)
+    writer.send(result)
+    writer.close()
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h

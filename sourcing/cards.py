@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from pipeline.core.text import shorten
+
 # Files that hold a dataset's card, in the order their fields win when a folder holds several;
 # `{stem}` is the table's own file name without its suffix (a card for that table alone).
 CARD_FILES: tuple[str, ...] = ("dataset-metadata.json", "datapackage.json", "{stem}.md", "README.md", "readme.md",
@@ -322,7 +324,7 @@ def parse_huggingface(text: str) -> Card:
 
 # --------------------------------------------------------- scikit-learn DESCR
 
-_DESCR_MARK = re.compile(r"^\s*:(Attribute Information|Number of Attributes|Number of Instances):", re.M)
+_DESCR_MARK = re.compile(r"^[^\S\n]*:(Attribute Information|Number of Attributes|Number of Instances):", re.M)
 _FIELD = re.compile(r"^(\s*):([^:\n]+):[ \t]*(.*)$")
 _BULLET = re.compile(r"^(\s*)-\s+(.*\S)\s*$")
 _COLUMN_N = re.compile(r"^\s*column\s+(\d+)\b", re.I)
@@ -332,11 +334,16 @@ def _is_descr(name: str, text: str) -> bool:
     return bool(_DESCR_MARK.search(text))
 
 
+# A name then a wide gap, a colon, or a bracket: module-level, so that tests/test_hostile_patterns.py finds them.
+_DESCR_ENTRY_FORMS = (re.compile(r"^(\S+(?: \S+)*?)\s{2,}(.+)$"), re.compile(r"^([^:]+):\s*(.*)$"),
+                      re.compile(r"^([^(]+?)(?<!\s)\s*+\((.+)\)$"))
+
+
 def _descr_entry(line: str) -> tuple[str, str | None]:
     """`age     age in years` / `class: ...` / `radius (mean of ...)` / `sepal length in cm` (a name
     that is its own description: None)."""
-    for pattern in (r"^(\S+(?: \S+)*?)\s{2,}(.+)$", r"^([^:]+):\s*(.*)$", r"^([^(]+?)\s*\((.+)\)$"):
-        m = re.match(pattern, line)
+    for pattern in _DESCR_ENTRY_FORMS:
+        m = pattern.match(line)
         if m:
             return m.group(1).strip(), m.group(2).strip()
     return line.strip(), None
@@ -509,16 +516,29 @@ def fit_card(card: Card, table_name: str, columns: list[str] | None) -> tuple[di
             if not merged.get(name):  # an empty entry (Kaggle's blank column description) is filled
                 merged[name] = desc
     docs: dict[str, str] = {}
+    absent: list[str] = []
+    twice: list[tuple[str, str]] = []
     for name, desc in merged.items():
         column = _match(name, columns) if columns is not None else name
         if column is None:
-            notes.append(f"the card describes column {name!r}, which the table does not have: ignored")
+            absent.append(name)
             continue
         if column in docs:
-            notes.append(f"the card describes column {column!r} twice (as {name!r}): the first entry is kept")
+            twice.append((column, name))
             continue
         if desc:
             docs[column] = desc
+    # One line per kind, however many columns: a card naming 20,000 absent columns is one line of the log.
+    if len(absent) == 1:
+        notes.append(f"the card describes column {absent[0]!r}, which the table does not have: ignored")
+    elif absent:
+        notes.append(f"the card describes {len(absent)} columns the table does not have ({_some(map(repr, absent))}): "
+                     "ignored")
+    if len(twice) == 1:
+        notes.append(f"the card describes column {twice[0][0]!r} twice (as {twice[0][1]!r}): the first entry is kept")
+    elif twice:
+        notes.append(f"the card describes {len(twice)} columns twice ({_some(repr(c) for c, _ in twice)}): "
+                     "the first entries are kept")
     fields: dict = {k: getattr(card, k) for k in ("title", "subtitle", "description", "license", "url", "owner", "tags")
                     if getattr(card, k)}
     about = _file_entry(card.file_about, table_name) or card.about_file
@@ -535,4 +555,16 @@ def fit_card(card: Card, table_name: str, columns: list[str] | None) -> tuple[di
     elif card.target or card.target_position:
         notes.append(f"the card's declared target ({card.target or f'column {card.target_position}'}) "
                      "is no column of the table: ignored")
+    if len(notes) > MAX_NOTES:
+        notes = notes[:MAX_NOTES - 1] + [f"and {len(notes) - MAX_NOTES + 1} more notes of the same card"]
     return fields, tuple(notes)
+
+
+MAX_NOTES = 10  # lines one card may add to the build log
+
+
+def _some(items, shown: int = 3) -> str:
+    """The first `shown` of `items`, and how many more: a note stays one short line."""
+    items = list(items)
+    more = f", and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(shorten(i, 60) for i in items[:shown]) + more

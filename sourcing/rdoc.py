@@ -30,7 +30,7 @@ _DL_MARKER = re.compile(r"^(?: {3,}|\t)[ \t]*$")
 _SECTION = re.compile(r"^###(?!#)\s*(.+?)\s*$", re.M)
 # The title heading wraps onto following lines when it is long.
 _TITLE = re.compile(r"^##(?!#)[ \t]*(\S.*(?:\n[ \t]*\S.*)*)", re.M)
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-*:?\s*)+\|?\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(\|\s*+:?-*+:?\s*+)+\|?\s*$")
 _BULLET = re.compile(r"^\s*[*+-]\s+(.*)$")
 # R's matrix column index in `[, 1] | `mpg` | ...` tables, or a plain row number.
 _INDEX_CELL = re.compile(r"^(\[\s*,\s*\d+\s*\]|\d+\\?\.?|[A-Za-z]\[\d+\])$")
@@ -65,7 +65,7 @@ class RDoc:
 
 # The opening of one frame's entries on a page that documents several ("`nafld2` is a data frame with
 # 400123 observations and 4 variables").
-_FRAME_OPENING = re.compile(r"^\s*`?(?P<name>[A-Za-z.][\w.]*)`?\s+(is|are)\s+an?\s+(data[ .]?frames?|tibbles?|"
+_FRAME_OPENING = re.compile(r"^[^\S\n]*`?(?P<name>[A-Za-z.][\w.]*)`?\s+(is|are)\s+an?\s+(data[ .]?frames?|tibbles?|"
                             r"matri(x|ces)|lists?)\b", re.M)
 
 
@@ -198,7 +198,7 @@ _BULLET_ITEM = re.compile(
     r"""^(?:\*\*(?P<bold>[^*]+?):?\*\*:?         # **name:** desc
         |`(?P<code>[^`]+)`\s*[:.\-]?            # `name`: desc
         |"(?P<quoted>[^"]+)"\s*(?:is|:|-)?      # "name" is desc
-        |(?P<plain>[^\s:]+(?:,\s*[^\s:,]+)*?)\s*(?::|\.(?=\s)|\s-\s|\s=\s))  # name: desc / name. desc
+        |(?P<plain>[^\s:,]+,?(?:,\s*[^\s:,]+)*?)\s*(?::|\.(?=\s)|\s-\s|\s=\s))  # name: desc / name. desc
         \s*(?P<desc>.+)$""",
     re.X,
 )
@@ -310,7 +310,7 @@ _NOT_COLUMNS = frozenset({"log", "log10", "log2", "log1p", "exp", "sqrt", "I", "
                           "function", "if", "else", "for", "in", "x", "y"} - {"x", "y"})
 _CENSORED = re.compile(r"\bSurv\s*\(")
 _IDENT = re.compile(r"(?<![\w.$])([A-Za-z.][\w.]*)(?:\$([A-Za-z.][\w.]*))?(?![\w.$])(?!\s*\()")
-_CALL = re.compile(r"([A-Za-z.][A-Za-z0-9._]*)\s*\($")
+_CALL = re.compile(r"([A-Za-z.][A-Za-z0-9._]{0,100})\s*\($")
 # Format/Details wording that names the response: "the response", "dependent variable", ...
 _RESPONSE_WORDS = re.compile(r"\b(response( variable)?|outcome( variable)?|dependent variable|"
                              r"variable of interest|target variable|endogenous variable)\b", re.I)
@@ -344,7 +344,7 @@ def _response_side(lhs: str) -> str:
     def count(text: str) -> int:
         return len(set(_column_names(text)))
 
-    if re.match(r"\s*cbind\s*\(", lhs) or count(lhs) < 2:
+    if re.match(r"(?<!\s)\s*cbind\s*\(", lhs) or count(lhs) < 2:
         return lhs
     if "/" in lhs and count(numerator := lhs[:lhs.index("/")]) == 1:
         return numerator
@@ -480,7 +480,7 @@ def computed_from(code: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for m in _ASSIGNMENT.finditer(code):
         name, rhs = m.group(1), m.group(2)
-        call = re.match(r"\s*([A-Za-z.][\w.]*)\s*\(", rhs)
+        call = re.match(r"(?<!\s)\s*([A-Za-z.][\w.]{0,100})\s*\(", rhs)
         if name in out or name in _NOT_COLUMNS or (call and call.group(1) in _MODEL_CALLS):
             continue  # a fitted model (`cc_ols <- lm(expenditure ~ age + ...)`) is no variable
         rhs = re.sub(r"\b(with|within|transform)\s*\(\s*[A-Za-z.][\w.]*\s*,", "", rhs)  # the data frame
@@ -635,12 +635,12 @@ def collapse_whitespace(text: str) -> str:
 
 
 # The converter sometimes breaks a long URL with a space, so spaces are allowed inside.
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s][^)]*)\)")
-_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|[^>\s@]+@[^>\s]+)>")
+_LINK = re.compile(r"\[([^\]]{1,500})\]\(([^)\s][^)]{0,2000})\)")
+_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]{1,2000}|[^>\s@]{1,200}@[^>\s]{1,200})>")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>$^~ ])")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 # The converter leaves a space before punctuation after emphasis: "_Biometrics_ , 37 ,".
-_SPACE_BEFORE_COMMA = re.compile(r"\s+([,;])(?=\s|$)")
+_SPACE_BEFORE_COMMA = re.compile(r"(?<!\s)\s+([,;])(?=\s|$)")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 
 

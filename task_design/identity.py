@@ -64,7 +64,7 @@ MAX_RATE_COLUMNS = 3  # the columns of a rate's numerator and denominator (ident
 # A description that makes the column a function of another one: "Price per carat" (the words beside
 # `per`), "ratio of deaths to ...", "seasonally adjusted sales", "log of wage" (what follows the phrase),
 # "price - price_1" (an expression whose operands are both columns).
-_PER = re.compile(r"(\w+)\s+per\s+(\w+)", re.I)
+_PER = re.compile(r"(?<!\w)(\w+)\s+per\s+(\w+)", re.I)
 _OF_PHRASE = re.compile(r"\b(ratios? of|shares? of|proportion of|percent(?:age)? of|fraction of|changes? in|"
                         r"growth (?:rate )?of|difference (?:between|of|in)|sum of|total of|seasonally adjusted|"
                         r"log(?:arithm)? of|natural log of|ln of|deflated|"
@@ -83,12 +83,12 @@ _ESTIMATE = re.compile(r"\b(estimated|predicted|fitted|forecasts?|forecasted|pro
                        r"((?:[\w.-]+\s+){0,2}[\w.-]+)", re.I)
 _THRESHOLD = re.compile(r"(?<![\w.])1\s+(?:if|when)\s+(?:the\s+)?([\w.]+)\s*(?:>|<|=|!=|\bexceeds?\b|"
                         r"\bgreater\b|\bless\b|\babove\b|\bbelow\b|\bover\b|\bunder\b|\bat (?:least|most)\b)", re.I)
-_BANDED = re.compile(r"\b([\w.]+)\s+(?:categor(?:y|ies)|groups?|class(?:es)?|bands?|brackets?|quartiles?|quintiles?|"
+_BANDED = re.compile(r"\b([\w.]{1,80})\s+(?:categor(?:y|ies)|groups?|class(?:es)?|bands?|brackets?|quartiles?|quintiles?|"
                      r"terciles?|tertiles?|deciles?|percentiles?|bins?|intervals?)\b|"
                      r"\b(?:categori[sz]ed|grouped|binned|discreti[sz]ed|dichotomi[sz]ed|recoded|banded|top-?coded)"
-                     r"\s+([\w.]+)", re.I)
-_TRANSFORM = re.compile(r"\b(?:log(?:10|2)?|ln|exp|sqrt|abs)\s*\(\s*([\w.]+)\s*\)|([\w.]+)\s*(?:\^|\*\*)\s*\d|"
-                        r"\b([\w.]+)\s+(?:squared|cubed)\b", re.I)
+                     r"\s+([\w.]{1,80})", re.I)
+_TRANSFORM = re.compile(r"\b(?:log(?:10|2)?|ln|exp|sqrt|abs)\s*\(\s*([\w.]{1,80})\s*\)|([\w.]{1,80})\s*(?:\^|\*\*)\s*\d|"
+                        r"\b([\w.]{1,80})\s+(?:squared|cubed)\b", re.I)
 # A target described as an aggregate of other columns: anes' addchoice, "an additive scale of the
 # abortion scores"; "sum of the item scores", "total of the 8 responses", "composite index of ...".
 _ITEM_WORDS = (r"(items?|scores?|responses?|questions?|answers?|sub-?scales?|components?|variables?|columns?|"

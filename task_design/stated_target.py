@@ -65,7 +65,7 @@ def _by_name(words: str, names: Sequence[str]) -> set[str]:
     """The column the words name first by its whole name (a name inside a longer named one counts once), or
     the names of a list ("sqft or bedrooms") that they open with, which fits several."""
     text = f" {_plain(words)} "
-    marked = {_plain(m) for m in re.findall(r"[`*'\"“‘]+([^`*'\"”’\n]{1,40})[`*'\"”’]+", words)}
+    marked = {_plain(m) for m in re.findall(r"[`*'\"“‘]{1,4}([^`*'\"”’\n]{1,40})[`*'\"”’]+", words)}
     # A name as a word of the sentence, or its plural ("final grades" names `final_grade`).
     found = {c: p for c in names if (p := _plain(c)) and (len(p) >= 2 or p in marked)
              and any(f" {p}{s} " in text for s in ("", "s", "es"))}

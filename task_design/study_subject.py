@@ -316,7 +316,7 @@ def title_measure(record: DatasetRecord, candidates: list[str], attributes: list
 
 
 def _listed_measure(text: str, candidates: list[str], attributes: list[str]) -> StudySubject | None:
-    parts = [p for p in re.split(r"\s*(?:,|;|&|\band\b)\s*", text) if p]
+    parts = [p for p in re.split(r"(?<!\s)\s*(?:,|;|&|\band\b)\s*", text) if p]
     if len(parts) < 2:
         return None
     named: list[str] = []
@@ -357,7 +357,7 @@ def title_head(title: str) -> str | None:
         return singular(m.group("y"))
     if not title or _NOT_A_PHRASE.search(title):
         return None
-    phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]*[)]', ' ', title)} ", maxsplit=1)[0]
+    phrase = _TITLE_PREPOSITION.split(f" {re.sub(r'[(][^)]{0,300}[)]', ' ', title)} ", maxsplit=1)[0]
     words = [w for w in re.findall(r"[A-Za-z]+", phrase) if w.lower() not in HEAD_FRAME_WORDS]
     if not words or len(words[-1]) < 4 or words[-1].lower() in FRAME_WORDS:
         return None

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
+from pipeline.core.text import plain_phrase
 from pipeline.core.wording import FUNCTION_WORDS, LEADING_TYPE, TRAILING_TYPE, alnum_words, plural_stem, split_camel
 
 # DARE-bench's own spelling for an undocumented column in metadata.txt (the covid-19 example).
@@ -50,17 +51,17 @@ _INDICATOR = re.compile(r"^(?:equals\s*)?=?\s*1\s+(?:if|for)\s+(?P<what>.+?)(?:,
 _CODE = r"[^;,=()]+?"
 _BINARY = re.compile(rf"^\(?\s*(?:1\s*=\s*(?P<one>{_CODE})\s*(?:;|,|\bor\b)\s*0\s*=\s*{_CODE}"
                      rf"|0\s*=\s*{_CODE}\s*(?:;|,|\bor\b)\s*1\s*=\s*(?P<one2>{_CODE}))\s*\)?\s*\.?\s*$", re.I)
-_WITH_LEVELS = re.compile(r",?\s*\bwith (?:the )?levels\b.*$", re.I)
-_CODE_PARENTHESIS = re.compile(r"\s*\([^()]*=[^()]*\)\s*$")
+_WITH_LEVELS = re.compile(r"(?:,|(?<![\s,]))\s*\bwith (?:the )?levels\b.*$", re.I)
+_CODE_PARENTHESIS = re.compile(r"(?<!\s)\s*\([^()=]*+=[^()]*+\)\s*$")
 # "1=Urgent/Emerg; 0=elective (type of admission)": a code list that ends by saying what it codes
-_CODES_THEN_MEANING = re.compile(r"^[^()]*=[^()]*\((?P<meaning>[^()=<>]{3,})\)$")
+_CODES_THEN_MEANING = re.compile(r"^[^()=]*+=[^()]*+\((?P<meaning>[^()=<>]{3,})\)$")
 # A codebook line: "1 = central cities. 2 = suburban areas. 3 = rural/small towns/outlying areas."
-_CODE_ITEM = re.compile(r"-?\d+\s*=\s*\S.*", re.S)
+_CODE_ITEM = re.compile(r"(?<!\d)-?\d+\s*=\s*\S.*", re.S)
 _CODE_SPLIT = re.compile(r"(?<=[.;,])\s+(?=-?\d+\s*=)")
 _CONJUNCTION = re.compile(r"(?:^|\s)(?:and|or)\s")
 # A list that opens so qualifies the clause before it ("the road, either MC, FAI, PA, or MA").
 _QUALIFIER_OPENING = re.compile(r"(?:either|e\.g\.|i\.e\.|such as|including|namely|like)\b", re.I)
-_BRACKETED = re.compile(r"\s*\([^()]*\)")
+_BRACKETED = re.compile(r"(?<!\s)\s*\([^()]*\)")
 
 
 def description_phrase(column: str, description: str, whole: bool = False, qualified: bool = False) -> str:
@@ -99,8 +100,8 @@ def description_phrase(column: str, description: str, whole: bool = False, quali
         desc = f"{first} ({rest})" if qualified and rest and not re.search(r"[()\[\]{}\"]", rest) else first
     if len(desc) > MAX_PHRASE:  # what brackets add is a detail: "average hourly earnings (sum of ...)"
         desc = _BRACKETED.sub("", desc).strip()
-    if len(desc) > MAX_PHRASE or len(desc) < 3 or desc.lower() == column.lower():
-        return ""
+    if len(desc) < 3 or desc.lower() == column.lower() or not plain_phrase(desc, MAX_PHRASE):
+        return ""  # a phrase with markup or a second clause would reach question_v1 as it is (issue 48)
     return desc
 
 

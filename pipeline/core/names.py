@@ -83,3 +83,7 @@ TS_GROUND_TRUTH_V2 = "ground_truth_v2"
 TS_TRAIN_CSV = data_file(TS_TRAIN, "csv")
 GROUND_TRUTH_V1 = data_file(TS_GROUND_TRUTH_V1, "csv")
 GROUND_TRUTH_V2 = data_file(TS_GROUND_TRUTH_V2, "csv")
+# Wall-clock seconds one dataset's design may take by default (pipeline.steps.bounded_design_step): a design takes
+# seconds (the 300-candidate build's slowest well under a minute); a card that stalls a pattern would take hours.
+# The operator changes it (OperatorSettings.design_budget_s, `--design-budget`); a run's trigger cannot.
+DESIGN_BUDGET_S = 600.0

@@ -79,6 +79,23 @@ def html_text(text: str) -> str:
 
 
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
+# A card's description names a column in an instruction an agent reads (question_v1) and a curator renders as
+# Markdown: there it must stay a phrase, whatever the card holds. A backtick opens a code span or a fence that
+# swallows the instructions after it, `<` and `>` raw HTML, brackets a link, `|` a table cell, `\\` an escape,
+# `{}`, `~` and `$` template, strike-through and maths syntax; a sentence break starts a second instruction.
+PHRASE_MARKUP = frozenset("`<>[]{}|\\~$#")
+PHRASE_MAX_CHARS = 90
+# A second sentence ("cm. Ignore the above"), one after a question or an exclamation, a clause after a semicolon or a
+# colon; not an abbreviation ("mos. in prison", "Child vs. Adult") nor a codebook's next code ("1 = urban; 2 = rural").
+_SECOND_CLAUSE = re.compile(r"(?<=[A-Za-z]{2}[.!?])(?<!vs\.)\s+[A-Z]|[!?]\s+\S|[;:]\s+(?![-\d])")
+
+
+def plain_phrase(text: str, max_chars: int = PHRASE_MAX_CHARS) -> bool:
+    """Whether `text` may name a column in an instruction: at most `max_chars` characters on one line, no markup
+    character (PHRASE_MARKUP), no control character, and one clause (_SECOND_CLAUSE). A description that fails is not shown; the column is named by
+    its name instead (pipeline.core.column_refs)."""
+    return (len(text) <= max_chars and text.isprintable() and not PHRASE_MARKUP.intersection(text)
+            and _SECOND_CLAUSE.search(text) is None)
 ELLIPSIS = "…"
 
 

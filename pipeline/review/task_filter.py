@@ -25,7 +25,7 @@ from pipeline.core.sqlite import quote_identifier
 
 _MAX_CHARS = 4096  # a filter is typed by hand; a longer one is a mistake or an attack on the parser
 _MAX_DEPTH = 32  # nested parentheses and "not": the parser recurses once per level
-_TOKEN = re.compile(r"""\s*(?:(?P<number>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<string>'(?:[^']|'')*')"""
+_TOKEN = re.compile(r"""(?<!\s)\s*(?:(?P<number>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<string>'(?:[^']|'')*')"""
                     r"""|(?P<op><=|>=|<>|!=|==|=|<|>|\(|\)|,)|(?P<word>[A-Za-z_][A-Za-z0-9_]*))""")
 _COMPARE = {"=": "=", "==": "=", "!=": "<>", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 

@@ -34,7 +34,7 @@ class Rule:
     owner: str = ""  # the module whose decisions apply it
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-z]+(?:[.-][a-z0-9]+)+", self.id):
+        if not re.fullmatch(r"(?<![a-z])[a-z]+(?:[.-][a-z0-9]+)+", self.id):
             raise ValueError(f"rule id {self.id!r} is not `group.name`")
         if not self.statement.strip().endswith("."):
             raise ValueError(f"rule {self.id}: its statement is one sentence ending with a full stop")

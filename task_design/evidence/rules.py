@@ -207,8 +207,9 @@ RULES = registry((
         owner='task_design.targets',
         statement=('A title naming an influence on what it studies ("Airbag and other influences on ...", '
                    '"Effects of X on Y") names X as an influence, not the studied outcome.'),
-        matcher=re.compile(r"^(?P<x>.+?)\s+and (?:other )?(?:influences|factors|determinants|predictors|causes)\b|"
-                              r"\b(?:effects?|influences?|impacts?) of (?P<x2>.+?) on\b", re.I),
+        # The shortest name never ends in a space, so the run before "and" is taken whole: linear on spaces.
+        matcher=re.compile(r"^(?P<x>.+?)(?<!\s)\s++and (?:other )?(?:influences|factors|determinants|predictors|"
+                           r"causes)\b|\b(?:effects?|influences?|impacts?) of (?P<x2>.{1,200}?) on\b", re.I),
         cases=(Case('Airbag and other influences on accident fatalities', True),
                Case('Effects of price on sales', True), Case('Accident fatalities', False),
                Case('Sales of child car seats', False),)),
@@ -558,7 +559,7 @@ RULES = registry((
                            r"pre-\w+|pretest|pre-?treatment|(at|on) (study )?entry|at enrol?ment|before (the )?"
                            r"(treatment|study|program|intervention)|score band|band of|above grade|"
                            r"estimated (by|from|with)|estimated \w+ \(by|as estimated|predicted by|centered (around|at|on))\b|"
-                           r"(^|[\s(:;,])=?\s*1\s*(=\s*)?if\b|\bdummy\b|"
+                           r"(^|[\s(:;,])=?\s{0,10}1\s{0,10}(=\s{0,10})?if\b|\bdummy\b|"
                            # another person's measure: babies' `weight`, "mother's weight in pounds";
                            # Ecdat/RetSchool's `momed`, "mean grade level of mother"
                            r"\b(mother|father|parent|husband|wife|spouse|partner|sibling)'?s\b|"
@@ -618,7 +619,7 @@ RULES = registry((
         owner='task_design.targets',
         statement=('An entry naming an occasion, not a measure ("Semester when grades were recorded", "Year in '
                    'which ..."), has no outcome reading.'),
-        matcher=re.compile(r"^\W*(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I),
+        matcher=re.compile(r"^\W{0,40}(the )?[\w-]+( of the \w+)? (when|where|in which|at which|during which)\b", re.I),
         cases=(Case('Semester when grades were recorded', True), Case('Year in which the survey was taken', True),
                Case('Grade in the first semester', False), Case('the number of visits when ill', False),)),
     Rule(

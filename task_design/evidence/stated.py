@@ -22,7 +22,8 @@ _REST = r"(?P<x>[^.;!?\n]{1,160})"
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _COUNT = r"(?P<k>\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
 # "**Target**", "`Churn`", "'species'": Markdown emphasis and quotes around a name.
-_MARK = r"[*_`'\"“”‘’]*"
+_MARK = r"[*_`'\"“”‘’]{0,4}"
+_MARK_RUN = r"[*_`'\"“”‘’]*+"  # the same, taken whole where nothing before it can take a mark
 # "estimate the effect of college on earnings" names an influence, not what is predicted.
 _NOT_CAUSAL = r"(?!(?:the\s+|an?\s+)?(?:causal\s+)?(?:effects?|impacts?|influences?|relationships?|associations?)\b)"
 
@@ -45,9 +46,12 @@ STATED_RULES = (
         statement=("A line of a card's features list whose head is a column and whose text or bracket marks it "
                    "as the target, label or output (\"Personality: Target variable (Extrovert/Introvert)\", "
                    "\"placed (Label) - placement status\") names that column."),
-        matcher=re.compile(r"^[\s*+•#>|-]*(?:\d+[.)]\s*)?" + _MARK + r"(?P<x>[^:\n–—|(.;,!?]{1,40}?)" + _MARK +
-                           r"\s*(?:\(\s*(?:target|label|output|class)(?:\s+variable)?\s*\)" + _MARK +
-                           r"\s*(?:[:–—|-]|$)|[:–—|-]\s*" + _MARK + r"\(?\s*(?:the\s+)?target\b"
+        # Linear on one line of a thousand backticks (tests/test_hostile_patterns.py): the bullets and the
+        # marks before the name are taken whole (possessive) and never cross a line, the marks after it are
+        # few, and each run of spaces is one run (`\s*\(?\s*` would try every split of it).
+        matcher=re.compile(r"^[ \t*+•#>|-]*+(?:\d+[.)]\s*+)?" + _MARK_RUN + r"(?P<x>[^:\n–—|(.;,!?]{1,40}?)" +
+                           _MARK + r"\s*+(?:\(\s*+(?:target|label|output|class)(?:\s++variable)?\s*+\)" + _MARK +
+                           r"\s*+(?:[:–—|-]|$)|[:–—|-]\s*+" + _MARK + r"(?:\(\s*+)?(?:the\s++)?target\b"
                            r"(?!\s+(?:audience|market|group|price|customers?|population|area|date|of|for|to)\b))",
                            re.I | re.M),
         cases=(Case('        - Personality: Target variable (Extrovert/Introvert).', True),
@@ -87,7 +91,7 @@ STATED_RULES = (
         statement=("A card naming a column \"as the target\" or saying it \"is the (classification) target\" "
                    "(\"Binary classification with Healthy as the target\", \"... classification target (species)"
                    "\") names that column."),
-        matcher=re.compile(r"(?P<before>[\w`*'\"“”‘’.-]+(?:\s+[\w`*'\"“”‘’.-]+){0,3})\s+(?:as|is)\s+(?:the|its|our)\s+"
+        matcher=re.compile(r"(?<![\w`*'\"“”‘’.-])(?P<before>[\w`*'\"“”‘’.-]+(?:\s+[\w`*'\"“”‘’.-]+){0,3})\s+(?:as|is)\s+(?:the|its|our)\s+"
                            r"(?:\w+\s+)?target\b(?!\s+(?:audience|market|group|price|population|area)\b)|"
                            r"\b(?:classification|regression|prediction)\s+target\s*\((?P<paren>[^)\n]{1,60})\)",
                            re.I),
@@ -114,7 +118,7 @@ STATED_RULES = (
                    "\"Predict ...\", names that quantity as what its rows are for, read only when no stronger "
                    "statement fires."),
         matcher=re.compile(r"(?:\b(?:for|on|used to|designed to|intended to|can be used to|allows? (?:you )?to|"
-                           r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^[\s*+•-]*)"
+                           r"use (?:it|this dataset|this data|the data) to|models? to)\s+|^(?:[^\S\n]|[*+•-])*+)"
                            r"(?:predict(?:ing)?|forecast(?:ing)?|classify(?:ing)?|estimat(?:e|ing))\s+" + _NOT_CAUSAL + _REST,
                            re.I | re.M),
         cases=(Case('This dataset is for predicting hybrid nanofluid density', True),

@@ -159,3 +159,16 @@ def test_a_yaml_header_with_aliases_is_not_expanded_and_the_body_is_still_read()
     assert (card.format, card.title, card.license, card.columns) == ("huggingface", "Laughs", "", {"x": "a column"})
     assert card.notes == ("README.md: the card's YAML header is not valid YAML (it uses an alias (*name), which a "
                           "card header is not read with): read as Markdown only",)
+
+
+def test_a_card_naming_twenty_thousand_absent_columns_is_one_line_of_the_log() -> None:
+    """A card may name any number of columns; the build log gets one summarised line per kind, not one a column."""
+    fields = [{"name": f"ghost_{i}", "description": "not here"} for i in range(20_000)]
+    fields += [{"name": "age", "description": "age in years"}, {"name": "AGE", "description": "age again"}]
+    card = read_card("dataset-metadata.json", json.dumps({"title": "Ghosts", "resources": [
+        {"path": "t.csv", "schema": {"fields": fields}}]}))
+    fit, notes = fit_card(card, "t.csv", ["age", "score"])
+    assert fit["column_descriptions"] == {"age": "age in years"}
+    assert notes == ("the card describes 20000 columns the table does not have ('ghost_0', 'ghost_1', 'ghost_2', and "
+                     "19997 more): ignored",
+                     "the card describes column 'age' twice (as 'AGE'): the first entry is kept")

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
 EXAMPLES = os.environ.get("DARE_EXAMPLES", "/work/shared/dare-examples")
-TREE = os.environ.get("DAREGEN_BENCH_TREE", str(ROOT / "generated"))  # a built tree, for the root-files bench
+TREE = os.environ.get("DAREGEN_BENCH_TREE", str(ROOT / "generated" / "tasks"))  # a built tree, for the root-files bench
 
 
 @dataclass(frozen=True)

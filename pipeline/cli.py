@@ -45,7 +45,7 @@ LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environmen
 # DESIGNER_SETTINGS, which says the same, imports the settings' models: a second on a busy machine).
 LLM_DESIGNER = "llm"
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
-BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
+BUILD_DEFAULTS = {"out": Path(names.DEFAULT_OUT), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
                   "column_references": names.COLUMN_REFERENCE_STYLES[0], "curation": None, "publish": "all"}
 PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
@@ -537,7 +537,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true",
                    help="let --out be a non-empty folder daregen did not write (moved aside, never deleted)")
     b.add_argument("--llm-cache-dir", default=None,
-                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
+                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else the checkout's .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.add_argument("--llm-fallback", action="store_true",
                    help="design with the heuristic what the model cannot answer, even when its key is missing or "
@@ -557,7 +557,7 @@ def parser() -> argparse.ArgumentParser:
     _add_build_parameters(sv, out_type=str, what="each run's ")
     sv.add_argument("--curation", default=None, metavar="TOML", help="the curators' ledger every run honours")
     sv.add_argument("--cache-dir", default=None, metavar="DIR",
-                    help="the build cache of every run (default $DAREGEN_CACHE, else .cache/daregen)")
+                    help="the build cache of every run (default $DAREGEN_CACHE, else the checkout's .cache/daregen)")
     sv.add_argument("--max-limit", type=int, default=None, metavar="N",
                     help="the largest --limit a run may ask for (default: no bound, every candidate)")
     sv.add_argument("--allow-sources", action="append", default=None, metavar="SPEC",

@@ -65,7 +65,7 @@ MAX_LEDGER_BYTES = 1 << 20  # a ledger is a hand-kept list of decisions; more is
 CURATION_STAGE, WITHHELD_STAGE = "curation", "withheld"
 # Provenance fields that say which code or machine built a task, not what the task is; and the
 # curation state, which is computed from the digest.
-_UNDIGESTED = ("code_version", "environment", "curation")
+UNDIGESTED = ("code_version", "environment", "curation")
 _UNDIGESTED_FILES = ("verify/environment.json",)  # the library versions of the machine that built it
 
 Ref = Annotated[str, Field(min_length=1)]
@@ -223,7 +223,7 @@ def metadata_digest(metadata: dict[str, Any]) -> str:
     and without the curation state (so the digest of a written file is the one recorded in it)."""
     value = dict(metadata)
     if isinstance(value.get("daregen"), dict):
-        value["daregen"] = {k: v for k, v in value["daregen"].items() if k not in _UNDIGESTED}
+        value["daregen"] = {k: v for k, v in value["daregen"].items() if k not in UNDIGESTED}
     return hashlib.sha256(_canonical(value)).hexdigest()
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pipeline import steps
 from pipeline.build import BuildJob, Candidate, build_one, list_candidates
+from pipeline.commands import command
+from pipeline.curate import offline_specs
 from pipeline.core.curation import Ledger
 from pipeline.core.records import TaskSpec
 from pipeline.core.seeding import rng_for
@@ -53,7 +55,18 @@ def _target_line(d: ColumnDecision, chosen: dict[str, str], excluded: dict[str, 
     return f"no: {against}" if against else "no"
 
 
-def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH) -> list[str]:
+def pin_command(candidate: Candidate, ledger_path: str | None = None) -> str:
+    """`daregen curate pin REF --target COLUMN`, spelled to run as printed: with the source that offers a dataset
+    not in the built-in corpus (its folder made absolute; the ledger records it for later edits) and the ledger
+    inspect read, when it read one."""
+    spec = candidate.source if candidate.arg is None else f"{candidate.source}:{candidate.arg}"
+    sources = () if candidate.source == "builtin" else ("--sources", (offline_specs(spec) or [spec])[0])
+    ledger = ("--curation", ledger_path) if ledger_path else ()
+    return command("curate", "pin", candidate.ref, *sources, *ledger, "--target", "COLUMN")
+
+
+def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH,
+                  ledger_path: str | None = None) -> list[str]:
     """What a curator reads about one dataset: the header, the verdict, then each column."""
     with tempfile.TemporaryDirectory(prefix="daregen-inspect-") as scratch:
         outcomes = build_one(candidate.ref, candidate.source, candidate.arg, job, Path(scratch) / "work",
@@ -97,7 +110,7 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
         lines.append(f"  no task can exist: {decisions.frame_problem}")
     feasible = [d.name for d in decisions.columns if d.target_type is not None and d.name not in chosen]
     if not specs and feasible and not decisions.frame_problem:
-        lines.append(f"  a pin: daregen curate pin {candidate.ref} --target COLUMN (feasible by type: "
+        lines.append(f"  a pin: {pin_command(candidate, ledger_path)} (COLUMN feasible by type: "
                      f"{', '.join(feasible)}), then a build designs that task through every check")
     lines += ["", f"  {'column':<24} {'type':<22} {'missing':>7} {'distinct':>8}  role"]
     for d in decisions.columns:
@@ -111,10 +124,12 @@ def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_
     return [printable(line) for line in lines]
 
 
-def inspect(ref_or_spec: str, sources: str = "builtin", seed: int = 0, ledger: Ledger | None = None) -> list[str]:
-    """Every dataset REF names, inspected; datasets separated by a blank line."""
+def inspect(ref_or_spec: str, sources: str = "builtin", seed: int = 0, ledger: Ledger | None = None,
+            ledger_path: str | None = None) -> list[str]:
+    """Every dataset REF names, inspected (under `ledger`, read from `ledger_path`); datasets separated by a
+    blank line."""
     job = BuildJob.make(seed, curation=ledger)
     out: list[str] = []
     for candidate in candidates_of(ref_or_spec, sources):
-        out += ([""] if out else []) + inspect_lines(candidate, job)
+        out += ([""] if out else []) + inspect_lines(candidate, job, ledger_path=ledger_path)
     return out

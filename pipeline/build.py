@@ -443,7 +443,8 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
             keys[o.ref], u)))), None)
         if bad is not None:  # never published as is: the dataset is built again and stored afresh
             unit, problem = bad
-            note(f"build cache: the cached {unit} task of {o.ref} failed its check ({problem}); rebuilding it")
+            note(f"build cache: the cached {unit} task of {o.ref} failed its check ({problem}); rebuilding it",
+                 once=True)  # the entry is gone: a flow after cached_build_before_start will not say it again
             build_cache.discard(cache, build_cache.unit_key(keys[o.ref], unit))
             units = None
         if not units:

@@ -321,6 +321,10 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
         lines += ["", f"  {'file type':<22}{'tasks':>6}"]
         lines += [f"  {ftype:<22}{n:>6}" for ftype, n in report["by_format"].items()]
     lines.append("")
+    # What `out` shows is this build's tree only when it published or kept one; otherwise the files there
+    # are an earlier build's, and neither they nor the commands to run on them belong in this summary.
+    ours = headline is None
+    lines += review_lines(report, out, ours)
     held = withheld(report)
     if held:
         lines.append(f"  {plural(len(held), 'built task')} withheld by --publish approved (not approved at "
@@ -332,13 +336,9 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
         lines += [f"    {n:>4}  {printable(reason)}" for reason, n in reasons]
     if "llm" in report:
         lines.append(f"  {usage_line(report['llm'])}")
-    ours = headline is None
-    lines += review_lines(report, out, ours)
     # A build that published nothing keeps its report beside the output (run_report_md).
     reports = [(str(report.get("run_report_md", out / names.RUN_REPORT_MD)),
                 "every task's target and every skipped dataset's reason")]
-    # What `out` shows is this build's tree only when it published or kept one; otherwise the files there
-    # are an earlier build's, and neither they nor the commands to run on them belong in this summary.
     reports += [(str(out / name), what) for name, what in (
         (names.QUESTION_LIST, "the tasks and their instructions"),
         (names.CORPUS_REPORT_HTML, "the corpus: types, licences, difficulty, rejections"))

@@ -29,6 +29,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline import build_cache, steps
 from pipeline.build import PER_TASK_STAGES, WaveRunner, build_generation, build_inputs
+from pipeline.commands import command
 from pipeline.curation_check import checked_ledger
 from pipeline.progress import WaveProgress
 from pipeline.core import names
@@ -38,7 +39,8 @@ from pipeline.deployment import (OPERATOR_ENV, OperatorSettings, RefusedRun, bui
 from pipeline.publish import build_lock, check_out_target, crash_point, generations_dir, new_generation
 from pipeline.review.diff import DIFF_HTML
 from pipeline.review.reports import CORPUS_REPORT_HTML
-from pipeline.run_report import outcome_line, outcome_rows, rejection_line, summary_markdown
+from pipeline.run_report import (counts_text, nothing_published, outcome_line, outcome_rows, rejection_line,
+                                 summary_markdown)
 from pipeline.step_processes import run_step, step_processes, stopped_by_sigterm
 from pipeline.steps import Outcome
 from sourcing.registry import source_kind
@@ -178,7 +180,7 @@ def prefect_waves(pool) -> WaveRunner:
 
 
 @flow(name="build-tasks", task_runner=ThreadPoolTaskRunner(max_workers=max(1, os.cpu_count() or 1)))
-def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0, sources: str = "builtin",
+def build_tasks(out: str = names.DEFAULT_OUT, limit: int | None = None, seed: int = 0, sources: str = "builtin",
                 designer: str = "heuristic", designer_settings: dict | None = None, runner: str = "local",
                 dask_address: str | None = None, dask_workers: int = 2, cache_dir: str | None = None,
                 keep_generations: int = 3, input_limits: dict | None = None, force: bool = False,
@@ -191,7 +193,7 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     configures a designer that has settings (e.g. the LLM designer's model, api_base and cache
     folder); it never holds an API key. `runner` is `local` (threads) or `dask` (`dask_address`
     of a scheduler, or a LocalCluster of `dask_workers` processes). `cache_dir` holds the
-    per-dataset build cache (default `$DAREGEN_CACHE` or `.cache/daregen`). `input_limits` raises the
+    per-dataset build cache (default `$DAREGEN_CACHE`, else pipeline.core.cache.default_cache_root()). `input_limits` raises the
     bounds on reading source files (pipeline.core.safe_io.InputLimits); `force` lets `out` be an
     existing folder daregen did not write (it is moved aside, never deleted). `column_references`
     is how IF texts name features (pipeline.core.records.ColumnReferences; part of the design digest,
@@ -203,7 +205,8 @@ def build_tasks(out: str = "generated", limit: int | None = None, seed: int = 0,
     Called in-process (`daregen build`, a test) every parameter is the caller's. A run of the deployment
     takes only pipeline.deployment.RunParameters from its trigger and the rest from the operator's settings
     (OperatorSettings, in the serving process's environment); any other parameter ends the run before any
-    work, Failed with one line naming it.
+    work, Failed with one line naming it; so does a run that publishes nothing (every dataset skipped, or every
+    task withheld by `publish=approved`), with the run report's one-line reason, as the CLI exits 1.
     """
     served = _served_run()
     if served is not None:  # a run of the deployment: its trigger's choices, the operator's settings
@@ -241,6 +244,9 @@ def _build(out: str, limit: int | None, seed: int, sources: str, designer: str, 
             shutil.rmtree(staging, ignore_errors=True)
             raise
     _log_summary(report, out_path)
+    headline = nothing_published(report)
+    if served and headline:  # the nightly stopped releasing: a failed run, which an operator's alerts see
+        return _refused(headline)
     return report
 
 
@@ -262,7 +268,8 @@ def _served_run() -> dict | str | None:
 
 
 def _refused(reason: str) -> Failed:
-    """A run that may not start ends Failed with the reason as its message and one log line (no traceback)."""
+    """A run that may not start, or published nothing, ends Failed with the reason as its message and one log
+    line (no traceback)."""
     line = printable(reason)
     get_run_logger().error("daregen: %s", line)
     return Failed(message=line)
@@ -275,9 +282,9 @@ def _log_summary(report: dict, out: Path) -> None:
     tree = generations_dir(out) / report["generation"] if report.get("generation") else None
     # printable: a dataset's ref and reasons carry column and file names, whose escape bytes would reach
     # every terminal that shows the log (`--watch`, `prefect flow-run logs`).
-    logger.info("daregen: %s %d tasks from %d candidate datasets, %d rejected; %s",
+    logger.info("daregen: %s %d tasks from %d candidate datasets; %s; %s",
                 "kept" if report.get("unchanged") else "built", report["built"], report["considered"],
-                len(report["rejections"]), printable(outcome_line(report, out, tree)))
+                counts_text(report), printable(outcome_line(report, out, tree)))
     for r in report["rejections"]:
         logger.info("daregen: %s", printable(rejection_line(r)))
     files = {"run report": names.RUN_REPORT_MD, "corpus report": CORPUS_REPORT_HTML, "diff": DIFF_HTML}
@@ -315,8 +322,8 @@ def serve(operator: OperatorSettings, cron: str = "0 2 * * *", timezone: str = "
     schema = run_schema(build_tasks.parameters.model_dump_for_openapi(), operator)
     with get_client(sync_client=True) as client:
         client.update_deployment(deployment_id, DeploymentUpdate(parameter_openapi_schema=schema))
-    print("daregen: build-tasks/nightly is served; a run now: prefect deployment run build-tasks/nightly",
-          file=sys.stderr, flush=True)
+    print(f"daregen: build-tasks/nightly is served; a run now: "
+          f"{command('deployment', 'run', 'build-tasks/nightly', name='prefect')}", file=sys.stderr, flush=True)
     asyncio.run(runner.start())
 
 

@@ -16,7 +16,6 @@ import importlib
 import json
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.safe_io import InputLimits
 from pipeline.core.text import shorten_cause
 from pipeline.progress import held_notes, note, phase_seconds, plural
-from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, publish,
+from pipeline.publish import (build_lock, build_manifest, check_generation, crash_point, new_generation, publish,
                               published_generation, sealed_path, write_question_list)
 from pipeline.review.curation import stamp_curation, state_counts, task_review, tree_reviews
 from pipeline.review.diff import write_diff_reports
@@ -42,7 +41,7 @@ from pipeline.review.task_index import write_task_index
 from pipeline.review.reports import design_rows, read_json_or_none, write_tree_reports
 from pipeline.run_report import build_report, step_timings, write_report_md
 from pipeline.steps import Outcome
-from sourcing.registry import open_source, parse_sources
+from sourcing.registry import open_source, parse_sources, source_kind
 from sourcing.sources_file import resolve_spec
 from task_design.config import DesignConfig
 from task_design.llm_schema import LLMUsage
@@ -208,14 +207,7 @@ def _on(selected: Callable[[Outcome], bool], outcomes: list[Outcome],
 
 
 class NeedsWork(Exception):
-    """A stage would have to run: what `no_waves` raises for the no-op check before Prefect."""
-
-
-def no_waves(stage: str, outcomes: list[Outcome], args: Callable[[Outcome], dict]) -> list[Outcome]:
-    """A WaveRunner that runs nothing: only the caches may answer (unchanged_before_start)."""
-    if outcomes:
-        raise NeedsWork(stage)
-    return outcomes
+    """A stage would have to run: what `cached_waves` raises for a build the caches cannot answer alone."""
 
 
 def _stage_wave(run_wave: WaveRunner, job: BuildJob, candidates: list[Candidate], staging: Path):
@@ -300,13 +292,18 @@ def build_datasets(run_wave: WaveRunner, job: BuildJob, candidates: list[Candida
     # which copies none of them when the tree is unchanged.
     restore_hits(outcomes, hits, keys, cache, staging, lambda uid: uid not in verified)
     lap("cache restore")
-    from pipeline.guard import guard_staging_tree  # loads scikit-learn: see write_root_files
-
     to_check = sum(o.ok and o.uid not in verified for o in outcomes)
-    if to_check:
+    if to_check:  # else not even imported: it loads scikit-learn (see write_root_files), seconds of a release
+        from pipeline.guard import guard_staging_tree
+
         note(f"checking determinism: re-running {plural(to_check, 'reference solution')} in two fresh "
              "interpreters")
-    outcomes = _on(lambda o: o.uid not in verified, outcomes, lambda batch: guard_staging_tree(staging, batch))
+        outcomes = _on(lambda o: o.ok and o.uid not in verified, outcomes,
+                       lambda batch: guard_staging_tree(staging, batch))
+    else:  # what the guard does besides checking
+        from finalize.schema import copy_schema_into
+
+        copy_schema_into(staging)
     for o in outcomes:
         if o.ok and o.uid in keys:
             build_cache.mark_verified(cache, keys[o.uid])
@@ -453,7 +450,8 @@ def apply_cache(outcomes: list[Outcome], cache: Path, keys: dict[str, str]) -> t
             keys[o.ref], u)))), None)
         if bad is not None:  # never published as is: the dataset is built again and stored afresh
             unit, problem = bad
-            note(f"build cache: the cached {unit} task of {o.ref} failed its check ({problem}); rebuilding it")
+            note(f"build cache: the cached {unit} task of {o.ref} failed its check ({problem}); rebuilding it",
+                 once=True)  # the entry is gone: a flow after cached_build_before_start will not say it again
             build_cache.discard(cache, build_cache.unit_key(keys[o.ref], unit))
             units = None
         if not units:
@@ -605,37 +603,46 @@ def unchanged_report(outcomes: list[Outcome], entries: list[dict], usages: list[
     return report
 
 
-def unchanged_before_start(job: BuildJob, out: Path, *, sources: str, limit: int | None, cache: Path,
-                           started: float) -> dict | None:
-    """The no-op, told before Prefect starts: the run report when the generation published at `out` was
-    built from exactly these inputs (inputs_key) and the caches answer every candidate (its source
-    step cached, every task a cache hit that already passed the guard); None as soon as anything
-    would have to run, and the build then goes on as always (its own unchanged check included).
-    It reads the caches and the published tree only, under the build lock, in a scratch folder."""
+CACHED_BUILD_NOTE = "every candidate was answered by the caches: built in this process, without Prefect's flow"
+
+
+def cached_waves(stage: str, outcomes: list[Outcome], args: Callable[[Outcome], dict]) -> list[Outcome]:
+    """A WaveRunner for a build the caches answer: the source step of an offline source runs here, in this
+    thread (a local folder's files are read and hashed every build: their bytes may have changed under the
+    same ref), and any other step, or a source that downloads, raises NeedsWork."""
+    todo = [o for o in outcomes if o.ok]  # a wave passes a failed outcome through, as flows._wave does
+    if not todo:
+        return outcomes
+    if stage != "source" or any(source_kind(args(o)["source_key"]).needs_network for o in todo):
+        raise NeedsWork(stage)
+    return [steps.source_step(o, **args(o)) if o.ok else o for o in outcomes]
+
+
+def cached_build_before_start(job: BuildJob, out: Path, *, sources: str, limit: int | None, cache: Path,
+                              keep: int, started: float) -> dict | None:
+    """The build without Prefect when nothing but the caches has to answer: every candidate's source step
+    cached or offline (run here), every task a cache hit. Then no stage has a step to run, and the build's own
+    work (the guard of an unverified hit, stamping the review states, the root files, the reports, publishing
+    or the no-op) is this process's anyway: Prefect's server, flow and worker processes would only add their
+    start-up, most of the cost of releasing the approved tasks of an unchanged build. Returns the run report,
+    or None as soon as a stage would have to run (nothing published, no note printed: the flow then builds)."""
     out = Path(os.path.abspath(out))
-    previous = published_generation(out)
-    if previous is None:
-        return None
-    lap = Laps()
-    candidates = list_candidates(sources, limit)
-    with build_lock(out), tempfile.TemporaryDirectory(prefix="daregen-unchanged-") as scratch:
+    with build_lock(out):
+        staging = new_generation(out)
         try:
-            with held_notes() as lines:  # the build repeats them if it goes on: printed only for a no-op
-                outcomes, keys, hits, restored = source_and_look_up(no_waves, job, candidates, Path(scratch),
-                                                                    cache, lap)
+            with held_notes() as lines:  # the flow repeats them when it has work to do: printed only here
+                report = build_generation(cached_waves, job, staging, out, sources=sources, limit=limit,
+                                          cache=cache, keep=keep, started=started)
         except NeedsWork:
+            shutil.rmtree(staging, ignore_errors=True)
             return None
-        if any(o.ok and not (o.uid in hits and build_cache.is_verified(cache, keys[o.uid])) for o in outcomes):
-            return None
-        entries = [read_json(Path(o.work_dir) / steps.ENTRY_JSON) for o in outcomes if o.ok]
-        key = inputs_key(job, sources, limit, outcomes, keys)
-        if not entries or not unchanged(previous, key):
-            return None
-        lap("unchanged check")
-        for line in lines:
-            note(line)
-        return unchanged_report(outcomes, entries, [], hits, restored, previous, job, key, sources, limit,
-                                len(candidates), started, lap)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    for line in lines:
+        note(line)
+    note(CACHED_BUILD_NOTE)
+    return report
 
 
 def build_generation(run_wave: WaveRunner, job: BuildJob, staging: Path, out: Path, *, sources: str,

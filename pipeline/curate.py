@@ -18,6 +18,7 @@ replaces it.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fcntl
 import os
 import tempfile
@@ -27,8 +28,12 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from pipeline.core.curation import DECISION_KINDS, Ledger, ledger_target, parse_ledger, read_ledger_text
+from pipeline.commands import command
+from pipeline.core.curation import (DECISION_KINDS, LEDGER_SOURCES, Ledger, ledger_target, parse_ledger,
+                                    read_ledger_text)
 from pipeline.curation_check import check_ledger
+from sourcing.registry import open_source, parse_sources, source_kind
+from sourcing.sources_file import resolve_spec
 from pipeline.review.curation import REJECTED, TaskReview, approval_text, tree_reviews, unmatched_approvals
 
 
@@ -102,9 +107,42 @@ def _put(doc: tomlkit.TOMLDocument, kind: str, fields: dict, any_type: bool = Fa
             current[key] = value
 
 
-def edit_ledger(path: Path, sources: str, change) -> Ledger:
+def offline_specs(sources: str) -> list[str]:
+    """The specs of `sources` (a spec or a sources file) whose datasets a ledger can name and an edit can check
+    offline, besides the built-in corpus: local folders and SQLite files, their paths made absolute."""
+    return [f"{key}:{os.path.abspath(arg)}" for key, arg in parse_sources(resolve_spec(sources))
+            if key != "builtin" and arg and not source_kind(key).needs_network]
+
+
+def _openable(specs) -> list[str]:
+    """The recorded specs that still open (a folder that moved is skipped: `--sources` names its new place)."""
+    out = []
+    for spec in specs:
+        try:
+            key, _, arg = spec.partition(":")
+            open_source(key, arg or None)
+        except ValueError:
+            continue
+        out.append(spec)
+    return out
+
+
+def _record_sources(doc: tomlkit.TOMLDocument, sources: str) -> None:
+    """Add the offline specs of `sources` to the ledger's `sources` key (its first key, before any table)."""
+    recorded = [str(s) for s in doc.get(LEDGER_SOURCES) or []]
+    wanted = list(dict.fromkeys([*recorded, *offline_specs(sources)]))
+    if wanted != recorded:
+        doc[LEDGER_SOURCES] = wanted
+
+
+def edit_ledger(path: Path, sources: str | None, change, ref: str, check_ref: bool = True) -> Ledger:
     """Apply `change(doc)` to the ledger at `path` (created if absent) under its lock; the result is
-    checked as a build would check it (ValueError, file untouched) and written atomically."""
+    checked as a build would check it (ValueError, file untouched) and written atomically.
+
+    Only the entries naming `ref` (the ones this edit touched) are checked against the sources: the others were
+    checked when they were written, so an edit never fails on an entry it did not make. The sources are
+    `sources` (whose local folders and SQLite files the ledger then records), else the ones it recorded, else
+    the built-in corpus; `check_ref` False skips the check (an approval: its tree holds the task)."""
     shown, path = Path(path), ledger_target(Path(path))  # a link is edited at its target
     read_ledger_text(shown)  # a special file or one over the cap is refused before the lock is taken
     with ledger_lock(path):
@@ -116,20 +154,30 @@ def edit_ledger(path: Path, sources: str, change) -> Ledger:
         except RecursionError:
             raise ValueError(f"curation ledger {shown}: nested too deep to be a ledger") from None
         change(doc)
+        if sources is not None:
+            _record_sources(doc, sources)
         ledger = parse_ledger(doc.unwrap(), str(shown))
-        check_ledger(ledger, sources, str(shown))
+        if check_ref:
+            recorded = _openable(ledger.sources)
+            spec = sources if sources is not None else ",".join(recorded) or "builtin"
+            hint = ("" if sources is not None else
+                    "; name the folder that holds it once with --sources local:DIR (the ledger records it)")
+            check_ledger(ledger.for_ref(ref), spec, str(shown), unknown_hint=hint)
         _write_atomically(path, tomlkit.dumps(doc))
     return ledger
 
 
-def approve(path: Path, sources: str, ref: str, problem_type: str | None, digest: str | None, tree: Path | None,
-            reviewer: str, note: str) -> str:
+def approve(path: Path, sources: str | None, ref: str, problem_type: str | None, digest: str | None,
+            tree: Path | None, reviewer: str, note: str) -> str:
     """Approve a task as the tree `tree` holds it (at its design digest there; a `digest` given too must be
-    that one); returns a line saying what was approved. Replaces any approval of the same task."""
+    that one); returns a line saying what was approved. Replaces any approval of the same task. `ref` is the
+    dataset's ref or the task's folder in the tree (what `curate status` lists). The tree holds the task, so its
+    ref is checked against the sources only when `sources` are given."""
     if tree is None:
         raise ValueError("curate approve: name the tree the task was reviewed in (--tree TREE): an approval "
                          "must match a design digest a tree holds")
     review = _task_in_tree(Path(tree), ref, problem_type)
+    ref = review.ref
     if digest is not None and digest != review.digest:
         raise ValueError(f"curate approve: --digest {digest} is not the design digest of {review.task_dir} in "
                          f"{tree} ({review.digest}); approve what the tree holds")
@@ -141,8 +189,9 @@ def approve(path: Path, sources: str, ref: str, problem_type: str | None, digest
         _put(doc, "approve", {"ref": ref, "problem_type": problem_type, "digest": digest, "reviewer": reviewer,
                               "note": note})
 
-    edit_ledger(path, sources, change)
-    return f"approved {ref}" + (f" ({problem_type})" if problem_type else "") + f" at design digest {digest}"
+    edit_ledger(path, sources, change, ref, check_ref=sources is not None)
+    return (f"approved {ref}" + (f" ({problem_type})" if problem_type else "") + f" at design digest {digest} "
+            f"(task {review.task_dir})")
 
 
 def _untyped_approval(doc: tomlkit.TOMLDocument, ref: str) -> bool:
@@ -152,32 +201,39 @@ def _untyped_approval(doc: tomlkit.TOMLDocument, ref: str) -> bool:
 
 
 def _task_in_tree(tree: Path, ref: str, problem_type: str | None) -> TaskReview:
-    found = [r for r in tree_reviews(tree) if r.ref == ref and problem_type in (None, r.problem_type)]
+    """The task of `tree` that `ref` names: a dataset's ref (and `problem_type` when it has two tasks) or a task
+    folder; ValueError with the nearest names the tree holds."""
+    reviews = tree_reviews(tree)
+    found = [r for r in reviews if ref in (r.ref, r.task_dir.rstrip("/")) and problem_type in (None, r.problem_type)]
     if not found:
+        known = sorted({r.ref for r in reviews} | {r.task_dir for r in reviews})
+        close = difflib.get_close_matches(ref.rstrip("/"), known, n=3, cutoff=0.5)
+        hint = (f"; did you mean {' or '.join(map(repr, close))}?" if close else
+                f" (`curate status {tree}` lists its tasks)")
         raise ValueError(f"curate approve: no task of {ref!r}" + (f" ({problem_type})" if problem_type else "")
-                         + f" in {tree}")
+                         + f" in {tree}{hint}")
     if len(found) > 1:
         raise ValueError(f"curate approve: {ref!r} has {len(found)} tasks in {tree}; name one with --problem-type "
                          f"({', '.join(r.problem_type for r in found)})")
     return found[0]
 
 
-def reject(path: Path, sources: str, ref: str, problem_type: str | None, reason: str) -> str:
+def reject(path: Path, sources: str | None, ref: str, problem_type: str | None, reason: str) -> str:
     edit_ledger(path, sources, lambda doc: _put(doc, "reject", {"ref": ref, "problem_type": problem_type,
-                                                                "reason": reason}))
+                                                                "reason": reason}), ref)
     return f"rejected {ref}" + (f" ({problem_type})" if problem_type else "")
 
 
-def pin(path: Path, sources: str, ref: str, problem_type: str | None, target: tuple[str, ...],
+def pin(path: Path, sources: str | None, ref: str, problem_type: str | None, target: tuple[str, ...],
         drop: tuple[str, ...], seed: int | None) -> str:
     # one pin per dataset: a new pin of the ref replaces the old one, whatever its problem type
     edit_ledger(path, sources, lambda doc: _put(doc, "pin", {"ref": ref, "target": target,
                                                              "problem_type": problem_type, "drop": drop,
-                                                             "seed": seed}, any_type=True))
+                                                             "seed": seed}, any_type=True), ref)
     return f"pinned {ref}" + (f": target {', '.join(target)}" if target else "")
 
 
-def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...], problem_type: str | None = None) -> str:
+def unset(path: Path, sources: str | None, ref: str, kinds: tuple[str, ...], problem_type: str | None = None) -> str:
     """Remove every decision of `kinds` (all by default) naming `ref`, or only those of its task of
     `problem_type`; ValueError when there is none."""
     removed: list[int] = []
@@ -188,17 +244,19 @@ def unset(path: Path, sources: str, ref: str, kinds: tuple[str, ...], problem_ty
             raise ValueError(f"curate unset: the ledger {path} has no decision on {ref!r}"
                              + (f" ({problem_type})" if problem_type else ""))
 
-    edit_ledger(path, sources, remove)
+    edit_ledger(path, sources, remove, ref)
     return f"removed {sum(removed)} decision(s) on {ref}"
 
 
-def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
-    """One line per task (state, task folder, digest), grouped by state, then the counts."""
+def status_lines(tree: Path, ledger: Ledger | None, ledger_path: str | None = None) -> list[str]:
+    """One line per task (state, task folder, digest), grouped by state, then the counts, then the command that
+    approves one of them as listed (its task folder), with the ledger `ledger_path` when one was named."""
     reviews = tree_reviews(Path(tree), ledger)
     order = {"changed since approval": 0, "unreviewed": 1, "pinned": 2, "approved": 3, REJECTED: 4}
     lines = []
     width = max((len(r.task_dir) for r in reviews), default=0)  # the digests in one column, whatever the names
-    for r in sorted(reviews, key=lambda r: (order.get(r.state, 9), r.task_dir)):
+    reviews = sorted(reviews, key=lambda r: (order.get(r.state, 9), r.task_dir))
+    for r in reviews:
         extra = f" (approved {r.approved_digest})" if r.state == "changed since approval" else \
             f" (by {r.reviewer})" if r.state == "approved" and r.reviewer else \
             f" ({r.note})" if r.state == REJECTED else ""
@@ -208,4 +266,9 @@ def status_lines(tree: Path, ledger: Ledger | None) -> list[str]:
     if ledger is not None:  # what the ledger approves that this tree does not hold
         lines += [f"{'unmatched approval':<23} {approval_text(a)}: no task of this tree"
                   for a in unmatched_approvals(reviews, ledger)]
+    pending = [r for r in reviews if r.state not in ("approved", REJECTED)]
+    if pending:  # what a curator runs next, on the first task listed (approve takes the task folder)
+        ledger_words = ("--curation", ledger_path) if ledger_path else ()
+        run = command("curate", "approve", pending[0].task_dir, "--tree", tree, *ledger_words)
+        lines.append(f"approve a task as listed: {run}")
     return lines

@@ -10,6 +10,7 @@ names the source step gives them (sourcing.normalize).
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from pipeline.core.curation import Ledger, load_ledger
@@ -33,8 +34,17 @@ def _owner(ref: str, offline: list[tuple[str, str | None]]):
     return None
 
 
-def check_ledger(ledger: Ledger, sources: str, origin: str) -> None:
-    """ValueError in one line for the first entry naming an unknown ref or column (see the module docstring)."""
+def _nearest(ref: str, offline: list[tuple[str, str | None]]) -> str:
+    """`; did you mean 'local/visits'?` among the offline sources' datasets (not the built-in corpus: its refs have
+    their own did-you-mean), or ""."""
+    known = [c for key, arg in offline if key != "builtin" for c in open_source(key, arg).candidates()]
+    close = difflib.get_close_matches(ref, known, n=3, cutoff=0.75)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+def check_ledger(ledger: Ledger, sources: str, origin: str, unknown_hint: str = "") -> None:
+    """ValueError in one line for the first entry naming an unknown ref or column (see the module docstring);
+    `unknown_hint` ends the line of an unknown ref (what the caller can do about it)."""
     pairs = parse_sources(resolve_spec(sources))
     offline = [(k, a) for k, a in pairs if not source_kind(k).needs_network]
     networked = len(offline) < len(pairs)
@@ -51,7 +61,7 @@ def check_ledger(ledger: Ledger, sources: str, origin: str) -> None:
             hint = (f"; a ledger names a dataset's ref, not a source spec: write {entry.ref.split(':', 1)[1]!r}"
                     if ":" in entry.ref else "")
             raise ValueError(f"curation ledger {origin}: {entry.where()}: unknown ref (not in the built-in corpus "
-                             f"nor offered by {sources}){hint}")
+                             f"nor offered by {sources}){hint or _nearest(entry.ref, offline)}{unknown_hint}")
     for pin in ledger.pin:
         source = owners.get(pin.ref)
         if source is None or not pin.columns():

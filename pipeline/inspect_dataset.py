@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pipeline import steps
 from pipeline.build import BuildJob, Candidate, build_one, list_candidates
+from pipeline.commands import command
+from pipeline.curate import offline_specs
 from pipeline.core.curation import Ledger
 from pipeline.core.records import TaskSpec
 from pipeline.core.seeding import rng_for
@@ -66,7 +68,18 @@ class Inspection:
     lines: list[str]
 
 
-def _pin_hint(ref: str, decisions: DatasetDecisions, chosen: dict[str, str]) -> str | None:
+def pin_command(candidate: Candidate, ledger_path: str | None = None) -> str:
+    """`daregen curate pin REF --target COLUMN`, spelled to run as printed: with the source that offers a dataset
+    not in the built-in corpus (its folder made absolute; the ledger records it for later edits) and the ledger
+    inspect read, when it read one."""
+    spec = candidate.source if candidate.arg is None else f"{candidate.source}:{candidate.arg}"
+    sources = () if candidate.source == "builtin" else ("--sources", (offline_specs(spec) or [spec])[0])
+    ledger = ("--curation", ledger_path) if ledger_path else ()
+    return command("curate", "pin", candidate.ref, *sources, *ledger, "--target", "COLUMN")
+
+
+def _pin_hint(candidate: Candidate, decisions: DatasetDecisions, chosen: dict[str, str],
+              ledger_path: str | None) -> str | None:
     """The pin a curator may write, naming only columns a pin can make a target: a candidate of the ranking, or a
     column feasible by type that nothing rules out (a calendar field, an identifier or a design factor never is),
     with the time column a dated table must drop."""
@@ -77,16 +90,18 @@ def _pin_hint(ref: str, decisions: DatasetDecisions, chosen: dict[str, str]) -> 
     drops = "".join(f" --drop {c}" for c in decisions.pin_drops)
     why = (f" ({', '.join(decisions.pin_drops)}: the time column; kept, the rows are a series and every target is "
            f"refused)" if drops else "")
-    return (f"  a pin: daregen curate pin {ref} --target COLUMN{drops}{why} (feasible: {', '.join(feasible)}), "
+    return (f"  a pin: {pin_command(candidate, ledger_path)}{drops}{why} (COLUMN feasible: {', '.join(feasible)}), "
             f"then a build designs that task through every check")
 
 
-def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH) -> list[str]:
+def inspect_lines(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH,
+                  ledger_path: str | None = None) -> list[str]:
     """What a curator reads about one dataset: the header, the verdict, then each column."""
-    return inspect_one(candidate, job, width).lines
+    return inspect_one(candidate, job, width, ledger_path).lines
 
 
-def inspect_one(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH) -> Inspection:
+def inspect_one(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WIDTH,
+                ledger_path: str | None = None) -> Inspection:
     """One dataset's overview line and details."""
     with tempfile.TemporaryDirectory(prefix="daregen-inspect-") as scratch:
         outcomes = build_one(candidate.ref, candidate.source, candidate.arg, job, Path(scratch) / "work",
@@ -132,7 +147,7 @@ def inspect_one(candidate: Candidate, job: BuildJob, width: int = DESCRIPTION_WI
                      "tabular designer reads them)")
     elif decisions.frame_problem and decisions.frame_problem != first.reason:
         lines.append(f"  no task can exist: {decisions.frame_problem}")
-    if not specs and (hint := _pin_hint(candidate.ref, decisions, chosen)) is not None:
+    if not specs and (hint := _pin_hint(candidate, decisions, chosen, ledger_path)) is not None:
         lines.append(hint)
     lines += ["", f"  {'column':<24} {'type':<22} {'missing':>7} {'distinct':>8}  role"]
     for d in decisions.columns:
@@ -156,11 +171,13 @@ def overview_lines(inspections: list[Inspection], width: int = OVERVIEW_VERDICT_
             for ref, rows, cols, verdict in cells]
 
 
-def inspect(ref_or_spec: str, sources: str = "builtin", seed: int = 0, ledger: Ledger | None = None) -> list[str]:
-    """Every dataset REF names, inspected: with several, an overview table first, then each dataset's details,
-    separated by a blank line."""
+def inspect(ref_or_spec: str, sources: str = "builtin", seed: int = 0, ledger: Ledger | None = None,
+            ledger_path: str | None = None) -> list[str]:
+    """Every dataset REF names, inspected (under `ledger`, read from `ledger_path`): with several, an overview
+    table first, then each dataset's details, separated by a blank line."""
     job = BuildJob.make(seed, curation=ledger)
-    inspections = [inspect_one(candidate, job) for candidate in candidates_of(ref_or_spec, sources)]
+    inspections = [inspect_one(candidate, job, ledger_path=ledger_path)
+                   for candidate in candidates_of(ref_or_spec, sources)]
     out = overview_lines(inspections) + [""] if len(inspections) > 1 else []
     for i, inspection in enumerate(inspections):
         out += ([""] if i else []) + inspection.lines

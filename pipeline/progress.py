@@ -13,9 +13,11 @@ from contextlib import contextmanager
 _held: list[str] | None = None  # the lines of a probe, while held_notes() holds them back
 
 
-def note(message: str) -> None:
-    """One line of build progress (`daregen: ...`), so a long silent phase says what it is doing."""
-    if _held is not None:
+def note(message: str, once: bool = False) -> None:
+    """One line of build progress (`daregen: ...`), so a long silent phase says what it is doing. A note `once`
+    tells a change the probe made itself (a damaged cache entry discarded), which the build that may follow a
+    probe would not repeat: it is printed at once, even while held_notes() holds the others back."""
+    if _held is not None and not once:
         _held.append(message)
         return
     print(f"daregen: {message}", file=sys.stderr, flush=True)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pipeline.commands import command
 from pipeline.core import names
 from pipeline.core.curation import CURATION_STAGE, WITHHELD_STAGE
 from pipeline.core.jsonio import write_text
@@ -119,7 +120,17 @@ def nothing_published(report: dict) -> str | None:
 
 
 def rejection_line(r: dict) -> str:
+    """A rejection, or a task `--publish approved` withheld (built, not rejected), in one log line."""
+    if r["stage"] == WITHHELD_STAGE:
+        return f"withheld {r['ref']} (--publish approved): {r['reason']}"
     return f"rejected {r['ref']} at {r['stage']}: {r['reason']}"
+
+
+def counts_text(report: dict) -> str:
+    """`rejected: 3; withheld: 3`: the one wording of a run's other outcomes, in the Prefect log and the summary
+    artifact alike (the outcomes table's rows say the same): a task `--publish approved` withheld was built, not
+    rejected."""
+    return f"rejected: {len(skipped(report))}; withheld: {len(withheld(report))}"
 
 
 def outcome_rows(report: dict) -> list[dict[str, str]]:
@@ -131,7 +142,8 @@ def outcome_rows(report: dict) -> list[dict[str, str]]:
     made = "kept (unchanged)" if report.get("unchanged") else "built"
     rows = [{"dataset or task": printable(t), "outcome": made, "stage": "", "reason": "",
              "from the build cache": "yes" if t in restored else "no"} for t in report.get("tasks") or []]
-    rows += [{"dataset or task": printable(r["ref"]), "outcome": "rejected", "stage": printable(r["stage"]),
+    rows += [{"dataset or task": printable(r["ref"]),
+              "outcome": "withheld" if r["stage"] == WITHHELD_STAGE else "rejected", "stage": printable(r["stage"]),
               "reason": printable(r["reason"]), "from the build cache": "yes" if r["ref"] in restored else "no"}
              for r in report.get("rejections") or []]
     return rows
@@ -249,11 +261,38 @@ def outcome_line(report: dict, out: Path, tree: Path | None) -> str:
     return f"nothing published, {out} unchanged"
 
 
-# What a user runs on a tree after building it, with what each is for.
-NEXT_COMMANDS = (("daregen verify {out}", "re-run every reference in the sandbox and re-check the tree"),
-                 ("daregen score PRED_DIR --tasks {out}", "score an agent's predictions"),
-                 ("daregen diff OLD_TREE {out}", "what changed since another build, for a curator"),
-                 ("daregen export {out} --out EXPORT_DIR", "training data: the train/eval split, rewards, SFT"))
+# What a user runs on a tree after building it (daregen's arguments, OUT for the tree), with what each is for.
+NEXT_COMMANDS = ((("verify", "OUT"), "re-run every reference in the sandbox and re-check the tree"),
+                 (("score", "PRED_DIR", "--tasks", "OUT"), "score an agent's predictions"),
+                 (("diff", "OLD_TREE", "OUT"), "what changed since another build, for a curator"),
+                 (("export", "OUT", "--out", "EXPORT_DIR"), "training data: the train/eval split, rewards, SFT"))
+
+
+def next_commands(out: Path) -> list[tuple[str, str]]:
+    """NEXT_COMMANDS for the tree `out`, each spelled to run as printed (pipeline.commands)."""
+    return [(command(*(out if w == "OUT" else w for w in words)), what) for words, what in NEXT_COMMANDS]
+
+
+STALE_STATE = "changed since approval"  # a task whose approval no longer matches its design digest
+
+
+def review_lines(report: dict, out: Path, ours: bool) -> list[str]:
+    """The summary's word on review state, when the ledger approves any task of the build: how many approvals
+    still hold and how many went stale (the task changed since it was approved: a reseed, new data, new code), and
+    where to read what changed (the tree's diff.md) and each task's state. `ours`: `out` is this build's tree."""
+    counts = report.get("curation") or {}
+    stale = counts.get(STALE_STATE, 0) + sum(r.get("code") == STALE_STATE.replace(" ", "_") for r in withheld(report))
+    approved = counts.get("approved", 0)
+    if not (stale or approved):
+        return []
+    lines = [f"  review: {approved} approved, {stale} {STALE_STATE}"
+             + (f" ({'its approval is' if stale == 1 else 'their approvals are'} stale: review again, then "
+                "approve)" if stale else "")]
+    if ours and (out / names.DIFF_MD).is_file():
+        lines.append(f"    what changed since the previous generation: {out / names.DIFF_MD}")
+    if ours:
+        lines.append(f"    each task's review state: {command('curate', 'status', out)}")
+    return lines
 
 
 def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_s: float | None = None) -> str:
@@ -283,6 +322,10 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
         lines += ["", f"  {'file type':<22}{'tasks':>6}"]
         lines += [f"  {ftype:<22}{n:>6}" for ftype, n in report["by_format"].items()]
     lines.append("")
+    # What `out` shows is this build's tree only when it published or kept one; otherwise the files there
+    # are an earlier build's, and neither they nor the commands to run on them belong in this summary.
+    ours = headline is None
+    lines += review_lines(report, out, ours)
     held = withheld(report)
     if held:
         lines.append(f"  {plural(len(held), 'built task')} withheld by --publish approved (not approved at "
@@ -297,9 +340,6 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
     # A build that published nothing keeps its report beside the output (run_report_md).
     reports = [(str(report.get("run_report_md", out / names.RUN_REPORT_MD)),
                 "every task's target and every skipped dataset's reason")]
-    # What `out` shows is this build's tree only when it published or kept one; otherwise the files there
-    # are an earlier build's, and neither they nor the commands to run on them belong in this summary.
-    ours = headline is None
     reports += [(str(out / name), what) for name, what in (
         (names.QUESTION_LIST, "the tasks and their instructions"),
         (names.CORPUS_REPORT_HTML, "the corpus: types, licences, difficulty, rejections"))
@@ -307,7 +347,7 @@ def summary_table(report: dict, out: Path, startup_s: float | None = None, flow_
     width = max(len(path) for path, _ in reports)
     lines += ["", "reports:"] + [f"  {path:<{width}}  {what}" for path, what in reports]
     if ours and (out / names.QUESTION_LIST).is_file():
-        lines += ["next:"] + [f"  {cmd.format(out=out):<48}  {what}" for cmd, what in NEXT_COMMANDS]
+        lines += ["next:"] + [f"  {cmd:<48}  {what}" for cmd, what in next_commands(out)]
     return "\n".join(lines)
 
 
@@ -319,7 +359,7 @@ def summary_markdown(report: dict, out: Path, tree: Path | None, reports: dict[s
     lines = ["# daregen build", "", *([f"**{md_cell(headline)}**", ""] if headline else []),
              f"- **built:** {plural(report['built'], 'task')} ({by_type_text(report)}) from "
              f"{plural(report['considered'], 'candidate dataset')}; "
-             f"**rejected:** {len(skipped(report))}; withheld: {len(withheld(report))}; "
+             f"{counts_text(report)}; "
              f"reused from the build cache: {report.get('cached', 0)}",
              f"- seed {report['seed']}, sources {md_cell(report['sources'])}, limit {report['limit']}, "
              f"{report['seconds']:.0f} s"]

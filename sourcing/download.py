@@ -14,7 +14,7 @@ Everything a networked source fetches goes through `fetch_to_cache`:
   copying, so a member that lies about its size is caught too;
 - file types come from magic bytes (`sniff`), never from the extension.
 
-The cache root is `$DAREGEN_CACHE`, else `.cache/daregen` (the LLM cache's parent).
+The cache root is `$DAREGEN_CACHE`, else pipeline.core.cache.default_cache_root() (the LLM cache's parent).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ number_classes, number_missing_values) and judged again locally.
   designer may ignore, never an order. The description's attribute list or features table gives the
   column descriptions (sourcing.cards, fitted to the feature names).
 - The client's cache lives under the project cache: `$DAREGEN_CACHE/openml`
-  (default `.cache/daregen/openml`). The server is whatever `openml.config.server`
+  (default `$DAREGEN_CACHE/openml`). The server is whatever `openml.config.server`
   says (the client's own config file or the tests' loopback URL).
 - The client retries 5xx, 429 and checksum mismatches itself (its md5 check
   catches a truncated or corrupted ARFF); we bound those retries and turn what

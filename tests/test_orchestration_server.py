@@ -71,3 +71,59 @@ def test_served_nightly_deployment_publishes_and_diffs(tmp_path, prefect_api_url
     finally:
         kill_group(server)
         log.close()
+
+
+def _latest_run(api_url: str) -> tuple:
+    """Through the Prefect client: the flow run of the latest outcomes table, its log lines, its summary artifact
+    and the table's rows."""
+    from prefect.client.orchestration import SyncPrefectClient
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, LogFilter, LogFilterFlowRunId
+
+    from flows import OUTCOMES_ARTIFACT, SUMMARY_ARTIFACT
+
+    with SyncPrefectClient(api_url) as client:
+        latest = {key: max(client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key]))),
+                           key=lambda a: a.created) for key in (OUTCOMES_ARTIFACT, SUMMARY_ARTIFACT)}
+        run_id = latest[OUTCOMES_ARTIFACT].flow_run_id
+        assert latest[SUMMARY_ARTIFACT].flow_run_id == run_id
+        run = client.read_flow_run(run_id)
+        logs = [log.message for log in client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])))]
+    table = latest[OUTCOMES_ARTIFACT].data
+    return run, logs, latest[SUMMARY_ARTIFACT].data, json.loads(table) if isinstance(table, str) else table
+
+
+def test_a_served_run_that_publishes_nothing_fails_and_counts_alike_everywhere(tmp_path, prefect_api_url):
+    """publish=approved with stale approvals: the CLI would exit 1, so the flow run ends Failed with the one-line
+    reason, and its log, outcomes table and summary artifact count the withheld tasks apart from the rejected."""
+    data = tmp_path / "data"
+    write_datasets(data, n=3)  # d0, d1, d2 and d0_copy (rejected: a duplicate of d0)
+    ledger = tmp_path / "curation.toml"
+    ledger.write_text("".join(f'[[approve]]\nref = "local/d{i}"\ndigest = "{"0" * 32}"\n\n' for i in (0, 1)))
+    out = tmp_path / "published" / "tasks"
+    env = child_env(tmp_path / "home", tmp_path / "cache", prefect_api_url)
+    log = open(tmp_path / "serve.log", "w")
+    server = subprocess.Popen([str(VENV_BIN / "daregen"), "serve", "--out", str(out), "--sources", f"local:{data}",
+                               "--curation", str(ledger), "--publish", "approved"],
+                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        registered(prefect_api_url, server, tmp_path / "serve.log")
+        proc = run_deployment(env, completed=False)
+        assert proc.returncode != 0 and "Failed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert published_generation(out) is None  # nothing was published, nothing replaced
+        run, logs, summary, table = _latest_run(prefect_api_url)
+        assert run.state.is_failed(), run.state
+        reason = run.state.message
+        assert reason.startswith("nothing published: none of the 3 built tasks is approved") and "\n" not in reason
+        assert "2 changed since approval" in reason and "1 unreviewed" in reason, reason
+        assert any(line == f"daregen: {reason}" for line in logs), logs
+        counts = "rejected: 1; withheld: 3"
+        assert any(counts in line for line in logs), logs
+        assert counts in summary and reason in summary, summary
+        outcomes = [row["outcome"] for row in table]
+        assert sorted(outcomes) == ["rejected", "withheld", "withheld", "withheld"], table
+        withheld_lines = [line for line in logs if line.startswith("daregen: withheld local/d")]
+        assert len(withheld_lines) == 3 and not any(line.startswith("daregen: rejected local/d0 at withheld")
+                                                    for line in logs), logs
+    finally:
+        kill_group(server)
+        log.close()

@@ -1,6 +1,6 @@
 """Where daregen keeps what it can fetch or compute again: one root, `$DAREGEN_CACHE`, and its folders.
 
-    $DAREGEN_CACHE (default .cache/daregen, relative to the working directory)
+    $DAREGEN_CACHE (default: default_cache_root(), the same folder whatever the working directory)
       tasks/      the per-dataset build cache (pipeline/build_cache.py)
       sources/    source-step results of immutable data, the built-in wheels (pipeline/build_cache.py)
       dsagent/    DSAgentBench tasks and verdicts per DARE task folder, by its bytes (finalize/dsagent/build.py)
@@ -26,7 +26,9 @@ from collections.abc import Callable
 from pipeline.core.hashing import sha256_file
 
 CACHE_ENV = "DAREGEN_CACHE"
-DEFAULT_CACHE = Path(".cache/daregen")
+CACHE_DIR_NAME = "daregen"
+# daregen's own folder: the checkout's root when it runs from one (pipeline/core/cache.py is two levels below it).
+CODE_ROOT = Path(__file__).resolve().parents[2]
 
 TASKS = "tasks"
 SOURCES = "sources"
@@ -37,9 +39,22 @@ KAGGLE = "kaggle"
 LLM = "llm"
 
 
+def default_cache_root(code_root: Path = CODE_ROOT, environ: dict | None = None) -> Path:
+    """Where the caches live when neither a folder nor `$DAREGEN_CACHE` is given: `.cache/daregen` in the checkout
+    daregen runs from (beside its `.venv`, git-ignored), else the user's cache folder (`$XDG_CACHE_HOME/daregen`,
+    else `~/.cache/daregen`). Never relative to the working directory: a curator building from a ledger's folder
+    and an operator serving from another share one cache, and no `.cache/` is left wherever a command ran."""
+    env = os.environ if environ is None else environ
+    if (code_root / "pyproject.toml").is_file() and (code_root / "pipeline" / "core").is_dir():
+        return code_root / ".cache" / CACHE_DIR_NAME
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".cache"
+    return base / CACHE_DIR_NAME
+
+
 def cache_root(root: str | Path | None = None) -> Path:
-    """`root` if given, else `$DAREGEN_CACHE`, else .cache/daregen (not resolved: as the user spelled it)."""
-    return Path(root or os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+    """`root` if given, else `$DAREGEN_CACHE`, else default_cache_root() (an absolute folder)."""
+    return Path(root or os.environ.get(CACHE_ENV) or default_cache_root())
 
 
 def llm_cache_dir() -> str:

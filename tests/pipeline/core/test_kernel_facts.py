@@ -25,7 +25,24 @@ def test_every_cache_folder_follows_daregen_cache(monkeypatch, tmp_path) -> None
     assert LLMSettings().cache_dir == str(tmp_path / "c" / cache.LLM)
     assert cache.cache_root("given") == Path("given")  # an explicit folder wins
     monkeypatch.delenv(cache.CACHE_ENV)
-    assert LLMSettings().cache_dir == str(Path(".cache/daregen/llm"))
+    assert LLMSettings().cache_dir == str(ROOT / ".cache" / "daregen" / cache.LLM)
+
+
+def test_the_default_cache_is_the_same_folder_from_any_working_directory(monkeypatch, tmp_path) -> None:
+    """Not relative to where a command runs: the checkout's .cache/daregen, else the user's cache folder."""
+    monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    roots = set()
+    for cwd in (ROOT, tmp_path):
+        monkeypatch.chdir(cwd)
+        roots.add(cache.cache_root())
+    assert roots == {ROOT / ".cache" / "daregen"}
+    installed = tmp_path / "site-packages"  # daregen installed from a wheel: no checkout around its code
+    (installed / "pipeline" / "core").mkdir(parents=True)
+    assert cache.default_cache_root(installed, {"HOME": "/home/ana"}) == Path("/home/ana/.cache/daregen")
+    assert cache.default_cache_root(installed, {"HOME": "/home/ana", "XDG_CACHE_HOME": "/var/cache/ana"}) == \
+        Path("/var/cache/ana/daregen")
+    assert cache.default_cache_root(installed, {"HOME": "/home/ana", "XDG_CACHE_HOME": "rel"}) == \
+        Path("/home/ana/.cache/daregen")  # a relative XDG_CACHE_HOME is ignored, as the spec says
 
 
 @pytest.mark.parametrize("what, expected", [

@@ -51,7 +51,10 @@ def test_curate_status_lists_a_task_whose_dataset_is_now_rejected_as_rejected(tm
     lines = capsys.readouterr().out.splitlines()
     cars = next(line for line in lines if "cars_class" in line)
     assert cars.startswith("rejected ") and cars.endswith("(a toy table)") and "unreviewed" not in cars
-    assert lines[-1] == "0 changed since approval, 1 unreviewed, 0 pinned, 0 approved, 1 rejected (2 tasks)"
+    assert lines[-2] == "0 changed since approval, 1 unreviewed, 0 pinned, 0 approved, 1 rejected (2 tasks)"
+    # the next command, on the first task that awaits a decision, as `curate approve` takes it (its task folder)
+    assert lines[-1].startswith("approve a task as listed: ") and \
+        lines[-1].endswith(f"curate approve {lines[0].split()[1]} --tree {tree} --curation {ledger}"), lines
 
 
 def test_the_build_stamps_each_digest_once_and_the_index_takes_it_without_hashing_again(tmp_path: Path):

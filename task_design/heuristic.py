@@ -38,7 +38,7 @@ from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.study_subject import panel_subject
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
                                  role_exclusions)
-from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
+from task_design.time_tables import card_label, repeated_measures_exclusions, survival_roles, time_table_problem
 from task_design.timeseries import short_panel
 
 DESIGNER_NAME = "heuristic"
@@ -224,7 +224,8 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     # validated on its last time points: pipeline.steps); censored durations and repeated measures'
     # subject attributes are no targets (task_design.time_tables).
     panel = short_panel(table, config)
-    if (why := time_table_problem(record, table)) is not None and panel is None:
+    if ((why := time_table_problem(record, table)) is not None and panel is None
+            and card_label(record, profile, table) is None):  # a series whose card states a class label is not one
         raise DatasetRejected(why)  # its code says which kind of series
     if panel is not None and len(measures := [c for c in table.columns
                                               if c not in {panel.time_column, *panel.units}]) < 2:

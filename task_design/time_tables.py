@@ -31,8 +31,11 @@ import pandas as pd
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, Rejection
 from pipeline.core.ts_reference import parse_times
+from sourcing.rdoc import resolve_column
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
+from task_design.stated_target import declared_tabular, stated_target
+from task_design.targets import MAX_STATED_CLASSES
 from task_design.timeseries import (WIDE_MONTHS, NoTimeColumn, find_entities, find_time_column, infer_frequency,
                                      time_text, wide_month_problem)
 
@@ -67,6 +70,43 @@ def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
     if frequency == "irregular":
         return None
     return column, _FREQUENCY_WORDS.get(frequency, frequency)
+
+
+@dataclass(frozen=True)
+class CardLabel:
+    """A dated table's label as its card states it: the column, the rule that read it (a registry id, or
+    "source_hint"), and the time column of the rows' regular index, whose order splits them."""
+
+    column: str
+    rule_id: str
+    time_column: str
+
+
+def _class_like(profile: DatasetProfile, column: str) -> bool:
+    col = profile.column(column)
+    return col.kind == "categorical" or (col.kind == "numerical" and col.is_integer
+                                         and col.n_unique <= MAX_STATED_CLASSES)
+
+
+def card_label(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame) -> CardLabel | None:
+    """The label a dated table's card states, when that makes the table a tabular task rather than a series
+    (issue 47, item 6): the card states a class label (a Hugging Face col_mapping, a label sentence, a Task
+    section, any `stated.*` statement, or the source's hint), or it declares a tabular task category and
+    states its target (`declared.task-tabular`). The Seattle weather card says "The `weather` column is the
+    label": a forecast of `wind` answers a question it never asked. None for a table with no time in it, or
+    whose rows are no regular series, or whose card states no label or a quantity to forecast."""
+    names = profile.names
+    classes = {c.name: c.n_unique for c in profile.columns if _class_like(profile, c.name)}
+    stated = stated_target(record, names, classes)
+    hinted = resolve_column(record.target_hint, names) if record.target_hint else None
+    column, rule_id = (stated.column, stated.rule_id) if stated is not None else (hinted, "source_hint")
+    if column is None:
+        return None
+    tabular = declared_tabular(record)
+    if not (_class_like(profile, column) or tabular is not None):
+        return None
+    index = regular_time_index(table)
+    return None if index is None else CardLabel(column, rule_id, index[0])
 
 
 def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> Rejection | None:

@@ -34,6 +34,7 @@ from pipeline.core.ts_reference import parse_times
 from sourcing.rdoc import resolve_column
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
+from task_design.evidence import rule
 from task_design.stated_target import declared_tabular, stated_target
 from task_design.targets import MAX_STATED_CLASSES
 from task_design.timeseries import (WIDE_MONTHS, NoTimeColumn, find_entities, find_time_column, infer_frequency,
@@ -50,6 +51,7 @@ _CROSS_SECTION_UNIT = re.compile(r"\bobservations?\s*:\s*(individuals|households
 _FREQUENCY_WORDS = {"YS": "yearly", "QS": "quarterly", "MS": "monthly", "W": "weekly", "D": "daily", "h": "hourly"}
 
 MAX_STATUS_LEVELS = 5
+_VITAL_LEVEL = rule("survival.vital-status-levels")
 MIN_ROWS_PER_SUBJECT = 1.5  # on average, for the table to be repeated measures
 
 
@@ -136,7 +138,8 @@ def _name_root(pattern: re.Pattern, name: str) -> str | None:
 # How a column reads as a censoring status, strongest first: its own entry documents censoring, one of its
 # levels is a censored one, or it is a two-level column named as a status (the weakest: it pairs with a
 # duration by name only, never as the lone status beside a lone duration).
-StatusKind = Literal["documented_censoring", "censored_level", "two_level_status", "beside_censored_duration"]
+StatusKind = Literal["documented_censoring", "censored_level", "vital_status", "two_level_status",
+                     "beside_censored_duration"]
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> StatusEvi
                               f"documented as censoring ({CENSOR_WORDS.search(doc).group(0)!r})")
     if any(CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
         return StatusEvidence("censored_level", "a status with a censored level")
+    if len(levels) == 2 and all(_VITAL_LEVEL.fires(str(v)) for v in levels):
+        return StatusEvidence("vital_status", f"a vital status ({_VITAL_LEVEL.id}: {sorted(map(str, levels))})")
     if STATUS_IN_NAME.match(col) and len(levels) == 2:
         return StatusEvidence("two_level_status", f"a two-level status {col!r}")
     return None
@@ -188,7 +193,10 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
         # `status` pairs with `futime` (both roots empty) before a visit's `day`.
         match = sorted((d for d in durations if d not in out and root is not None and _name_root(DURATION_IN_NAME, d) == root),
                        key=lambda d: bool(VISIT_NAME.match(d)))
-        if not match and len(status) == 1 and len(durations) == 1 and why.kind != "two_level_status":
+        if not match and len(durations) == 1 and (why.kind == "vital_status" or (
+                len(status) == 1 and why.kind != "two_level_status")):
+            # (a vital status pairs with the one follow-up time beside it whatever other statuses the table has:
+            # SEER's `Survival Months` beside `Status`, `Estrogen Status` and `Progesterone Status`)
             match = durations
         if match:
             d = match[0]

@@ -18,6 +18,10 @@ to a column of the table:
 Precision first: a statement whose words fit two columns links to none, and when the strongest rule that
 links a column links two different ones (two statements disagree), the card names no one target and this
 returns None. A column's name alone is never a statement: only the card's words are read.
+
+What a card format declares (task_design.evidence.declared) is read here too: a Hugging Face col_mapping
+(`declared.col-mapping`, first of all), a label sentence, a Task/Goal/Target section. statement_signals gives
+every rule's reading per column, none settling another: the signals a learned target model weighs.
 """
 
 from __future__ import annotations
@@ -160,3 +164,26 @@ def declared_tabular(record: DatasetRecord) -> str | None:
     """The task category by which the card declares a tabular classification or regression task
     (`declared.task-tabular`), or None."""
     return next((c for c in record.task_categories if _TABULAR.fires(c)), None)
+
+
+def statement_signals(record: DatasetRecord, names: Sequence[str],
+                      classes: Mapping[str, int] | None = None) -> dict[str, tuple[str, ...]]:
+    """{column: the ids of every rule whose statement names it} (the `declared.*` and `stated.*` rules, each
+    read on its own, none deciding over another): the signals a learned target model reads per candidate,
+    where stated_target settles them into one column by priority. A statement fitting two columns names
+    neither; `declared.task-tabular` names no column (declared_tabular reads it)."""
+    out: dict[str, set[str]] = {}
+    for c, role in record.declared_roles.items():
+        if c in names and _COL_MAPPING.fires(f"{c}: {role}"):
+            out.setdefault(c, set()).add(_COL_MAPPING.id)
+    for c in names:
+        if _ENTRY.fires(record.column_descriptions.get(c, "")):
+            out.setdefault(c, set()).add(_ENTRY.id)
+    text = f"{record.title}\n{record.description}"
+    for r in _DESCRIPTION_RULES:
+        if r.id == "stated.k-classes" and classes is None:
+            continue
+        for m in r.matcher.finditer(text):
+            if len(cols := _columns(r, m, record, names, classes or {})) == 1:
+                out.setdefault(next(iter(cols)), set()).add(r.id)
+    return {c: tuple(sorted(ids)) for c, ids in sorted(out.items())}

@@ -23,7 +23,7 @@ from pipeline.steps import SPEC_JSON
 from sourcing.local import LocalFilesSource
 from task_design.evidence.declared import DECLARED_RULES
 from task_design.profile import profile_table
-from task_design.stated_target import declared_tabular, stated_target
+from task_design.stated_target import declared_tabular, stated_target, statement_signals
 from task_design.time_tables import card_label
 
 _FIELDS = """
@@ -162,3 +162,13 @@ def test_the_declared_rules_read_a_mib_of_one_mark_in_bounded_spans(mark: str) -
     text = mark * (2**20 // len(mark))
     spans = [len(m.group(0)) for r in DECLARED_RULES if r.reads == "description" for m in r.matcher.finditer(text)]
     assert max(spans, default=0) <= 1000
+
+
+def test_every_statement_is_a_signal_on_the_column_it_names(tmp_path: Path) -> None:
+    """For the learned target model (issue 47): each rule's reading per column, by rule id, none overriding
+    another; a column no statement names has no entry."""
+    _folder(tmp_path, "mapped", _COL_MAPPING + "\nThe `weather` column is the label.\n\n## Task\n\nPredict the wind.\n")
+    signals = statement_signals(_record(tmp_path, "mapped"), list(_weather().columns))
+    assert signals == {"weather": ("declared.col-mapping", "declared.label-is"), "wind": ("declared.task-section", "stated.predicting")}
+    _folder(tmp_path, "none", _NO_LABEL)
+    assert statement_signals(_record(tmp_path, "none"), list(_weather().columns)) == {}

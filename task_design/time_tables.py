@@ -193,11 +193,16 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
         # `status` pairs with `futime` (both roots empty) before a visit's `day`.
         match = sorted((d for d in durations if d not in out and root is not None and _name_root(DURATION_IN_NAME, d) == root),
                        key=lambda d: bool(VISIT_NAME.match(d)))
-        if not match and len(durations) == 1 and (why.kind == "vital_status" or (
-                len(status) == 1 and why.kind != "two_level_status")):
-            # (a vital status pairs with the one follow-up time beside it whatever other statuses the table has:
-            # SEER's `Survival Months` beside `Status`, `Estrogen Status` and `Progesterone Status`)
+        if not match and len(status) == 1 and len(durations) == 1 and why.kind not in ("two_level_status",
+                                                                                        "vital_status"):
             match = durations
+        named = [d for d in durations if d not in out and DURATION_IN_NAME.match(d)]
+        if not match and why.kind == "vital_status" and len(named) == 1:
+            # A vital status pairs with the one time named as a duration beside it, whatever other statuses the
+            # table has (SEER's `Survival Months` beside `Status`, `Estrogen Status`, `Progesterone Status`);
+            # never with an age read as a duration by its entry (mosaicData/Whickham's `age`, "age (in years)
+            # at the time of the first survey", beside `outcome`, Alive or Dead 20 years later).
+            match = named
         if match:
             d = match[0]
             out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d!r} ({why.text})", d)

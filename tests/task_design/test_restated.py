@@ -125,3 +125,18 @@ def test_a_follow_up_time_is_no_feature_of_a_vital_status() -> None:
                          "Status": np.where(dead, "Dead", "Alive")})
     with pytest.raises(DatasetRejected, match="censored duration 'Survival Months'"):
         _design(seer, title="Breast Cancer (SEER)", description="Female breast cancer patients, 2006-2010.")
+
+
+def test_an_age_at_the_first_survey_is_no_follow_up_time_of_a_vital_status() -> None:
+    """mosaicData/Whickham: `outcome` (Alive/Dead twenty years later) beside `smoker` and `age`, "age (in years)
+    at the time of the first survey": a baseline covariate, not the time its status censors."""
+    rng = np.random.default_rng(5)
+    age = rng.integers(18, 85, N)
+    smoker = rng.choice(["Yes", "No"], N)
+    dead = rng.random(N) < (age - 18) / 80
+    table = pd.DataFrame({"outcome": np.where(dead, "Dead", "Alive"), "smoker": smoker, "age": age})
+    spec = _design(table, title="Data from the Whickham survey",
+                   column_descriptions={"outcome": "survival status after 20 years: a factor with levels Alive Dead",
+                                        "smoker": "smoking status at baseline: a factor with levels No Yes",
+                                        "age": "age (in years) at the time of the first survey"})
+    assert spec.target == ("outcome",) and "age" in spec.related_features

@@ -34,7 +34,7 @@ from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem, one_feature_problem
 from task_design.leakage import screen_leaks
-from task_design.restated import ratio_target_problem, restated_columns
+from task_design.restated import ratio_terms, restated_columns
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.study_subject import panel_subject
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
@@ -331,19 +331,18 @@ def gate_chain(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFra
     others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
     with timed("design/leak screens"):
         features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng, rank)
-        # A target that is a ratio of two of the task's columns (a crop's Yield, Production / Area) is refused
-        # before the identity screen drops one of the two and keeps the ratio as the question.
-        if (ratio := ratio_target_problem(table, target, [c for c in profile.names if c != target and c not in leaks
-                                                          and c not in failed_outcomes])) is not None:
-            return Gated([f for f in features if f not in leaks], leaks, ratio)
+        # A target that is a ratio of two of the task's columns (a crop's Yield, Production / Area) loses both
+        # terms before the identity screen drops one of them and leaves the other, the ratio's scale.
+        leaks.update({c: r.detail for c, r in ratio_terms(table, target, [
+            c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]).items()})
         # Answers the other columns compute together (products, ratios, sums, described derivations).
         derived = screen_derived_answers(record, profile, table, target, problem_type, [
             c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
     leaks.update(derived.drops)
     # What the identity fit leaves can still be the target per unit of another column, or its change
-    # (task_design.restated): gt/towny's `density_2021` beside `population_2021`; or the target is a ratio.
-    restated = restated_columns(table, target, [c for c in profile.names if c != target and c not in leaks
-                                                and c not in failed_outcomes])
+    # (task_design.restated): gt/towny's `density_2021` beside `population_2021`, an AQI beside its PM2.5.
+    restated = restated_columns(record, table, target, [c for c in profile.names if c != target and c not in leaks
+                                                        and c not in failed_outcomes])
     leaks.update({c: r.detail for c, r in restated.items()})
     # The time to the target's event is known once the event happened (or follow-up ended): with
     # it the yes/no is read off (mosaicData/HELP's `dayslink` beside `link`).

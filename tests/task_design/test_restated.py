@@ -15,7 +15,7 @@ from sourcing.normalize import normalize_table
 from task_design.heuristic import design
 from task_design.profile import profile_table
 from task_design.restated import (CHANGE_RULE, INDEX_RULE, RATE_OF_TARGET, RATE_RULE, RATIO_RULE, RATIO_TARGET,
-                                  ratio_target_problem, restated_columns)
+                                  ratio_terms, restated_columns)
 from tests.factories import UNIT_CONFIG, build_record
 
 N = 400
@@ -40,17 +40,19 @@ def _crops(seed: int = 0) -> pd.DataFrame:
                          "Yield": np.round(production / area, 4)})
 
 
-def test_a_target_that_is_a_ratio_of_two_columns_is_refused() -> None:
+def test_a_target_that_is_a_ratio_of_two_columns_loses_both_terms() -> None:
     crops = _crops()
-    problem = ratio_target_problem(crops, "Yield", [c for c in crops.columns if c != "Yield"])
-    assert problem is not None and (problem.code, problem.rule_id) == (RATIO_TARGET, RATIO_RULE)
-    assert "'Production' / 'Area'" in problem.detail
+    terms = ratio_terms(crops, "Yield", [c for c in crops.columns if c != "Yield"])
+    assert {c: (r.code, r.rule_id) for c, r in terms.items()} == {"Production": (RATIO_TARGET, RATIO_RULE),
+                                                                  "Area": (RATIO_TARGET, RATIO_RULE)}
+    assert "'Production' / 'Area'" in terms["Area"].detail
     # Production is no ratio of two columns: a product, whose pair the identity screen settles
-    assert ratio_target_problem(crops, "Production", [c for c in crops.columns if c != "Production"]) is None
-    # through the designer: Yield stated as the target is refused with that code, never built
-    with pytest.raises(DatasetRejected) as refused:
-        _design(crops, title="Crop yields", description="The target variable is Yield.")
-    assert RATIO_TARGET in refused.value.rejection.attempts
+    assert ratio_terms(crops, "Production", [c for c in crops.columns if c != "Production"]) == {}
+    # through the designer: Yield stated as the target keeps neither term (the identity screen alone dropped
+    # Production and kept Area, the ratio's scale)
+    spec = _design(crops, title="Crop yields", description="The target variable is Yield.")
+    assert spec.target == ("Yield",)
+    assert {"Production", "Area"} <= set(spec.excluded_features) and "Area" not in spec.related_features
 
 
 def test_a_column_per_unit_of_another_and_a_change_from_another_restate_the_target() -> None:
@@ -66,12 +68,15 @@ def test_a_column_per_unit_of_another_and_a_change_from_another_restate_the_targ
     # as the design meets them: `land_area_km2` dropped by the identity screen (it computes the target with the
     # density), `population_2016` by the leak screen
     kept = ["density_2021", "pop_change_2016_2021_pct", "latitude"]
-    drops = restated_columns(towns, "population_2021", kept)
+    record = build_record(column_descriptions={"land_area_km2": "The total area in square kilometers."})
+    drops = restated_columns(record, towns, "population_2021", kept)
     assert {c: r.rule_id for c, r in drops.items()} == {"density_2021": RATE_RULE,
                                                                "pop_change_2016_2021_pct": CHANGE_RULE}
     assert all(r.code == RATE_OF_TARGET for r in drops.values())
     # with the area kept, density and area compute the target together: the identity screen's pair, not this one's
-    assert restated_columns(towns, "population_2021", [*kept, "land_area_km2", "population_2016"]) == {}
+    assert restated_columns(record, towns, "population_2021", [*kept, "land_area_km2", "population_2016"]) == {}
+    # the area is the population over the density too, but no quantity per unit: it stays
+    assert restated_columns(record, towns, "population_2021", ["land_area_km2", "latitude"]) == {}
 
 
 def _sub_index(c: np.ndarray, breaks: list[tuple[float, float, float, float]]) -> np.ndarray:
@@ -98,7 +103,7 @@ def test_an_index_computed_from_the_target_is_dropped_and_a_related_column_is_no
     air = pd.DataFrame({"PM2.5": pm25, "PM10": pm10, "NO2": no2,
                         "AQI": np.maximum.reduce([pm25_index, pm10_index, no2_index]),
                         "visibility_km": np.round(20 - 0.05 * pm25 + rng.normal(0, 2, N), 2)})
-    drops = restated_columns(air, "PM2.5", [c for c in air.columns if c != "PM2.5"])
+    drops = restated_columns(build_record(), air, "PM2.5", [c for c in air.columns if c != "PM2.5"])
     assert {c: r.rule_id for c, r in drops.items()} == {"AQI": INDEX_RULE}
 
 
@@ -107,7 +112,7 @@ def test_a_count_piled_at_zero_is_no_index_of_the_target() -> None:
     y = rng.normal(50, 10, N)
     frame = pd.DataFrame({"y": y, "visits": np.where(rng.random(N) < 0.6, 0, rng.poisson(3, N) + (y > 55)),
                           "x": y + rng.normal(0, 8, N)})
-    assert restated_columns(frame, "y", ["visits", "x"]) == {}
+    assert restated_columns(build_record(), frame, "y", ["visits", "x"]) == {}
 
 
 def test_a_follow_up_time_is_no_feature_of_a_vital_status() -> None:

@@ -208,7 +208,7 @@ def design_step(work: Path, seed: int, designer: str, config_json: str, settings
         write_json(work / UNITS_JSON, [ts_spec.problem_type])
         return sha256_file(work / SPEC_JSON)
     spec, rest = _design_tabular(work, record, profile, table, seed, designer, config, settings_json, pin)
-    return _write_units(work, table, config, spec, rest)
+    return _write_units(work, record, profile, table, config, spec, rest)
 
 
 DESIGN_TIMEOUT = "design_timeout"  # the code of a design stopped at its wall-clock budget
@@ -237,12 +237,13 @@ def _design_series(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
                    config: DesignConfig, pin: Pin | None) -> TimeSeriesSpec | None:
     """The forecast of a table the source routed to the time-series path (docs/time-series.md) or whose rows are
     a regular series (one per month, per unit and year), whatever the designer; None for a table with no time
-    axis after all, which goes on to the tabular designer, and for a pinned tabular problem type."""
-    from task_design.time_tables import regular_time_index
+    axis after all, which goes on to the tabular designer, and for a pinned tabular problem type. A dated table
+    whose card states a class label (task_design.time_tables.card_label) is a tabular task on it, unless pinned."""
+    from task_design.time_tables import card_label, regular_time_index
 
     with timed("design/time index"):  # every table is asked whether its rows are a regular series
         regular = not _pinned_tabular(pin) and (is_time_series(record) or regular_time_index(table) is not None)
-    if not regular:
+    if not regular or ((pin is None or not pin.target) and card_label(record, profile, table) is not None):
         return None
     from task_design.timeseries import NoTimeColumn, design_ts
 
@@ -289,16 +290,20 @@ def _design_tabular(work: Path, record: DatasetRecord, profile: DatasetProfile, 
     return spec, rest
 
 
-def _write_units(work: Path, table: pd.DataFrame, config: DesignConfig, spec: TaskSpec,
-                 rest: list[TaskSpec]) -> str:
+def _write_units(work: Path, record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame,
+                 config: DesignConfig, spec: TaskSpec, rest: list[TaskSpec]) -> str:
     """spec.json of the first task, and a sibling work folder for a second of another problem type (unit_work);
     the build's choice of feature references travels with each design to finalize, which writes the text. A panel
-    too short to forecast is validated on its last time points, never on a random draw of its rows."""
+    too short to forecast, and a regular series whose card states the label predicted (time_tables.card_label),
+    are validated on their last time points, never on a random draw of their rows."""
+    from task_design.time_tables import card_label
     from task_design.timeseries import short_panel
 
     panel = short_panel(table, config)
+    label = None if panel is not None else card_label(record, profile, table)
+    time_column = panel.time_column if panel else label.time_column if label and label.column in spec.target else None
     spec, *rest = [s.model_copy(update={"column_references": config.column_references,
-                                        "split_time_column": panel.time_column if panel else None})
+                                        "split_time_column": time_column})
                    for s in (spec, *rest)]
     write_json(work / SPEC_JSON, spec.model_dump(mode="json"))
     units = [spec.problem_type]

@@ -58,6 +58,10 @@ class Card(BaseModel):
     file_about: dict[str, str] = {}
     target: str = ""  # a column the card's structure declares the target (HF col_mapping, DESCR's `:Target: NAME`)
     target_position: int | None = None  # DESCR's `:Target: Column N` (1-based)
+    # A Hugging Face header's declarations, as written: train-eval-index col_mapping (column -> role) and
+    # task_categories; which of them names the target is the registry's `declared.*` rules' to read.
+    col_mapping: dict[str, str] = {}
+    task_categories: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # one line each: what was dropped or read otherwise, for the build log
 
 
@@ -273,14 +277,19 @@ def _hf_features(info) -> list[str]:
     return names
 
 
-def _hf_target(index) -> str:
-    """The one column train-eval-index's col_mapping maps to `target` (or `label`), else ""."""
-    found = set()
+def _hf_col_mapping(index, notes: list[str]) -> dict[str, str]:
+    """train-eval-index's col_mapping entries (column -> role), the first entry's role kept for a column."""
+    out: dict[str, str] = {}
     for entry in index if isinstance(index, list) else []:
         mapping = entry.get("col_mapping") if isinstance(entry, dict) else None
-        for column, role in (mapping or {}).items() if isinstance(mapping, dict) else []:
-            if str(role).strip().lower() in ("target", "label", "labels"):
-                found.add(str(column))
+        for column, role in mapping.items() if isinstance(mapping, dict) else []:
+            _add(out, notes, str(column), str(role), "train-eval-index's col_mapping")
+    return out
+
+
+def _hf_target(mapping: dict[str, str]) -> str:
+    """The one column col_mapping maps to `target` (or `label`), else ""."""
+    found = {column for column, role in mapping.items() if role.strip().lower() in ("target", "label", "labels")}
     return found.pop() if len(found) == 1 else ""
 
 
@@ -313,13 +322,17 @@ def parse_huggingface(text: str) -> Card:
     licence = header.get("license")
     licence = licence[0] if isinstance(licence, list) and licence else licence
     tags = [t for key in ("task_categories", "tags") if isinstance(header.get(key), list) for t in header[key]]
+    categories = header.get("task_categories") if isinstance(header.get("task_categories"), list) else []
+    mapping = _hf_col_mapping(header.get("train-eval-index"), notes)
     features = _hf_features(header.get("dataset_info"))
     return Card(format="huggingface",
                 title=_clean(header.get("pretty_name") or re.sub(r"^dataset card for\s+", "", title, flags=re.I)),
                 description=body.strip(), about_file=f"Features: {', '.join(features)}." if features else "",
                 license=_clean(licence) if isinstance(licence, str) else "",
                 tags=tuple(sorted({_clean(t) for t in tags if isinstance(t, str) and t.strip()})),
-                columns=columns, target=_hf_target(header.get("train-eval-index")), notes=tuple(notes))
+                columns=columns, target=_hf_target(mapping), col_mapping=mapping,
+                task_categories=tuple(_clean(c) for c in categories if isinstance(c, str) and c.strip()),
+                notes=tuple(notes))
 
 
 # --------------------------------------------------------- scikit-learn DESCR
@@ -462,7 +475,9 @@ def merge_cards(cards: list[Card]) -> Card | None:
     out = cards[0]
     for card in cards[1:]:
         update = {k: v for k, v in card.model_dump().items()
-                  if k not in ("format", "columns", "file_columns", "file_about", "notes") and v and not getattr(out, k)}
+                  if k not in ("format", "columns", "file_columns", "file_about", "col_mapping", "notes") and v
+                  and not getattr(out, k)}
+        update["col_mapping"] = {**card.col_mapping, **out.col_mapping}
         update["columns"] = {**card.columns, **out.columns}
         update["file_columns"] = {**card.file_columns, **out.file_columns}
         update["file_about"] = {**card.file_about, **out.file_about}
@@ -546,6 +561,12 @@ def fit_card(card: Card, table_name: str, columns: list[str] | None) -> tuple[di
         fields["about_file"] = about
     if docs:
         fields["column_descriptions"] = docs
+    roles = {column: role for name, role in card.col_mapping.items()
+             if (column := _match(name, columns) if columns is not None else name) is not None}
+    if roles:
+        fields["declared_roles"] = roles
+    if card.task_categories:
+        fields["task_categories"] = card.task_categories
     target = _match(card.target, columns) if card.target and columns is not None else card.target or None
     if target is None and card.target_position is not None and columns is not None \
             and 1 <= card.target_position <= len(columns):

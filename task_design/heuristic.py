@@ -35,11 +35,12 @@ from task_design.config import DesignConfig
 from task_design.identity import screen_derived_answers
 from task_design.learnable import learnability_problem, one_feature_problem
 from task_design.leakage import screen_leaks
+from task_design.restated import ratio_terms, restated_columns
 from task_design.roles import ColumnRole, column_roles, is_contingency_table
 from task_design.study_subject import panel_subject
 from task_design.targets import (RankedTarget, documented_columns, has_evidence, is_last_resort, rank_targets,
                                  role_exclusions)
-from task_design.time_tables import repeated_measures_exclusions, survival_roles, time_table_problem
+from task_design.time_tables import card_label, repeated_measures_exclusions, survival_roles, time_table_problem
 from task_design.timeseries import short_panel
 
 DESIGNER_NAME = "heuristic"
@@ -225,7 +226,8 @@ def design_frame(record: DatasetRecord, profile: DatasetProfile, table: pd.DataF
     # validated on its last time points: pipeline.steps); censored durations and repeated measures'
     # subject attributes are no targets (task_design.time_tables).
     panel = short_panel(table, config)
-    if (why := time_table_problem(record, table)) is not None and panel is None:
+    if ((why := time_table_problem(record, table)) is not None and panel is None
+            and card_label(record, profile, table) is None):  # a series whose card states a class label is not one
         raise DatasetRejected(why)  # its code says which kind of series
     if panel is not None and len(measures := [c for c in table.columns
                                               if c not in {panel.time_column, *panel.units}]) < 2:
@@ -330,10 +332,19 @@ def gate_chain(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFra
     others = [c for c in profile.names if c != target and c not in candidates and c not in failed_outcomes]
     with timed("design/leak screens"):
         features, leaks = _screen_features(target, candidates, others, table, profile, problem_type, config, rng, rank)
+        # A target that is a ratio of two of the task's columns (a crop's Yield, Production / Area) loses both
+        # terms before the identity screen drops one of them and leaves the other, the ratio's scale.
+        leaks.update({c: r.detail for c, r in ratio_terms(table, target, [
+            c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes]).items()})
         # Answers the other columns compute together (products, ratios, sums, described derivations).
         derived = screen_derived_answers(record, profile, table, target, problem_type, [
             c for c in profile.names if c != target and c not in leaks and c not in failed_outcomes], config)
     leaks.update(derived.drops)
+    # What the identity fit leaves can still be the target per unit of another column, or its change
+    # (task_design.restated): gt/towny's `density_2021` beside `population_2021`, an AQI beside its PM2.5.
+    restated = restated_columns(record, table, target, [c for c in profile.names if c != target and c not in leaks
+                                                        and c not in failed_outcomes])
+    leaks.update({c: r.detail for c, r in restated.items()})
     # The time to the target's event is known once the event happened (or follow-up ended): with
     # it the yes/no is read off (mosaicData/HELP's `dayslink` beside `link`).
     leaks.update({c: f"the time to the target's event: {role.evidence}" for c, role in frame.roles.items()
@@ -341,6 +352,7 @@ def gate_chain(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFra
     features = [f for f in features if f not in leaks]
     if derived.problem is not None:
         return Gated(features, leaks, derived.problem)
+
     if not features:
         return Gated(features, leaks, Rejection("no_features_after_leaks", f"no usable features for target {target!r} "
                                                 "once leaks are removed") if leaks else

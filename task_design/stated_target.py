@@ -18,6 +18,10 @@ to a column of the table:
 Precision first: a statement whose words fit two columns links to none, and when the strongest rule that
 links a column links two different ones (two statements disagree), the card names no one target and this
 returns None. A column's name alone is never a statement: only the card's words are read.
+
+What a card format declares (task_design.evidence.declared) is read here too: a Hugging Face col_mapping
+(`declared.col-mapping`, first of all), a label sentence, a Task/Goal/Target section. statement_signals gives
+every rule's reading per column, none settling another: the signals a learned target model weighs.
 """
 
 from __future__ import annotations
@@ -29,12 +33,18 @@ from dataclasses import dataclass
 from pipeline.core.records import DatasetRecord
 from pipeline.core.wording import TITLE_FRAME_WORDS, letter_words, prefix_stem
 from task_design.evidence import Rule, rule
+from task_design.evidence.declared import DECLARED_RULES
 from task_design.evidence.stated import STATED_RULES
 
 DESCRIBED_SHARE = 0.6  # the share of a column's description words that a statement must hold
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
                  "eleven": 11, "twelve": 12}
 _ENTRY = rule("stated.target-entry")
+_COL_MAPPING = rule("declared.col-mapping")
+_TABULAR = rule("declared.task-tabular")
+# The statements read in the card's words, strongest first (the col_mapping and entry rules read fields).
+_DESCRIPTION_RULES = tuple(sorted((r for r in (*STATED_RULES, *DECLARED_RULES) if r.reads == "description"),
+                                  key=lambda r: -r.priority))
 
 
 @dataclass(frozen=True)
@@ -124,13 +134,18 @@ def _columns(r: Rule, m: re.Match[str], record: DatasetRecord, names: Sequence[s
 def stated_target(record: DatasetRecord, names: Sequence[str],
                   classes: Mapping[str, int] | None = None) -> StatedTarget | None:
     """The one column the card states as its target, or None. `classes`: the categorical columns' numbers of
-    values, for "into K classes" (left out, that statement is not read)."""
+    values, for "into K classes" (left out, that statement is not read). A card format's declaration
+    (a Hugging Face col_mapping, `declared.col-mapping`) comes first, then a column's own entry, then the
+    statements of the card's words, strongest first."""
+    mapped = [c for c, role in record.declared_roles.items() if c in names and _COL_MAPPING.fires(f"{c}: {role}")]
+    if len(mapped) == 1:
+        return StatedTarget(mapped[0], _COL_MAPPING.id, f"col_mapping: {mapped[0]}: {record.declared_roles[mapped[0]]}")
     entries = [c for c in names if _ENTRY.fires(record.column_descriptions.get(c, ""))]
     if len(entries) == 1:
         doc = record.column_descriptions[entries[0]]
         return StatedTarget(entries[0], _ENTRY.id, doc[:120])
     text = f"{record.title}\n{record.description}"
-    for r in sorted((r for r in STATED_RULES if r.reads == "description"), key=lambda r: -r.priority):
+    for r in _DESCRIPTION_RULES:
         if r.id == "stated.k-classes" and classes is None:
             continue
         found: dict[str, str] = {}
@@ -143,3 +158,32 @@ def stated_target(record: DatasetRecord, names: Sequence[str],
         if found:  # statements of equal strength name different columns: no one target
             return None
     return None
+
+
+def declared_tabular(record: DatasetRecord) -> str | None:
+    """The task category by which the card declares a tabular classification or regression task
+    (`declared.task-tabular`), or None."""
+    return next((c for c in record.task_categories if _TABULAR.fires(c)), None)
+
+
+def statement_signals(record: DatasetRecord, names: Sequence[str],
+                      classes: Mapping[str, int] | None = None) -> dict[str, tuple[str, ...]]:
+    """{column: the ids of every rule whose statement names it} (the `declared.*` and `stated.*` rules, each
+    read on its own, none deciding over another): the signals a learned target model reads per candidate,
+    where stated_target settles them into one column by priority. A statement fitting two columns names
+    neither; `declared.task-tabular` names no column (declared_tabular reads it)."""
+    out: dict[str, set[str]] = {}
+    for c, role in record.declared_roles.items():
+        if c in names and _COL_MAPPING.fires(f"{c}: {role}"):
+            out.setdefault(c, set()).add(_COL_MAPPING.id)
+    for c in names:
+        if _ENTRY.fires(record.column_descriptions.get(c, "")):
+            out.setdefault(c, set()).add(_ENTRY.id)
+    text = f"{record.title}\n{record.description}"
+    for r in _DESCRIPTION_RULES:
+        if r.id == "stated.k-classes" and classes is None:
+            continue
+        for m in r.matcher.finditer(text):
+            if len(cols := _columns(r, m, record, names, classes or {})) == 1:
+                out.setdefault(next(iter(cols)), set()).add(r.id)
+    return {c: tuple(sorted(ids)) for c, ids in sorted(out.items())}

@@ -164,6 +164,8 @@ def _source_name(record: DatasetRecord) -> str:
         return "statsmodels endog_name"
     if ref.startswith("sklearn"):
         return "scikit-learn's target"
+    if record.target_hint and record.declared_roles.get(record.target_hint) is not None:
+        return "the card's train-eval-index col_mapping (declared.col-mapping)"
     return f"the {record.source} source's target_hint"
 
 

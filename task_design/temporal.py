@@ -13,6 +13,9 @@ the same-row identities are (task_design.identity.identity_leaks):
 - a lag or a lead: y[t] = x[t-k] or x[t+k], k = 1..MAX_SHIFT;
 - a first difference x[t] - x[t-1], a log difference log x[t] - log x[t-1], a growth rate x[t] / x[t-1] - 1;
 - the target's own change: x[t] = y[t] - y[t-1] (the target is the last known value plus the column's sum);
+- the target's own growth rate or log difference: x[t] = y[t] / y[t-1] - 1 or log y[t] - log y[t-1]
+  (Stat2Data/Inflation's `CPIPctDiff`, "Monthly percent change in CPI": the next CPI is the last one times
+  1 + CPIPctDiff / 100), each matched within TOLERANCE of that rate's own spread;
 
 each up to a factor of SCALES (a percentage change, a log difference x 100). Checked per series (the entity
 columns' keys), on the rows in time order; a table with several rows per time point of a series has no order to
@@ -83,6 +86,23 @@ def _matches(y: np.ndarray, t: np.ndarray, atol: float, moving: np.ndarray) -> f
     return None
 
 
+def _own_rates(y: pd.Series, keys: pd.Series) -> dict[str, tuple[np.ndarray, float, np.ndarray]]:
+    """{what: (the target's rate from the step before, its tolerance, the rows where it moves)} for its growth
+    rate and log difference, within each series; a rate that does not move is left out."""
+    before = y.groupby(keys, sort=False).shift(1)
+    with np.errstate(all="ignore"):
+        rates = {"growth rate": (y / before.where(before != 0) - 1.0).to_numpy(),
+                 "log difference": (np.log(y.where(y > 0)) - np.log(before.where(before > 0))).to_numpy()}
+    out = {}
+    for what, rate in rates.items():
+        rate = np.where(np.isfinite(rate), rate, np.nan)
+        spread = float(np.nanstd(rate)) if np.isfinite(rate).sum() > 1 else 0.0
+        if spread > 0:
+            atol = TOLERANCE * spread
+            out[what] = (rate, atol, np.isfinite(rate) & (np.abs(rate - np.nanmedian(rate)) > atol))
+    return out
+
+
 def temporal_identities(table: pd.DataFrame, target: str, columns: list[str], times: pd.Series,
                         keys: pd.Series) -> dict[str, Rejection]:
     """{column: why it is no exogenous feature} for the columns of `columns` that give the forecast's target
@@ -100,6 +120,7 @@ def temporal_identities(table: pd.DataFrame, target: str, columns: list[str], ti
     atol = TOLERANCE * spread
     moving = np.isfinite(y) & (np.abs(y - np.nanmedian(y)) > atol)
     step_moving = np.isfinite(step.to_numpy()) & (np.abs(step.to_numpy() - np.nanmedian(step.to_numpy())) > atol)
+    rates = _own_rates(y_series, frame["__key"])
     out: dict[str, Rejection] = {}
     for c in columns:
         x = frame[c].astype("float64")
@@ -111,8 +132,12 @@ def temporal_identities(table: pd.DataFrame, target: str, columns: list[str], ti
                 break
         if found is None and (scale := _matches(step.to_numpy(), x.to_numpy(), atol, step_moving)) is not None:
             found = f"{c!r} is {'' if scale == 1 else f'{1 / scale:g} x '}the target's change from the step before"
+        for what, (rate, rate_atol, rate_moving) in rates.items():
+            if found is None and (scale := _matches(rate, x.to_numpy(), rate_atol, rate_moving)) is not None:
+                found = f"{c!r} is {'' if scale == 1 else f'{1 / scale:g} x '}the target's {what} from the step before"
         if found is not None:
             out[c] = Rejection(TEMPORAL_IDENTITY, f"computes the target across time: {found} (within "
-                                                  f"{TOLERANCE:.0%} of its step on {MATCH_SHARE:.0%} of rows)",
+                                                  f"{TOLERANCE:.0%} of its step, or of its rate's spread, on "
+                                                  f"{MATCH_SHARE:.0%} of rows)",
                                RULE_ID)
     return out

@@ -31,8 +31,12 @@ import pandas as pd
 
 from pipeline.core.records import DatasetProfile, DatasetRecord, Rejection
 from pipeline.core.ts_reference import parse_times
+from sourcing.rdoc import resolve_column
 from task_design.roles import (CENSOR_WORDS, DURATION_IN_NAME, DURATION_UNTIL_DOC, STATUS_IN_NAME, SUBJECT_NAME,
                                VISIT_NAME, ColumnRole)
+from task_design.evidence import rule
+from task_design.stated_target import declared_tabular, stated_target
+from task_design.targets import MAX_STATED_CLASSES
 from task_design.timeseries import (WIDE_MONTHS, NoTimeColumn, find_entities, find_time_column, infer_frequency,
                                      time_text, wide_month_problem)
 
@@ -47,6 +51,7 @@ _CROSS_SECTION_UNIT = re.compile(r"\bobservations?\s*:\s*(individuals|households
 _FREQUENCY_WORDS = {"YS": "yearly", "QS": "quarterly", "MS": "monthly", "W": "weekly", "D": "daily", "h": "hourly"}
 
 MAX_STATUS_LEVELS = 5
+_VITAL_LEVEL = rule("survival.vital-status-levels")
 MIN_ROWS_PER_SUBJECT = 1.5  # on average, for the table to be repeated measures
 
 
@@ -67,6 +72,43 @@ def regular_time_index(table: pd.DataFrame) -> tuple[str, str] | None:
     if frequency == "irregular":
         return None
     return column, _FREQUENCY_WORDS.get(frequency, frequency)
+
+
+@dataclass(frozen=True)
+class CardLabel:
+    """A dated table's label as its card states it: the column, the rule that read it (a registry id, or
+    "source_hint"), and the time column of the rows' regular index, whose order splits them."""
+
+    column: str
+    rule_id: str
+    time_column: str
+
+
+def _class_like(profile: DatasetProfile, column: str) -> bool:
+    col = profile.column(column)
+    return col.kind == "categorical" or (col.kind == "numerical" and col.is_integer
+                                         and col.n_unique <= MAX_STATED_CLASSES)
+
+
+def card_label(record: DatasetRecord, profile: DatasetProfile, table: pd.DataFrame) -> CardLabel | None:
+    """The label a dated table's card states, when that makes the table a tabular task rather than a series
+    (issue 47, item 6): the card states a class label (a Hugging Face col_mapping, a label sentence, a Task
+    section, any `stated.*` statement, or the source's hint), or it declares a tabular task category and
+    states its target (`declared.task-tabular`). The Seattle weather card says "The `weather` column is the
+    label": a forecast of `wind` answers a question it never asked. None for a table with no time in it, or
+    whose rows are no regular series, or whose card states no label or a quantity to forecast."""
+    names = profile.names
+    classes = {c.name: c.n_unique for c in profile.columns if _class_like(profile, c.name)}
+    stated = stated_target(record, names, classes)
+    hinted = resolve_column(record.target_hint, names) if record.target_hint else None
+    column, rule_id = (stated.column, stated.rule_id) if stated is not None else (hinted, "source_hint")
+    if column is None:
+        return None
+    tabular = declared_tabular(record)
+    if not (_class_like(profile, column) or tabular is not None):
+        return None
+    index = regular_time_index(table)
+    return None if index is None else CardLabel(column, rule_id, index[0])
 
 
 def time_table_problem(record: DatasetRecord, table: pd.DataFrame) -> Rejection | None:
@@ -96,7 +138,8 @@ def _name_root(pattern: re.Pattern, name: str) -> str | None:
 # How a column reads as a censoring status, strongest first: its own entry documents censoring, one of its
 # levels is a censored one, or it is a two-level column named as a status (the weakest: it pairs with a
 # duration by name only, never as the lone status beside a lone duration).
-StatusKind = Literal["documented_censoring", "censored_level", "two_level_status", "beside_censored_duration"]
+StatusKind = Literal["documented_censoring", "censored_level", "vital_status", "two_level_status",
+                     "beside_censored_duration"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +160,8 @@ def _status_evidence(col: str, s: pd.Series, record: DatasetRecord) -> StatusEvi
                               f"documented as censoring ({CENSOR_WORDS.search(doc).group(0)!r})")
     if any(CENSOR_WORDS.fullmatch(str(v).strip()) for v in levels):
         return StatusEvidence("censored_level", "a status with a censored level")
+    if len(levels) == 2 and all(_VITAL_LEVEL.fires(str(v)) for v in levels):
+        return StatusEvidence("vital_status", f"a vital status ({_VITAL_LEVEL.id}: {sorted(map(str, levels))})")
     if STATUS_IN_NAME.match(col) and len(levels) == 2:
         return StatusEvidence("two_level_status", f"a two-level status {col!r}")
     return None
@@ -148,8 +193,16 @@ def survival_roles(record: DatasetRecord, profile: DatasetProfile, table: pd.Dat
         # `status` pairs with `futime` (both roots empty) before a visit's `day`.
         match = sorted((d for d in durations if d not in out and root is not None and _name_root(DURATION_IN_NAME, d) == root),
                        key=lambda d: bool(VISIT_NAME.match(d)))
-        if not match and len(status) == 1 and len(durations) == 1 and why.kind != "two_level_status":
+        if not match and len(status) == 1 and len(durations) == 1 and why.kind not in ("two_level_status",
+                                                                                        "vital_status"):
             match = durations
+        named = [d for d in durations if d not in out and DURATION_IN_NAME.match(d)]
+        if not match and why.kind == "vital_status" and len(named) == 1:
+            # A vital status pairs with the one time named as a duration beside it, whatever other statuses the
+            # table has (SEER's `Survival Months` beside `Status`, `Estrogen Status`, `Progesterone Status`);
+            # never with an age read as a duration by its entry (mosaicData/Whickham's `age`, "age (in years)
+            # at the time of the first survey", beside `outcome`, Alive or Dead 20 years later).
+            match = named
         if match:
             d = match[0]
             out[s_name] = ColumnRole("censoring_status", f"the censoring status of the duration {d!r} ({why.text})", d)

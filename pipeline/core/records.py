@@ -120,6 +120,11 @@ class DatasetRecord(_Frozen):
     usability_rating: float | None = None
     last_updated: str | None = None
     target_hint: str | None = None  # a source's suggestion; the designer may ignore it
+    # What a card's structure declares, each read by a registry rule (task_design.evidence.declared): a Hugging
+    # Face card's train-eval-index col_mapping (column -> the role it maps it to: `target`, `text`, ...) and
+    # its task_categories (`tabular-classification`, `time-series-forecasting`, ...).
+    declared_roles: dict[str, str] = Field(default_factory=dict)
+    task_categories: tuple[str, ...] = ()
     # Names the documentation presents as the response (R help pages: the left side of model
     # formulas in Examples/Usage, "response"/"outcome" wording), best first, name -> evidence.
     # Spelled as the documentation spells them; the designer resolves them to columns.

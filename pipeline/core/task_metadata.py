@@ -235,9 +235,10 @@ class Provenance(_Block):
     entities: Count = Field(1, description="How many series (1 unless a panel).")
     train_rows: Count = 0
     val_rows: Count = 0
-    split_time_column: str = Field("", description="Tabular tasks of a panel too short to forecast: the time column "
-                                                   "whose last time points are the validation rows (written only "
-                                                   "then; other tasks' rows are split at random).")
+    split_time_column: str = Field("", description="Tabular tasks of a panel too short to forecast, or of a dated "
+                                                   "table whose card states the label: the time column whose last "
+                                                   "time points are the validation rows (written only then; other "
+                                                   "tasks' rows are split at random).")
     excluded_features: dict[str, str] = {}
     target_evidence: str = Field("", description="The evidence that decided the target: a source hint, the "
                                                  "documentation, the LLM or the ranked fallback (task_design.targets).")

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import re
 
+from task_design.evidence.declared import DECLARED_RULES
+from task_design.evidence.gates import GATE_RULES
 from task_design.evidence.rule import Case, Reads, Rule, Verdict, registry, strongest
 from task_design.evidence.rules import RULES as _RULES
 from task_design.evidence.stated import STATED_RULES
 
-# One registry: the entries of rules.py and a card's plain statements of its target (stated.py).
-RULES = registry((*_RULES.values(), *STATED_RULES))
+# One registry: the entries of rules.py, a card's plain statements of its target (stated.py), what a card
+# format declares (declared.py) and the text the gates after the choice read (gates.py).
+RULES = registry((*_RULES.values(), *STATED_RULES, *DECLARED_RULES, *GATE_RULES))
 
 
 def rule(rule_id: str) -> Rule:

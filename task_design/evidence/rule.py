@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 # What a rule reads: a column's name, its own entry (its Format line or description), the dataset's title,
-# its description (or title and description together).
-Reads = Literal["name", "entry", "title", "description"]
+# its description (or title and description together), or a card's structured declaration (a col_mapping
+# line "column: role", a task category: DatasetRecord.declared_roles, task_categories), or one level of a
+# categorical column (`Alive`).
+Reads = Literal["name", "entry", "title", "description", "declaration", "level"]
 # What a firing rule says of the column (or, for the title and description, of the dataset).
 Verdict = Literal["outcome", "class_outcome", "covariate", "design_factor", "calendar", "coordinate", "table_count",
                   "derived", "not_outcome", "study_subject", "no_subject", "experiment", "lookup_table"]

@@ -94,3 +94,25 @@ def test_the_designed_forecast_drops_the_column():
     spec = design_ts(record, profile_table(table), table, rng_for(0, record.ref, "design"), pinned="g")
     assert {"lx", "x"} <= set(spec.excluded_features) and not {"lx", "x"} & set(spec.related_features)
     assert "other" in spec.related_features
+
+
+@pytest.mark.parametrize("percent", [True, False], ids=["percent", "fraction"])
+def test_a_column_that_is_the_targets_growth_rate_is_caught(percent: bool):
+    """Stat2Data/Inflation: `CPIPctDiff` is the monthly percent change of `CPI`, printed to three decimals; the
+    next CPI is the last one times 1 + CPIPctDiff / 100."""
+    y = np.round(200 * np.exp(_level() - 5.0), 3)
+    rate = np.r_[np.nan, y[1:] / y[:-1] - 1] * (100 if percent else 1)
+    found = _screen(pd.DataFrame({"y": y, "pct": np.round(rate, 3 if percent else 5)}))
+    assert set(found) == {"pct"} and "growth rate" in found["pct"].detail
+
+
+def test_inflations_percent_change_is_no_exogenous_feature_of_its_cpi():
+    """The corpus case, its 96 months as Stat2Data ships them (first year here): the golden file's XF task on
+    `CPI` had `CPIPctDiff` as its one exogenous feature."""
+    cpi = [211.143, 212.193, 212.709, 213.240, 213.856, 215.693, 215.351, 215.834, 215.969, 216.177, 216.330,
+           215.949, 216.687, 216.741, 217.631, 218.009, 218.178, 217.965, 218.011, 218.312, 218.439, 218.711,
+           218.803, 219.179]
+    pct = [0.435, 0.497, 0.243, 0.25, 0.289, 0.859, -0.159, 0.224, 0.063, 0.096, 0.071, -0.176, 0.342, 0.025, 0.411,
+           0.174, 0.078, -0.098, 0.021, 0.138, 0.058, 0.125, 0.042, 0.172]
+    found = _screen(pd.DataFrame({"y": cpi, "CPIPctDiff": pct}))
+    assert set(found) == {"CPIPctDiff"} and found["CPIPctDiff"].rule_id == RULE_ID

@@ -253,7 +253,8 @@ def write_dsagent(tree: Path, seed: int, settings: DesktopSettings | None = None
 
     def part_of(task_dir: Path) -> dict:
         key = task_cache_key(task_dir, entries.get(task_dir.name), seed, settings) if cache_dir else None
-        part = _cached_part(Path(cache_dir), key, out, task_dir.name, evaluator, on_note) if key else None
+        part = (_cached_part(Path(cache_dir), key, out, task_dir.name, evaluator, on_note, settings)
+                if key else None)
         if part is not None:
             return part
         spent = seconds.setdefault(task_dir.name, {})
@@ -361,7 +362,7 @@ def task_cache_key(task_dir: Path, entry: dict | None, seed: int, settings: Desk
 
 
 def _cached_part(cache_dir: Path, key: str, out: Path, task: str, evaluator: str,
-                 on_note: Callable[[str], None]) -> dict | None:
+                 on_note: Callable[[str], None], settings: DesktopSettings | None = None) -> dict | None:
     """The cached verdicts of the DARE task folder `task`, its published desktop tasks copied into `out`;
     None on a miss, and None after discarding an entry that fails its check (part_problem, then each
     copy against the hashes it was stored with), said in one line to `on_note`: the task is rebuilt."""
@@ -371,7 +372,7 @@ def _cached_part(cache_dir: Path, key: str, out: Path, task: str, evaluator: str
     copied: list[Path] = []
     try:
         part = read_json_inside(entry / _PART_JSON, entry)
-        problem = part_problem(entry, part, task, evaluator)
+        problem = part_problem(entry, part, task, evaluator, settings)
         for row in part["index"] if not problem else ():
             dest = out / TASKS_DIR / row["name"]
             problem = copy_checked(entry / _FILES / row["name"], dest, part["files"][row["name"]])
@@ -389,12 +390,13 @@ def _cached_part(cache_dir: Path, key: str, out: Path, task: str, evaluator: str
     return None
 
 
-def part_problem(entry: Path, part: object, task: str, evaluator: str) -> str:
+def part_problem(entry: Path, part: object, task: str, evaluator: str, settings: DesktopSettings | None = None) -> str:
     """Why a cached part of the DARE task folder `task` must not be restored ("" when it may): it is not
     the shape _store_part writes; a row's name is not one plain folder name of a desktop task of `task`
     that its validation published; the entry's tasks/ holds other folders or links; a file differs from
-    its content hash; or an evaluator.py is not the one this code renders (checked even when an edit
-    rewrote the hashes too)."""
+    its content hash; or an evaluator.py is not the one this code renders, or a config.json not one
+    build_config writes for that task under `settings` (config_problem: the evaluator it names, the files
+    it places, the commands it runs; both checked even when an edit rewrote the hashes too)."""
     if (entry.is_symlink() or not isinstance(part, dict) or not isinstance(part.get("index"), list)
             or not all(isinstance(part.get(k), dict) for k in ("validation", "rejections"))):
         return "part.json is not a cached part"
@@ -424,6 +426,9 @@ def part_problem(entry: Path, part: object, task: str, evaluator: str) -> str:
             return f"{name}/{problem}"
         if (folder / name / config.EVALUATOR_FILE).read_text(encoding="utf-8") != evaluator:
             return f"{name}/{config.EVALUATOR_FILE} is not the evaluator this code renders"
+        wrong, _ = config.config_problem(read_json_inside(folder / name / "config.json", entry), name, task, settings)
+        if wrong:
+            return f"{name}/config.json: {wrong}"
     return ""
 
 

@@ -43,7 +43,7 @@ import pandas as pd
 
 from finalize.checks import Problem, agent_tables, check_instruction, check_tabular_task, errors
 from finalize.dsagent.build import OUT_DIR, TASKS_DIR, evaluator_source
-from finalize.dsagent.config import EVALUATOR_FILE
+from finalize.dsagent.config import EVALUATOR_FILE, config_problem
 from finalize.metadata_txt import metadata_descriptions
 from finalize.mm_check import check_mm_feasibility
 from finalize.runner import (REFERENCE_TIMEOUT_S, predictions_digest, reference_files, run_fresh_batch,
@@ -53,12 +53,14 @@ from finalize.schema import check_metadata_schema
 from finalize.task_files import TaskFiles
 from pipeline.core import names
 from pipeline.core.environment import runtime_fingerprint
+from pipeline.core.hashing import content_hash
 from pipeline.core.jsonio import dumps, read_json
 from pipeline.core.metrics import canonical_labels
 from pipeline.core.records import is_time_series
-from pipeline.core.safe_io import (InputLimits, UnsafeInput, printable, read_bytes_inside, read_json_inside,
+from pipeline.core.safe_io import (InputLimits, UnsafeInput, printable, read_bytes_inside, read_json_inside, regular_file_inside,
                                    write_text_inside)
 from pipeline.core.text import shorten_cause
+from pipeline.publish import UNHASHED
 from pipeline.review.untrusted_tree import tree_input_problems
 
 TABULAR = ("classification", "regression")
@@ -458,7 +460,8 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
             if on_verdict is not None:
                 on_verdict(p)
     if tasks != [tree]:
-        for p in [*_listed_but_missing(tree, tasks, limits), *desktop_evaluator_verdicts(tree, limits)]:
+        for p in [*_listed_but_missing(tree, tasks, limits), *desktop_evaluator_verdicts(tree, limits),
+                  *manifest_verdicts(tree, limits)]:
             verdicts.append(p)
             if on_verdict is not None:
                 on_verdict(p)
@@ -483,9 +486,12 @@ def _listed_but_missing(tree: Path, tasks: list[Path], limits: InputLimits) -> l
 
 
 def desktop_evaluator_verdicts(tree: Path, limits: InputLimits) -> list[TaskVerdict]:
-    """A failing verdict per published desktop task (dsagentbench/tasks/<name>/) whose evaluator.py is
-    not, byte for byte, the one this daregen renders (finalize.dsagent.build.evaluator_source): a harness
-    runs that file on its host, so an edited one must not pass. A tree without dsagentbench/ has none."""
+    """A failing verdict per published desktop task (dsagentbench/tasks/<name>/) that is not a folder,
+    whose evaluator.py is not, byte for byte, the one this daregen renders (finalize.dsagent.build.
+    evaluator_source), or whose config.json is not one build_config could have written for it
+    (config_problem: the evaluator it names, the files it places, the commands it runs), or places its
+    files from another base than the tree's other tasks: a harness runs what config.json names on its
+    host, so an edited one must not pass. A tree without dsagentbench/ has none."""
     folder = tree / OUT_DIR / TASKS_DIR
     if not os.path.lexists(folder):
         return []
@@ -493,17 +499,63 @@ def desktop_evaluator_verdicts(tree: Path, limits: InputLimits) -> list[TaskVerd
     if folder.is_symlink() or not folder.is_dir():
         return [TaskVerdict(rel, "fail", (Problem(rel, "is a link or not a folder"),))]
     expected = evaluator_source().encode("utf-8")
-    out = []
+    failed, bases = {}, {}
     for name in sorted(os.listdir(folder)):
-        where = f"{rel}/{name}/{EVALUATOR_FILE}"
+        where = f"{rel}/{name}"
         try:
-            same = read_bytes_inside(folder / name / EVALUATOR_FILE, tree, limits.max_json_bytes) == expected
-            why = "differs from the evaluator.py this daregen renders"
-        except ValueError as exc:  # UnsafeInput: missing, a link, a FIFO, past the limit
-            same, why = False, str(exc)
-        if not same:
-            out.append(TaskVerdict(f"{rel}/{name}", "fail", (Problem(where, why),)))
-    return out
+            if (folder / name).is_symlink() or not (folder / name).is_dir():
+                raise UnsafeInput("is a link or not a folder")
+            where = f"{rel}/{name}/{EVALUATOR_FILE}"
+            if read_bytes_inside(folder / name / EVALUATOR_FILE, tree, limits.max_json_bytes) != expected:
+                raise UnsafeInput("differs from the evaluator.py this daregen renders")
+            where = f"{rel}/{name}/config.json"
+            cfg = read_json_inside(folder / name / "config.json", tree, limits)
+            made = cfg.get("daregen") if isinstance(cfg, dict) else None
+            source = made.get("source_task") if isinstance(made, dict) else None
+            problem, base = (config_problem(cfg, name, source) if isinstance(source, str) and "/" not in source
+                             and name.startswith(f"{source}__") else ("its daregen.source_task is not the task's", ""))
+            if problem:
+                raise UnsafeInput(problem)
+            bases[name] = base
+        except ValueError as exc:  # UnsafeInput: missing, a link, a FIFO, past the limit, not JSON
+            failed[name] = (where, str(exc))
+    counts = {b: list(bases.values()).count(b) for b in bases.values()}
+    usual = [b for b, n in counts.items() if n == max(counts.values())]
+    for name, base in bases.items():
+        if len(usual) > 1 or base != usual[0]:
+            failed[name] = (f"{rel}/{name}/config.json", f"places its files from {base[:80]!r}, "
+                                                         f"not the base of the tree's other desktop tasks")
+    return [TaskVerdict(f"{rel}/{name}", "fail", (Problem(*failed[name]),)) for name in sorted(failed)]
+
+
+def manifest_verdicts(tree: Path, limits: InputLimits) -> list[TaskVerdict]:
+    """A failing verdict per file the tree's manifest.json lists whose content hash (pipeline.core.hashing,
+    what the build recorded) differs or that is missing, and per file under a top-level entry the manifest
+    covers that it does not list (the user's own files beside them are not the build's). A tree without
+    a manifest (the published DARE-bench set) has none."""
+    if not os.path.lexists(tree / names.MANIFEST):
+        return []
+    try:
+        files = read_json_inside(tree / names.MANIFEST, tree, limits).get("files")
+        if not isinstance(files, dict):
+            raise UnsafeInput("lists no files")
+    except (ValueError, AttributeError) as exc:
+        return [TaskVerdict(names.MANIFEST, "fail", (Problem(names.MANIFEST, shorten_cause(exc, 200)),))]
+    problems = []
+    for rel, digest in sorted(files.items()):
+        try:
+            if content_hash(regular_file_inside(tree / rel, tree)) != digest:
+                problems.append(Problem(rel, f"differs from its hash in {names.MANIFEST}"))
+        except Exception as exc:  # noqa: BLE001 -- UnsafeInput, OSError, an unreadable table: that file fails
+            problems.append(Problem(str(rel)[:200], shorten_cause(exc, 200)))
+    covered = {str(rel).split("/", 1)[0] for rel in files}
+    for top in sorted(covered):
+        if os.path.isdir(tree / top) and not os.path.islink(tree / top):
+            for path in sorted((tree / top).rglob("*")):
+                rel = path.relative_to(tree).as_posix()
+                if rel not in files and rel not in UNHASHED and not path.is_dir():
+                    problems.append(Problem(rel, f"is not listed in {names.MANIFEST}"))
+    return [TaskVerdict(p.where, "fail", (p,)) for p in problems]
 
 
 @contextlib.contextmanager

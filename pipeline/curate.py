@@ -34,6 +34,7 @@ from pipeline.core.curation import (DECISION_KINDS, LEDGER_SOURCES, Ledger, ledg
 from pipeline.curation_check import check_ledger
 from sourcing.registry import open_source, parse_sources, source_kind
 from sourcing.sources_file import resolve_spec
+from pipeline.review.reports import LINKED_TASK, linked_task_dirs
 from pipeline.review.curation import REJECTED, TaskReview, approval_text, tree_reviews, unmatched_approvals
 
 
@@ -262,6 +263,7 @@ def status_lines(tree: Path, ledger: Ledger | None, ledger_path: str | None = No
             f" ({r.note})" if r.state == REJECTED else ""
         lines.append(f"{r.state:<23} {r.task_dir:<{width}}  {r.digest}{extra}")
     counts = {s: n for s in order if (n := sum(r.state == s for r in reviews)) or s != REJECTED}
+    lines += [f"{'refused':<23} {name:<{width}}  {LINKED_TASK}" for name in linked_task_dirs(Path(tree))]
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(reviews)} tasks)")
     if ledger is not None:  # what the ledger approves that this tree does not hold
         lines += [f"{'unmatched approval':<23} {approval_text(a)}: no task of this tree"

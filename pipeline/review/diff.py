@@ -28,7 +28,7 @@ from pipeline.core.safe_io import InputLimits, UnsafeInput, check_table_file, pr
 from pipeline.core.text import block_text, html_text, md_cell, md_code, shorten
 from pipeline.review.curation import TaskReview, approval_text, state_counts, tree_reviews, unmatched_approvals
 from pipeline.review.reports import (DATA_SUFFIXES, TREE_REPORT_FILES, count_rows, question_entries,
-                                     read_json_or_none, task_dirs)
+                                     LINKED_TASK, read_json_or_none, task_dirs, linked_task_dirs)
 
 INSTRUCTION_KEYS = ("question_v1", "question_v2")
 # question_list.json fields compared besides the instructions (which get a word diff of their own).
@@ -141,6 +141,8 @@ class TreeDiff(_Frozen):
     needs_decision: tuple[Decision, ...] = ()
     # New tree's tasks per curation state (pipeline.core.curation.CURATION_STATES).
     curation: dict[str, int] = Field(default_factory=dict)
+    # Entries of the new tree that are links to a task folder: refused, never walked (reports.LINKED_TASK).
+    refused: tuple[str, ...] = ()
 
     @property
     def identical(self) -> bool:
@@ -148,7 +150,7 @@ class TreeDiff(_Frozen):
 
     def summary(self) -> str:
         return (f"{len(self.added)} added, {len(self.removed)} removed, {len(self.changed)} changed, "
-                f"{len(self.unchanged)} unchanged")
+                f"{len(self.unchanged)} unchanged" + (f", {len(self.refused)} refused" if self.refused else ""))
 
 
 # ------------------------------------------------------------------ JSON fields
@@ -437,7 +439,7 @@ def diff_trees(old: Path, new: Path, limits: InputLimits | None = None, new_name
                       for a in (unmatched_approvals(reviews, curation) if curation is not None else ()))
     return TreeDiff(old=str(old), new=new_name or str(new),
                     needs_decision=decisions(reviews, added, changed) + unmatched,
-                    curation=state_counts(reviews),
+                    curation=state_counts(reviews), refused=tuple(linked_task_dirs(new)),
                     added=tuple(added),
                     removed=tuple(removed), removed_why=removal_reasons({n: old_tasks[n] for n in removed}, new),
                     changed=tuple(changed),
@@ -617,6 +619,7 @@ def render_markdown(d: TreeDiff) -> str:
         lines.append("- review: " + ", ".join(f"{n} {state}" for state, n in d.curation.items()))
     lines += [f"- build setting {md_code(c.path)}: {md_cell(_short(c.old))} → {md_cell(_short(c.new))}"
               for c in d.build_settings]
+    lines += [f"- refused {md_code(name)}: {LINKED_TASK}" for name in d.refused]
     lines.append("")
     if d.needs_decision:
         lines += [f"## Needs a decision ({len(d.needs_decision)})", "", "| task | why |", "|---|---|"]

@@ -9,6 +9,8 @@ tree always gives byte-identical reports and two generations diff cleanly.
 
 from __future__ import annotations
 
+import os
+
 import csv
 import io
 import re
@@ -77,12 +79,27 @@ class TaskFacts(BaseModel):
 
 
 def task_dirs(tree: Path) -> list[Path]:
-    """Task folders of a tree (those with verify/all_metadata.json), sorted by name; [] for a missing tree."""
+    """Task folders of a tree (those with verify/all_metadata.json), sorted by name; [] for a missing tree.
+    A folder that is a symbolic link is never one (linked_task_dirs): its files may be anywhere."""
     tree = Path(tree)
     if not tree.is_dir():
         return []
-    return sorted((p for p in tree.iterdir() if (p / names.VERIFY_DIR / names.ALL_METADATA).is_file()),
+    return sorted((p for p in tree.iterdir()
+                   if not p.is_symlink() and (p / names.VERIFY_DIR / names.ALL_METADATA).is_file()),
                   key=lambda p: p.name)
+
+
+LINKED_TASK = "a link, refused (never walked)"
+
+
+def linked_task_dirs(tree: Path) -> list[str]:
+    """The names of the tree's entries that are symbolic links to what looks like a task folder: refused
+    as `verify` refuses them, and listed so (LINKED_TASK) rather than silently left out."""
+    tree = Path(tree)
+    if not tree.is_dir():
+        return []
+    return sorted(p.name for p in tree.iterdir()
+                  if p.is_symlink() and os.path.lexists(p / names.VERIFY_DIR / names.ALL_METADATA))
 
 
 def read_json_or_none(path: Path) -> Any:

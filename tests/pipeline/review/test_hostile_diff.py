@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 from pipeline.core import names
 from pipeline.review.diff import diff_trees, render_markdown
 from pipeline.core.text import md_code
-from pipeline.review.reports import read_tree_facts, render_licence_distribution
+from pipeline.curate import status_lines
+from pipeline.review.reports import LINKED_TASK, read_tree_facts, render_licence_distribution
 from tests.factories import QUESTION_V1, write_question_list_by_hand as write_question_list, write_task_folder
 
 
@@ -110,3 +111,21 @@ def test_escape_bytes_and_markup_in_a_licence_stay_inert_in_the_licence_files(tm
         assert "\x1b" not in text and "\x07" not in text
     # Escaped with backslashes (no entity): `\<img` and `\[click\](` render as text, never as markup.
     assert not re.search(r"(?<!\\)<img|(?<!\\)\[click", md) and "\\<img" in md and "\\[click\\](" in md
+
+
+def test_a_task_folder_that_is_a_link_out_of_the_tree_is_refused_not_walked(tmp_path: Path) -> None:
+    """Refused in one line by `diff` and `curate status`: a linked task folder's files may be anywhere, and
+    hashing them (the red team's secret.txt) reads outside the tree, which `verify` refuses too."""
+    old, new = _trees(tmp_path)
+    outside = tmp_path / "outside"
+    write_task_folder(outside, "t_class")
+    (outside / "t_class" / "secret.txt").write_text("secret", encoding="utf-8")
+    (new / "zz_link").symlink_to(outside / "t_class")
+    d = diff_trees(old, new)
+    assert d.refused == ("zz_link",) and "zz_link" not in d.added
+    assert all(x.task_dir != "zz_link" for x in d.needs_decision) and "1 refused" in d.summary()
+    assert f"- refused {md_code('zz_link')}: {LINKED_TASK}" in render_markdown(d).splitlines()
+    lines = status_lines(new, None)
+    [refused] = [line for line in lines if "zz_link" in line]
+    assert refused.startswith("refused") and refused.endswith(LINKED_TASK)
+    assert any(line.endswith("(1 tasks)") for line in lines)  # the link is no task

@@ -190,15 +190,19 @@ def _managed_names(tree: Path) -> set[str]:
 
 def carry_user_files(old: Path, new: Path) -> None:
     """Copy files the user keeps in the published tree (e.g. a README) into the new generation;
-    copied, not moved, so the old generation stays whole."""
+    copied, not moved, so the old generation stays whole. A link is carried as the link itself, never
+    followed (the next generation must not get a real copy of whatever it points at), and links inside a
+    carried folder stay links; a FIFO, socket or device is not carried."""
     managed = _managed_names(old)
     for entry in sorted(old.iterdir()):
-        if entry.name in managed or (new / entry.name).exists():
+        if entry.name in managed or os.path.lexists(new / entry.name):
             continue
-        if entry.is_dir():
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), new / entry.name)
+        elif entry.is_dir():
             shutil.copytree(entry, new / entry.name, symlinks=True)
-        else:
-            shutil.copy2(entry, new / entry.name)
+        elif entry.is_file():
+            shutil.copy2(entry, new / entry.name, follow_symlinks=False)
 
 
 def publish(partial: Path, out: Path, keep: int = KEEP_GENERATIONS) -> Path:

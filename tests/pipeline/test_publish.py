@@ -62,6 +62,22 @@ def test_user_files_are_carried_over_and_old_generations_stay_whole(tmp_path):
     assert published_generation(out) == second
 
 
+def test_user_links_at_the_root_are_carried_as_links_never_followed(tmp_path):
+    """Harmless: a link left at the published root (to a folder or a file outside the tree) is carried as
+    the same link, so no generation holds a real copy of what it points at; a FIFO is not carried."""
+    out, outside = tmp_path / "tasks", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    _build(out, {"a_class": "one"})
+    os.symlink(outside, out / "leak")
+    os.symlink(outside / "secret.txt", out / "leak.txt")
+    os.mkfifo(out / "pipe")
+    second = _build(out, {"b_reg": "two"})
+    for name, target in (("leak", outside), ("leak.txt", outside / "secret.txt")):
+        assert (second / name).is_symlink() and os.readlink(second / name) == str(target)
+    assert not os.path.lexists(second / "pipe")
+
+
 def test_a_plain_folder_from_an_older_build_becomes_a_legacy_generation(tmp_path):
     out = tmp_path / "tasks"
     out.mkdir()

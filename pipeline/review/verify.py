@@ -423,6 +423,8 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
     # Before a --regenerate run rewrites simulated_pred_local.csv: compare only the two fresh runs then.
     extra = check_determinism(tasks, compare_recorded=not regenerate, limits=limits) if determinism else {}
     limits = limits or InputLimits()
+    # Before --regenerate rewrites simulated_pred_local.csv: the tree as given must match its manifest.
+    manifest = manifest_verdicts(tree, limits) if tasks != [tree] else []
 
     def prepare(t: Path) -> TaskVerdict | _Ready:
         began = time.monotonic()
@@ -460,8 +462,7 @@ def verify_tree(tree: Path, regenerate: bool = False, jobs: int = 2, timeout_s: 
             if on_verdict is not None:
                 on_verdict(p)
     if tasks != [tree]:
-        for p in [*_listed_but_missing(tree, tasks, limits), *desktop_evaluator_verdicts(tree, limits),
-                  *manifest_verdicts(tree, limits)]:
+        for p in [*_listed_but_missing(tree, tasks, limits), *desktop_evaluator_verdicts(tree, limits), *manifest]:
             verdicts.append(p)
             if on_verdict is not None:
                 on_verdict(p)

@@ -14,7 +14,8 @@ from finalize.runner import run_reference_sandboxed, run_references_batched
 from pipeline.cli import main
 from pipeline.core import names
 from pipeline.core.if_workflow import filter_by_expected_ranges
-from pipeline.core.jsonio import read_json
+from pipeline.core.jsonio import read_json, write_json
+from pipeline.publish import build_manifest
 from pipeline.review.verify import verify_task, verify_tree
 from postprocess.formats import read_frame, write_frame
 from tests.factories import CLASS, DARE_EXAMPLES, NO_DARE_EXAMPLES, REG, TS, our_task
@@ -159,3 +160,17 @@ def test_batches_hold_every_task_once_the_slow_fits_first() -> None:
     assert batches.index(big) < len(batches) // 2
     assert _batches(list(costs)[:10], 2) == [[f"t{i:05d}", f"t{i + 1:05d}", f"t{i + 2:05d}"] for i in (0, 3, 6)] \
         + [["t00009"]]  # without costs: the given order, equal sizes
+
+
+def test_the_manifest_is_checked_on_the_tree_as_given_not_after_regenerate(tree: Path) -> None:
+    """Regenerate rewrites simulated_pred_local.csv on purpose: the tree as given matches its manifest,
+    so no file fails it; an edited file fails in one line naming it."""
+    write_json(tree / names.MANIFEST, build_manifest(tree, {}))
+    report = verify_tree(tree, regenerate=True, determinism=False, jobs=1)
+    assert not [p for v in report.verdicts for p in v.problems if names.MANIFEST in p.message]
+    write_json(tree / names.MANIFEST, build_manifest(tree, {}))  # the regenerated tree, as a build records it
+    edited = tree / CLASS / names.VERIFY_DIR / names.SIMULATED_PRED
+    edited.write_text(edited.read_text() + "\n")
+    report = verify_tree(tree, determinism=False, jobs=1)
+    [problem] = [p for v in report.verdicts for p in v.problems if names.MANIFEST in p.message]
+    assert problem.where == f"{CLASS}/{names.VERIFY_DIR}/{names.SIMULATED_PRED}" and "\n" not in problem.message

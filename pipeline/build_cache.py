@@ -34,6 +34,7 @@ from pipeline.core.hashing import sha256_file
 from pipeline.core.jsonio import read_json, write_json
 from pipeline.core.records import CHECK_FAILED_CODES
 from pipeline.core.safe_io import UnsafeInput, read_json_inside
+from pipeline.core.names import TASK_SUFFIX
 from pipeline.core.text import shorten_cause
 from pipeline.progress import note
 from pipeline.steps import (CONTENT_JSON, DESIGN_TIMEOUT, ENTRY_JSON, RECORD_JSON, TABLE_PARQUET, UNEXPECTED_ERROR,
@@ -91,7 +92,8 @@ def source_key(ref: str, content_version: str, limits_json: str) -> str:
 
 def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
     """The cached source step of `prev` (its record and table put back in its work folder), or None (a
-    miss, or a malformed entry or one holding a link: discarded with a note, and the source read again)."""
+    miss, or a malformed entry, one holding a link or a file that differs from the content hash it was stored
+    with: discarded with a note, and the source read again)."""
     result = _read_result(root, key)
     if result is None:
         return None
@@ -104,10 +106,26 @@ def lookup_source(root: Path, key: str, prev: Outcome) -> Outcome | None:
     if unsafe is not None or not isinstance(result.get("digest"), str):
         _discard_malformed(root, key, f"{unsafe} is a link or missing" if unsafe else "its result.json lacks digest")
         return None
-    work = Path(prev.work_dir)
-    for name in SOURCED_FILES:
-        shutil.copyfile(root / key / name, work / name)
+    stored, work = result.get("files"), Path(prev.work_dir)
+    problem = _sourced_problem(root / key, stored)
+    if not problem:  # the copy checked too: it catches an entry changed since its check
+        for name in SOURCED_FILES:
+            shutil.copyfile(root / key / name, work / name)
+        problem = _sourced_problem(work, stored)
+    if problem:
+        for name in SOURCED_FILES:
+            (work / name).unlink(missing_ok=True)
+        _discard_malformed(root, key, problem)
+        return None
     return Outcome(ref=prev.ref, work_dir=prev.work_dir, stage="source", digest=result["digest"])
+
+
+def _sourced_problem(folder: Path, stored: object) -> str:
+    """Why the source step's files in `folder` are not those stored with the hashes `stored` ("" when they are)."""
+    if not isinstance(stored, dict) or set(stored) != set(SOURCED_FILES):
+        return "the entry records no content hashes"
+    return next((f"{n} does not match its content hash" for n in SOURCED_FILES
+                 if sha256_file(folder / n) != stored[n]), "")
 
 
 def store_source(root: Path, key: str, done: Outcome) -> None:
@@ -119,7 +137,9 @@ def store_source(root: Path, key: str, done: Outcome) -> None:
         if done.ok:
             for name in SOURCED_FILES:
                 shutil.copyfile(Path(done.work_dir) / name, tmp / name)
-        write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "code": done.code, "digest": done.digest})
+        files = {name: sha256_file(tmp / name) for name in SOURCED_FILES} if done.ok else None
+        write_json(tmp / RESULT_JSON, {"ok": done.ok, "reason": done.reason, "code": done.code, "digest": done.digest,
+                                       "files": files})
     cache.commit_entry(root, key, fill)
 
 
@@ -142,7 +162,8 @@ def lookup_units(root: Path, key: str) -> list[str] | None:
     if value is None:
         return None
     units = value.get("units")
-    if not isinstance(units, list) or not units or not all(isinstance(u, str) and u for u in units):
+    if (not isinstance(units, list) or not units or not all(isinstance(u, str) and u in TASK_SUFFIX for u in units)
+            or len(set(units)) != len(units)):  # an unknown problem type would stop every build (steps.unit_work)
         _discard_malformed(root, units_key, "its units are not a list of problem types")
         return None
     return units if all(lookup(root, unit_key(key, u)) is not None for u in units) else None

@@ -305,6 +305,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError("--pin-publish pins --publish: give --publish all or --publish approved with it")
     if args.pin_publish:
         pinned = args.publish
+    if pinned is not None and args.limit is not None and max_limit != args.limit:
+        raise ValueError(f"--limit {args.limit}: a pinned publish pins the limit too, to --max-limit {max_limit} "
+                         "(a release covers the operator's candidates); give one of them")
     elif pinned is not None and args.publish not in (None, pinned):
         raise ValueError(f"--publish {args.publish}: the --settings file pins publish to {pinned!r}")
     params = {k: getattr(args, k) for k in ("limit", "seed", "designer", "publish") if getattr(args, k) is not None}
@@ -317,7 +320,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          f"flags); give [designer_settings] in the operator's --settings file, serve the heuristic, "
                          f"or schedule `daregen build --designer {LLM_DESIGNER} --llm-model ...` yourself")
     if max_limit is not None and args.limit is None:
-        params["limit"] = max_limit  # a run's default stays within the bound
+        params["limit"] = None if max_limit == UNBOUNDED else max_limit  # a run's default stays within the bound
     # Runs start in the serving process's folder; say which tree, cache, ledger and sources files are meant.
     out = writable_target(args.out or base.get("out") or BUILD_DEFAULTS["out"], "--out", parent=True)
     from sourcing.sources_file import names_a_file, resolve_spec

@@ -7,7 +7,8 @@ LLM endpoints and key variables, the Dask scheduler, the input limits and which 
 schedule) may choose only what cannot reach a secret, a path or a process of the server
 (`RunParameters`): how many datasets (up to the operator's maximum, which is never "every candidate" unless
 the operator says so), the seed, a designer by name, one of the allowed sources, and whether to publish all
-tasks or only approved ones (unless the operator pins that too).
+tasks or only approved ones (unless the operator pins that too: then the limit is the operator's maximum,
+so a trigger cannot publish a release of a subset of the approved tasks and rotate the full one away).
 
 The operator's settings never travel as run parameters, which anyone who can trigger a run can set:
 they live in the environment of the process that runs the flow (`OPERATOR_ENV`), which `daregen
@@ -189,12 +190,19 @@ def checked_run(given: dict, operator: OperatorSettings, job_variables: dict | N
     if sources not in operator.sources:
         raise RefusedRun(f"run parameter 'sources' refused: {printable(shorten(sources, 80))!r} is not one the "
                          f"operator allows ({', '.join(map(repr, operator.sources))}; {SERVE_FLAGS['sources']})")
-    if operator.max_limit != UNBOUNDED and (run.limit is None or run.limit > operator.max_limit):
-        raise RefusedRun(f"run parameter 'limit' refused: {run.limit if run.limit is not None else 'every candidate'}"
-                         f" is above the operator's maximum {operator.max_limit} ({SERVE_FLAGS['max_limit']})")
     if operator.publish is not None and "publish" in given and run.publish != operator.publish:
         raise RefusedRun(f"run parameter 'publish' refused: the operator pins it to {operator.publish!r} "
                          f"({SERVE_FLAGS['publish']}); a run may not publish {printable(shorten(run.publish, 20))!r}")
+    if operator.publish is not None:  # a pinned release covers the operator's candidates, not a trigger's subset
+        pinned_limit = None if operator.max_limit == UNBOUNDED else operator.max_limit
+        if "limit" in given and run.limit != pinned_limit:
+            raise RefusedRun(f"run parameter 'limit' refused: the operator pins publish to {operator.publish!r} and "
+                             f"with it the limit to {operator.max_limit} ({SERVE_FLAGS['max_limit']}, with "
+                             f"{SERVE_FLAGS['publish']}); a run may not ask {run.limit if run.limit is not None else 'every candidate'}")
+        run = run.model_copy(update={"limit": pinned_limit})
+    elif operator.max_limit != UNBOUNDED and (run.limit is None or run.limit > operator.max_limit):
+        raise RefusedRun(f"run parameter 'limit' refused: {run.limit if run.limit is not None else 'every candidate'}"
+                         f" is above the operator's maximum {operator.max_limit} ({SERVE_FLAGS['max_limit']})")
     from task_design.designers import DESIGNER_MODULES
     from task_design.registry import DESIGNER_SETTINGS
 
@@ -222,7 +230,12 @@ def run_schema(schema: dict, operator: OperatorSettings) -> dict:
     naming who sets it (checked_run): the schema is a convenience, since a trigger can switch its check off."""
     properties = {k: dict(v) for k, v in schema["properties"].items() if k in RUN_PARAMETERS}
     limit = {k: v for k, v in properties["limit"].items() if k not in ("anyOf", "default")}
-    if operator.max_limit != UNBOUNDED:  # a number, at most the maximum ("every candidate", null, would exceed it)
+    if operator.publish is not None:  # pinned: the operator's limit only (checked_run)
+        only = None if operator.max_limit == UNBOUNDED else operator.max_limit
+        properties["limit"] = {**limit, "type": "null"} if only is None else {**limit, "type": "integer",
+                                                                             "minimum": only, "maximum": only}
+        properties["limit"]["default"] = only
+    elif operator.max_limit != UNBOUNDED:  # a number, at most the maximum ("every candidate", null, would exceed it)
         properties["limit"] = {**limit, "type": "integer", "minimum": 1, "maximum": operator.max_limit}
     else:
         properties["limit"] = {**limit, "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}

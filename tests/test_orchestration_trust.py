@@ -168,7 +168,8 @@ def test_a_served_run_takes_only_safe_parameters_and_the_registered_ledger(tmp_p
 def test_a_served_run_is_bounded_by_serve_limit_and_the_operators_publish_pin(tmp_path, prefect_api_url):
     """Issue 48, against a real server: `daregen serve --limit 3` alone bounds every run at 3 (a trigger's
     `limit: null` or 10**9 is no longer "every candidate"), and `--publish approved --pin-publish` makes the
-    served release approved-only: a run asking `publish: all` ends Failed in one line naming the setting and
+    served release approved-only and its limit the operator's (a trigger's `limit: 1` would publish a subset of
+    the approved tasks): a run asking `publish: all` or another limit ends Failed in one line naming the setting and
     who sets it, before any work."""
     from prefect.client.orchestration import SyncPrefectClient
 
@@ -187,8 +188,12 @@ def test_a_served_run_is_bounded_by_serve_limit_and_the_operators_publish_pin(tm
         assert schema["limit"]["maximum"] == 3 and "anyOf" not in schema["limit"], schema["limit"]
         assert schema["publish"]["enum"] == ["approved"], schema["publish"]
         assert deployment["parameters"]["publish"] == "approved" and deployment["parameters"]["limit"] == 3
-        cases = [({"limit": None}, "'limit' refused: every candidate is above the operator's maximum 3"),
-                 ({"limit": 10**9}, f"'limit' refused: {10**9} is above the operator's maximum 3"),
+        assert schema["limit"]["minimum"] == 3  # pinned: the operator's limit only (red team 48 #9)
+        pinned_limit = "'limit' refused: the operator pins publish to 'approved' and with it the limit to 3"
+        cases = [({"limit": None}, f"{pinned_limit} (daregen serve --max-limit, else --limit, with daregen serve "
+                                   "--pin-publish); a run may not ask every candidate"),
+                 ({"limit": 10**9}, f"{pinned_limit} (daregen serve --max-limit"),
+                 ({"limit": 1}, f"{pinned_limit} (daregen serve --max-limit"),  # a subset release: refused too
                  ({"publish": "all"}, "'publish' refused: the operator pins it to 'approved' (daregen serve "
                                       "--pin-publish)")]
         with SyncPrefectClient(prefect_api_url) as client:

@@ -125,13 +125,27 @@ def stored_folder_problem(folder: Path, stored: object) -> str:
     return files_problem(stored, folder_files(folder))
 
 
+FILE_MODE, DIR_MODE = 0o644, 0o755  # what a fresh build writes (core/jsonio.FILE_MODE, mkdir under umask 022)
+
+
+def reset_modes(folder: Path) -> None:
+    """Give `folder` and everything below it the modes a fresh build writes (files 0644, folders 0755),
+    whatever the cache entry held: a mode is not in the stored hashes, so an entry's world-writable or
+    set-uid bit must never reach a generation. A link is left alone (the check refuses it)."""
+    os.chmod(folder, DIR_MODE)
+    for path in folder.rglob("*"):
+        if not path.is_symlink():
+            os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)
+
+
 def copy_checked(src: Path, dest: Path, stored: dict) -> str:
-    """Copy the cached folder `src` to `dest` (links copied as links, never followed) and check the copy
-    against `stored`, which catches an entry changed since it was checked; on a difference the copy is
-    removed and the difference returned ("" when the copy is the stored folder)."""
+    """Copy the cached folder `src` to `dest` (bytes only, never modes; links copied as links, never
+    followed) and check the copy against `stored`, which catches an entry changed since it was checked;
+    on a difference the copy is removed and the difference returned ("" when the copy is the stored folder)."""
     problem = stored_folder_problem(src, stored)
     if not problem:
-        shutil.copytree(src, dest, symlinks=True)
+        shutil.copytree(src, dest, symlinks=True, copy_function=shutil.copyfile)
+        reset_modes(dest)
         problem = stored_folder_problem(dest, stored)
         if problem:
             shutil.rmtree(dest, ignore_errors=True)

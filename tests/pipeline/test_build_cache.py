@@ -147,6 +147,33 @@ def test_a_link_in_a_cached_task_fails_its_check_and_is_never_followed(tmp_path,
     assert (secret / "id_ed25519").read_text(encoding="utf-8") == "PRIVATE KEY"
 
 
+def test_a_restored_task_gets_a_fresh_builds_modes_never_the_entrys(tmp_path):
+    # Red team 48 #6: modes are not in the stored hashes, so an entry chmodded 0777/0666/4777 passed its check
+    # and published world-writable, set-uid task files; the restore copies bytes and writes 0644/0755.
+    root, key = _cached_task(tmp_path)
+    task = root / key / build_cache.TASK_DIR
+    os.chmod(task, 0o777)
+    os.chmod(task / "verify", 0o2777)
+    os.chmod(task / "verify" / "ground_truth.csv", 0o4777)
+    assert build_cache.entry_problem(root, key) == ""  # same bytes: the check passes, the modes must not ship
+    staging = tmp_path / "gen"
+    staging.mkdir()
+    build_cache.restore(root, key, "t_reg", staging)
+    modes = {p.relative_to(staging).as_posix(): p.stat().st_mode & 0o7777 for p in [staging / "t_reg",
+                                                                                 *(staging / "t_reg").rglob("*")]}
+    assert modes == {"t_reg": 0o755, "t_reg/verify": 0o755, "t_reg/verify/ground_truth.csv": 0o644}
+
+
+@pytest.mark.parametrize("units", [["classification", "bogus"], ["classification", "classification"]])
+def test_a_units_entry_naming_an_unknown_or_repeated_problem_type_is_discarded(tmp_path, capsys, units):
+    # Red team 48 #3: ["classification", "bogus"] passed the shape check and every build died on KeyError: 'bogus'.
+    root, _ = _cached_task(tmp_path)
+    build_cache.store_units(root, "d", units)
+    assert build_cache.lookup_units(root, "d") is None
+    assert "is malformed (its units are not a list of problem types)" in capsys.readouterr().err
+    assert not (root / f"d-{build_cache.UNITS_DIR}").exists()
+
+
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"units": "classification"}', '{"units": []}', "LINK"])
 def test_a_malformed_units_entry_is_discarded_with_a_note(tmp_path, capsys, text):
     root, _ = _cached_task(tmp_path)
@@ -198,3 +225,18 @@ def test_a_cached_source_step_holding_a_link_or_bad_json_is_read_again(tmp_path,
     assert build_cache.lookup_source(root, key, prev) is None
     assert "is malformed" in capsys.readouterr().err and not (root / key).exists()
     assert not (Path(prev.work_dir) / steps.RECORD_JSON).exists()
+
+
+def test_a_forged_cached_source_step_is_discarded_and_read_again(tmp_path, capsys):
+    # Red team 48 #10: a record.json edited in sources/ (its result.json kept) shipped under --publish all.
+    done = steps.source_step(steps.start(IRIS, str(tmp_path / "first")), "builtin", None)
+    root, key = tmp_path / "sources", "s"
+    build_cache.store_source(root, key, done)
+    record = root / key / steps.RECORD_JSON
+    forged = read_json(record)
+    write_json(record, {**forged, "description": f"FORGED: {forged['description']}"})
+    prev = steps.start(IRIS, str(tmp_path / "second"))
+    Path(prev.work_dir).mkdir(parents=True, exist_ok=True)
+    assert build_cache.lookup_source(root, key, prev) is None
+    assert f"entry {key} is malformed (record.json does not match its content hash)" in capsys.readouterr().err
+    assert not (root / key).exists() and not (Path(prev.work_dir) / steps.RECORD_JSON).exists()

@@ -100,8 +100,8 @@ def test_an_operator_can_make_every_run_approved_only():
     message = _refusal({"publish": "all", "limit": 5}, pinned)
     assert message.startswith("run parameter 'publish' refused: the operator pins it to 'approved' (daregen serve "
                               "--pin-publish)"), message
-    assert checked_run({"limit": 5}, pinned).publish == "approved"  # a run that does not say gets the pin
-    assert build_parameters(checked_run({"limit": 5, "publish": "approved"}, pinned), pinned)["publish"] == "approved"
+    assert checked_run({}, pinned).publish == "approved"  # a run that does not say gets the pin
+    assert build_parameters(checked_run({"limit": 50, "publish": "approved"}, pinned), pinned)["publish"] == "approved"
     from flows import build_tasks
     from pipeline.deployment import run_schema
 
@@ -180,3 +180,63 @@ def test_serve_needs_a_bound_and_pins_publish_only_when_asked(tmp_path, capsys):
     pinned.write_text('max_limit = 7\npublish = "approved"\n', encoding="utf-8")
     assert main(["serve", "--out", out, "--settings", str(pinned), "--publish", "all"]) == 2
     assert "pins publish to 'approved'" in capsys.readouterr().err
+
+
+def test_a_pinned_publish_pins_the_limit_so_no_trigger_publishes_a_subset_release():
+    """Red team 48 #9: pinned to approved, a trigger's smaller limit published a release of the first N
+    candidates' approved tasks, and three such runs pruned the full approved generation. Pinned, the limit is
+    the operator's maximum: a run asking another is refused in one line naming the setting and its owner."""
+    pinned = OPERATOR.model_copy(update={"publish": "approved"})
+    for limit in (1, 49, None):
+        message = _refusal({"limit": limit}, pinned)
+        assert message.startswith("run parameter 'limit' refused: the operator pins publish to 'approved' and with "
+                                  "it the limit to 50 (daregen serve --max-limit, else --limit, with daregen serve "
+                                  "--pin-publish)"), message
+    assert checked_run({"limit": 50}, pinned).limit == 50 and checked_run({"seed": 2}, pinned).limit == 50
+    unbounded = pinned.model_copy(update={"max_limit": "none"})
+    assert checked_run({}, unbounded).limit is None and "'limit' refused" in _refusal({"limit": 3}, unbounded)
+    from flows import build_tasks
+    from pipeline.deployment import run_schema
+
+    limit = run_schema(build_tasks.parameters.model_dump_for_openapi(), pinned)["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (50, 50, 50)
+
+
+def _registered(monkeypatch, argv: list[str]) -> tuple:
+    """What `daregen serve argv` would register (the operator's settings and the deployment's parameters)."""
+    import flows
+    from pipeline.cli import main
+
+    seen = []
+    monkeypatch.setattr(flows, "serve", lambda operator, cron, timezone, parameters: seen.append((operator, parameters)))
+    assert main(["serve", *argv]) == 0
+    [(operator, parameters)] = seen
+    return operator, parameters
+
+
+def test_serve_max_limit_none_registers_a_null_default_limit(tmp_path, monkeypatch):
+    """Red team 48 #5: `serve --max-limit none` without --limit registered the default limit "none", which
+    Prefect refused with two screens of traceback. The default is null (every candidate), which the flow accepts."""
+    operator, parameters = _registered(monkeypatch, ["--out", str(tmp_path / "t"), "--max-limit", "none"])
+    assert parameters["limit"] is None and checked_run(parameters, operator).limit is None
+    operator, parameters = _registered(monkeypatch, ["--out", str(tmp_path / "t"), "--max-limit", "none",
+                                                     "--publish", "approved", "--pin-publish"])
+    assert parameters["limit"] is None and checked_run(parameters, operator).publish == "approved"
+
+
+def test_serve_refuses_a_default_limit_other_than_the_pinned_one(tmp_path, monkeypatch, capsys):
+    import flows
+    from pipeline.cli import main
+
+    def registered(*args, **kwargs):
+        raise AssertionError("a default limit other than the pinned one was registered")
+
+    out = str(tmp_path / "t")
+    monkeypatch.setattr(flows, "serve", registered)
+    assert main(["serve", "--out", out, "--limit", "5", "--max-limit", "9", "--publish", "approved",
+                 "--pin-publish"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a pinned publish pins the limit too, to --max-limit 9" in err and "\n" not in err, err
+    operator, parameters = _registered(monkeypatch, ["--out", out, "--limit", "5", "--publish", "approved",
+                                                     "--pin-publish"])
+    assert checked_run(parameters, operator).limit == 5

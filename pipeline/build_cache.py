@@ -201,7 +201,9 @@ def _read_result(root: Path, key: str) -> dict | None:
 
 
 def _discard_malformed(root: Path, key: str, why: str) -> None:
-    note(f"build cache: entry {key} is malformed ({why}); discarded, rebuilding its dataset")
+    # once: a no-Prefect probe that discards it holds its other notes back, and the flow after it will not
+    # find the entry again to say so
+    note(f"build cache: entry {key} is malformed ({why}); discarded, rebuilding its dataset", once=True)
     discard(root, key)
 
 

@@ -136,13 +136,16 @@ def _first_sentence(text: str) -> str:
     six letters or more or before a capital. Wooldridge abbreviates ("mos. in prison during 1986",
     "chl. camp. expends., 1990") and help pages abbreviate in brackets ("age (Child vs. Adult)");
     cut there, the phrase is one word that says nothing."""
-    depth = 0
+    depth, word_start = 0, 0  # where the run of ASCII letters ending at i starts: one pass, never a rescan
     for i, ch in enumerate(text):
+        if ch.isascii() and ch.isalpha():
+            word_start = word_start if i and text[i - 1].isascii() and text[i - 1].isalpha() else i
+            continue
         depth += (ch in "([{") - (ch in ")]}" and depth > 0)
         if ch != "." or depth or text[i + 1:i + 2] != " " or i == 0 or not re.match(r"[a-z0-9)]", text[i - 1]):
             continue
-        word = re.search(r"[A-Za-z]*$", text[:i])[0]
-        if len(word) >= 6 or not text[i + 2:i + 3].islower():
+        word_len = i - word_start if text[i - 1].isascii() and text[i - 1].isalpha() else 0
+        if word_len >= 6 or not text[i + 2:i + 3].islower():
             return text[:i]
     return text
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
-from pipeline.core.text import plain_phrase
+from pipeline.core.text import md_name, plain_phrase
 from pipeline.core.wording import FUNCTION_WORDS, LEADING_TYPE, TRAILING_TYPE, alnum_words, plural_stem, split_camel
 
 # DARE-bench's own spelling for an undocumented column in metadata.txt (the covid-19 example).
@@ -301,7 +301,7 @@ def _verbatim_only(column: str, phrase: str, tied: list[str], columns: dict[str,
 
 def named_text(column: str, phrase: str) -> str:
     """The explicit reference: `phrase (`column`)`, or `` `column` `` without a phrase."""
-    return f"{phrase} (`{column}`)" if phrase else f"`{column}`"
+    return f"{phrase} ({md_name(column)})" if phrase else md_name(column)
 
 
 def feature_references(columns: Sequence[str], documented: dict[str, str], style: ColumnReferences,
@@ -375,9 +375,9 @@ def resolve(text: str, documented: dict[str, str]) -> list[tuple[str, str]]:
     forms: dict[str, str] = {}
     prepared = _prepared(documented)
     for column, known in prepared.items():
-        forms[f"`{column}`"] = column
+        forms[md_name(column)] = column
         for shown in {known.phrase, known.named} - {""}:
-            forms[f"{shown} (`{column}`)"] = column
+            forms[f"{shown} ({md_name(column)})"] = column
         alone, _ = _decide(column, prepared)
         if alone:
             forms.setdefault(alone, column)

@@ -57,14 +57,22 @@ def md_code_cell(text: str) -> str:
     return _one_line(text).replace("|", "\\|")
 
 
-def md_code(text: str) -> str:
+def md_code(text: str, table: bool = True) -> str:
     """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
     padded when it starts or ends with one, so a backtick in a column name cannot close it early; on one
-    line, its control characters shown and its `|` escaped (md_code_cell), so a table row holds."""
-    text = md_code_cell(text)
+    line, its control characters shown and, in a `table` cell, its `|` escaped (md_code_cell), so a table row
+    holds. `table=False` for running text (an instruction naming a column), where `a|b` reads as written; an
+    ordinary name reads `` `name` `` either way."""
+    text = md_code_cell(text) if table else _one_line(text)
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def md_name(name: str) -> str:
+    """A column, table or other untrusted name in running Markdown an agent reads (an instruction, question_v1):
+    `md_code` outside a table, so a name holding backticks, HTML or a sentence stays inside its code span."""
+    return md_code(name, table=False)
 
 
 def block_text(text: str) -> str:

@@ -644,7 +644,7 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
         title = f"{y} against {x}"
         steps = [f"take the first {limit} rows of `{fname}` where {md_name(x)} and {md_name(y)} are both present",
                  f"a point mark with {md_name(x)} on x and {md_name(y)} on y (both quantitative)",
-                 f"title {title!r}, x axis title {x!r}, y axis title {y!r}"]
+                 f"title {md_name(title)}, x axis title {md_name(x)}, y axis title {md_name(y)}"]
         stages: tuple[str, ...] = ("visualization",)
         y_title, x_title = y, x
     elif mode == "bar_count":
@@ -653,8 +653,8 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
         data = df[x].dropna().value_counts().rename(y).rename_axis(x).reset_index()
         mark, x_type, title, x_title, y_title = "bar", "nominal", f"Rows per {x}", x, "number of rows"
         steps = [f"count the rows of `{fname}` per non-missing value of {md_name(x)} (field {md_name(y)})",
-                 f"a bar mark with {md_name(x)} on x (nominal), {md_name(y)} on y (quantitative), title {title!r}, "
-                 f"x axis title {x_title!r}, y axis title {y_title!r}"]
+                 f"a bar mark with {md_name(x)} on x (nominal), {md_name(y)} on y (quantitative), title {md_name(title)}, "
+                 f"x axis title {md_name(x_title)}, y axis title {md_name(y_title)}"]
         stages = ("visualization",)
     else:
         x, y = _pick(rng, cat)[0], _pick(rng, num)[0]
@@ -663,7 +663,7 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
         steps = [f"drop the rows of `{fname}` where {md_name(x)} or {md_name(y)} is missing",
                  f"group by {md_name(x)} and take the mean of {md_name(y)} (keep the field name {md_name(y)})",
                  "a bar mark", f"{md_name(x)} on x (nominal) and {md_name(y)} on y (quantitative)",
-                 f"title {title!r}", f"x axis title {x_title!r} and y axis title {y_title!r}"]
+                 f"title {md_name(title)}", f"x axis title {md_name(x_title)} and y axis title {md_name(y_title)}"]
         stages = ("eda", "visualization")
     if data.empty:
         raise DatasetRejected("visualization: nothing to plot")

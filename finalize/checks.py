@@ -26,6 +26,7 @@ from pipeline.core.jsonio import read_json
 from pipeline.core.metrics import metric_for, scoring_sentence
 from pipeline.core.records import CHECK_FAILED, DatasetRejected
 from pipeline.core.sqlite import connect_read_only, table_names
+from pipeline.core.text import md_name
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ def check_instruction(where: str, text: str, q: dict, documented: dict[str, str]
     documented = documented or {}
     missing: list[str] = []
     mentioned = {column for column, _ in resolve(text, documented)}
-    missing += [f"feature {c!r}" for c in q["selected_features"] if f"`{c}`" not in text and c not in mentioned]
+    missing += [f"feature {c!r}" for c in q["selected_features"] if md_name(c) not in text and c not in mentioned]
     for col, allowed in q["expected_ranges"].items():
         if q["column_type_inference"].get(col) == "numerical":
             missing += [f"range value {v} of {col!r}" for v in map(format_number, allowed)
@@ -291,7 +292,7 @@ def _workflow_facts_missing(text: str, q: dict, documented: dict[str, str], tabl
         missing.append("the training rows' order")
     if f"{VAL_MISSING_RULE} ({missing_value_rule(q['save_file_type'])})" not in text:
         missing.append("the validation file's missing-value rule")
-    missing += [f"SQLite table {t!r}" for t in tables if f"`{t}`" not in text]
+    missing += [f"SQLite table {t!r}" for t in tables if md_name(t) not in text]
     return missing
 
 

@@ -19,6 +19,7 @@ from pipeline.core.if_workflow import MULTI_OUTPUT_WRAPPED, make_model
 from pipeline.core.metrics import scoring_sentence
 from pipeline.core.records import DatasetRecord, JoinStep, TaskSpec
 from pipeline.core.task_metadata import FeatureReference
+from pipeline.core.text import md_name
 from postprocess.relational import task_join_path
 
 PREAMBLE = (
@@ -92,7 +93,7 @@ def findable_references(refs: dict[str, FeatureReference]) -> dict[str, FeatureR
     """`refs` as a solver can look each one up: an undocumented column by its name, never by the words its name
     joins ("life exp" for `lifeExp`, found in no file). Wording only: the columns and their order are those of
     `refs` (the designers' choice, task_design, is untouched)."""
-    return {c: r.model_copy(update={"by": "name", "phrase": f"`{c}`",
+    return {c: r.model_copy(update={"by": "name", "phrase": md_name(c),
                                     "reason": f"{r.reason}; its name's words appear in no file, so it is named"})
             if r.by == "name words" else r for c, r in refs.items()}
 
@@ -108,16 +109,16 @@ def _documented(record: DatasetRecord, spec: TaskSpec) -> dict[str, str]:
 def _relational_load(train_file: str, join_path: list[JoinStep]) -> tuple[str, str]:
     """The load and first-step sentences of a relational task: every join, its tables, keys and type."""
     fact = join_path[0].left
-    dims = _join([f"`{s.right}`" for s in join_path])
+    dims = _join([md_name(s.right) for s in join_path])
     load = (f"You are given access to a training SQLite file `{train_file}`, a relational database: the fact table "
-            f"`{fact}` holds one row per training example and the dimension table{'s' if len(join_path) > 1 else ''} "
+            f"{md_name(fact)} holds one row per training example and the dimension table{'s' if len(join_path) > 1 else ''} "
             f"{dims} hold{'' if len(join_path) > 1 else 's'} further attributes, linked by the foreign keys it "
             "declares; these tables must be joined to reconstruct the full training dataset.")
-    joins = [f"left join `{s.right}` on `{s.left}`.`{s.left_on}` = `{s.right}`.`{s.right_on}`" for s in join_path]
-    first = (f"First, reconstruct the full training dataset from `{train_file}`: start from the table `{fact}` and, "
+    joins = [f"left join {md_name(s.right)} on {md_name(s.left)}.{md_name(s.left_on)} = {md_name(s.right)}.{md_name(s.right_on)}" for s in join_path]
+    first = (f"First, reconstruct the full training dataset from `{train_file}`: start from the table {md_name(fact)} and, "
              f"in this order, {_join(joins)}. Each join is many-to-one onto a unique key and keeps every row of the "
              "left side, so the result has exactly one row per row of "
-             f"`{fact}`; after each join drop the right key column, which repeats the left one.")
+             f"{md_name(fact)}; after each join drop the right key column, which repeats the left one.")
     return load, first
 
 
@@ -130,7 +131,7 @@ def row_order_sentence(file_type: str, fact_table: str | None) -> str:
     """How the reference orders the training rows: an order-sensitive model (an MLP shuffles them
     with its seed) predicts differently on the same rows in another order."""
     if fact_table is not None:
-        return f"Keep the joined rows in the order of the rows of `{fact_table}`."
+        return f"Keep the joined rows in the order of the rows of {md_name(fact_table)}."
     if file_type == "sqlite":
         return f"Keep the joined rows in ascending `{names.ROW_ID}` order and drop `{names.ROW_ID}` before modelling."
     return "Keep the rows in the order they appear in the file."
@@ -155,7 +156,7 @@ def validation_source(file_type: str) -> str:
 
 def _targets(spec: TaskSpec, plural: str = "the target columns", singular: str = "the target column") -> str:
     """`the target column `y`` or, for a target list, `the target columns `a`, `b`, and `c``."""
-    cols = [f"`{t}`" for t in spec.target]
+    cols = [md_name(t) for t in spec.target]
     return f"{singular} {cols[0]}" if len(cols) == 1 else f"{plural} {_join(cols)}"
 
 
@@ -201,7 +202,7 @@ def question_v1(record: DatasetRecord, spec: TaskSpec, refs: dict[str, FeatureRe
     if join_path:  # a relational source: the agent gets its tables and must do the joins itself
         load, first = _relational_load(train_file, join_path)
     elif ftype == "sqlite":
-        tables = _join([f"`{t}`" for t in split_table_names(spec.n_split_tables)])
+        tables = _join([md_name(t) for t in split_table_names(spec.n_split_tables)])
         load = (f"You are given access to a training SQLite file `{train_file}`, which contains the tables {tables}, "
                 f"all sharing the key column `{names.ROW_ID}`; these tables must be joined on `{names.ROW_ID}` to "
                 "reconstruct the full training dataset.")

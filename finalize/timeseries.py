@@ -21,6 +21,7 @@ import pandas as pd
 from finalize.checks import Problem, check_scoring, checks_failed, errors
 from finalize.layout import BuildContext, fresh_task_dir
 from finalize.metadata_txt import render_metadata_txt, with_checked_claims
+from pipeline.core.text import md_name
 from pipeline.core.ts_reference import (RESAMPLE_ALIASES, RULE_WORDS, check_resample_alias, check_standard_format,
                                          ground_truth_v2, joined_keys, parse_times, round_trips)
 from pipeline.core import names
@@ -47,7 +48,7 @@ _METADATA = ("You are provided with a processed dataset, along with a metadata f
 
 
 def _ids_text(spec: TimeSeriesSpec) -> str:
-    return ", ".join(f"`{c}`" for c in spec.identifiers)
+    return ", ".join(md_name(c) for c in spec.identifiers)
 
 
 def _validation_v1_text(spec: TimeSeriesSpec, train_columns: list[str], val_columns: list[str]) -> list[str]:
@@ -60,18 +61,18 @@ def _validation_v1_text(spec: TimeSeriesSpec, train_columns: list[str], val_colu
     others = [c for c in train_columns if c not in spec.identifiers and c != t]
     where = f"The validation file `{VAL_V1_CSV}` contains future time points"
     if features and features == others:
-        return [f"{where} where all non-target features are provided, but the target column `{t}` is unknown.",
-                f"Your task is to predict the target column `{t}` at those validation time points using the "
+        return [f"{where} where all non-target features are provided, but the target column {md_name(t)} is unknown.",
+                f"Your task is to predict the target column {md_name(t)} at those validation time points using the "
                 "provided features."]
-    listed = ", ".join(f"`{c}`" for c in [names.ROW_ID, *ids])
+    listed = ", ".join(md_name(c) for c in [names.ROW_ID, *ids])
     if not features:
         return [f"{where}: it holds only {listed}; no other feature is known at those points, and the target "
-                f"column `{t}` is unknown.",
-                f"Your task is to predict the target column `{t}` at those validation time points from the "
+                f"column {md_name(t)} is unknown.",
+                f"Your task is to predict the target column {md_name(t)} at those validation time points from the "
                 "history in the training data."]
-    return [f"{where}: it holds {listed} and the features {', '.join(f'`{c}`' for c in features)}; the target "
-            f"column `{t}` is unknown.",
-            f"Your task is to predict the target column `{t}` at those validation time points using the "
+    return [f"{where}: it holds {listed} and the features {', '.join(f'{md_name(c)}' for c in features)}; the target "
+            f"column {md_name(t)} is unknown.",
+            f"Your task is to predict the target column {md_name(t)} at those validation time points using the "
             "provided features."]
 
 
@@ -83,10 +84,10 @@ def question_v1(spec: TimeSeriesSpec, train_columns: list[str], val_columns: lis
         f"Load data in `{names.TS_TRAIN_CSV}` as your full training set.",
         *_validation_v1_text(spec, train_columns, val_columns),
         "Train your model(s) on the training data using only CPU resources.",
-        f"Then generate predictions for `{t}` in `{VAL_V1_CSV}` for each `{names.ROW_ID}`.",
+        f"Then generate predictions for {md_name(t)} in `{VAL_V1_CSV}` for each `{names.ROW_ID}`.",
         f"The model should output a file named `{names.PREDICTION}`. The file must contain the column "
         f"`{names.ROW_ID}` (as provided in the original `{VAL_V1_CSV}`) and the corresponding predictions in a "
-        f"column named `{t}`, exactly one row for each row of `{VAL_V1_CSV}`. Each "
+        f"column named {md_name(t)}, exactly one row for each row of `{VAL_V1_CSV}`. Each "
         f"prediction should be aligned with its {names.ROW_ID} so that performance can be computed correctly.",
         scoring_sentence(TASK_KIND, "v1"),
     ])
@@ -100,12 +101,12 @@ def question_v2(spec: TimeSeriesSpec, example: str | None = None) -> str:
         "This file contains the raw, non-resampled time series data.",
     ]
     if spec.entity_columns:
-        parts.append(f"Each series is identified by {', '.join(f'`{c}`' for c in spec.entity_columns)} and "
-                     f"indexed by the time column `{spec.time_column}`.")
+        parts.append(f"Each series is identified by {', '.join(f'{md_name(c)}' for c in spec.entity_columns)} and "
+                     f"indexed by the time column {md_name(spec.time_column)}.")
     else:
-        parts.append(f"The time column is `{spec.time_column}`.")
+        parts.append(f"The time column is {md_name(spec.time_column)}.")
     parts.append("Once that's done, using only CPU resources, train time series analysis model(s) on the "
-                 f"training data. Then, based on the file `{VAL_V2_CSV}`, forecast the target column `{t}`.")
+                 f"training data. Then, based on the file `{VAL_V2_CSV}`, forecast the target column {md_name(t)}.")
     if spec.is_resampled:
         per = " for each series separately" if spec.entity_columns else ""
         parts.append(
@@ -120,7 +121,7 @@ def question_v2(spec: TimeSeriesSpec, example: str | None = None) -> str:
         f"same {_ids_text(spec)}. A row of it without a prediction scores 0; rows you add for other time points "
         "(a continuous range, say) are ignored.",
         f"Your output file must be named `{names.PREDICTION}` and must contain all identifier columns "
-        f"({_ids_text(spec)}) together with the predicted values in a column named `{t}`. "
+        f"({_ids_text(spec)}) together with the predicted values in a column named {md_name(t)}. "
         + time_format_sentence(spec.time_column, spec.time_format, example),
         "Also note that the validation file may contain non-contiguous and unsorted time points, meaning the time "
         "indices are not guaranteed to be consecutive. Each prediction must be aligned with its identifiers so "
@@ -133,9 +134,9 @@ def question_v2(spec: TimeSeriesSpec, example: str | None = None) -> str:
 def time_format_sentence(time_column: str, time_format: str, example: str | None) -> str:
     """How the CF prediction's time column must be written: the one spelling both scorers accept
     (pipeline.core.ts_reference.time_keys), with one of the task's own values as an example."""
-    shown = f", for example `{example}`" if example else ""
-    return (f"Write `{time_column}` exactly as `{names.TS_TRAIN_CSV}` and `{VAL_V2_CSV}` write it, in the strftime "
-            f"format `{time_format}`{shown}: a time that does not parse in that format scores 0.")
+    shown = f", for example {md_name(example)}" if example else ""
+    return (f"Write {md_name(time_column)} exactly as `{names.TS_TRAIN_CSV}` and `{VAL_V2_CSV}` write it, in the strftime "
+            f"format {md_name(time_format)}{shown}: a time that does not parse in that format scores 0.")
 
 
 def _first_time(frame: pd.DataFrame, column: str) -> str | None:

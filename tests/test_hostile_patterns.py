@@ -153,6 +153,23 @@ def main(family: str, n: int) -> None:
     print("done", flush=True)
 
 
+def helpers(n: int) -> None:
+    """The text helpers that read a description without a module-level pattern (column_refs' sentence and clause
+    cuts, plain_phrase), on repeated word + punctuation units: `_first_sentence` rescanned its prefix at every
+    full stop, so "a. a. a. ..." took 6.5 s at 40 KB and about an hour at 1 MiB (red team of issue 48, #13)."""
+    from pipeline.core.column_refs import _first_clause, _first_sentence, description_phrase
+    from pipeline.core.text import plain_phrase
+    for unit in ("a. ", "vs. ", "e.g. ", "inc. ", "a.", "(a. ", "a, ", "a; ", "1 = a. ", "chl. ", "A. b "):
+        text = unit * (n // len(unit))
+        print(f"helpers on {unit!r} x n", flush=True)
+        _first_sentence(text)
+        _first_clause(text)
+        plain_phrase(text)
+        for whole, qualified in ((False, False), (False, True), (True, False)):
+            description_phrase("c", text, whole=whole, qualified=qualified)
+    print("done", flush=True)
+
+
 def test_the_collector_finds_the_registry_and_every_dynamic_pattern_is_known():
     patterns, dynamic = collected()
     assert all((r.matcher.pattern, r.matcher.flags) in patterns for r in RULES.values())
@@ -162,7 +179,8 @@ def test_the_collector_finds_the_registry_and_every_dynamic_pattern_is_known():
 
 
 @pytest.mark.parametrize("family, n, budget", [("runs", 20_000, 600), ("nested", 20_000, 600),
-                                               ("alternating", 20_000, 600), ("mib", 0, 600)])
+                                               ("alternating", 20_000, 600), ("mib", 0, 600),
+                                               ("helpers", 1 << 20, 600)])
 def test_every_pattern_finishes_on_hostile_text(family, n, budget):
     proc = subprocess.Popen([sys.executable, "-m", "tests.test_hostile_patterns", family, str(n)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -178,4 +196,7 @@ def test_every_pattern_finishes_on_hostile_text(family, n, budget):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    if sys.argv[1] == "helpers":
+        helpers(int(sys.argv[2]))
+    else:
+        main(sys.argv[1], int(sys.argv[2]))

@@ -28,6 +28,7 @@ from pipeline.core.if_workflow import build_pipeline
 from pipeline.core.jsonio import to_jsonable
 from pipeline.core.metrics import SOLVED_THRESHOLD
 from pipeline.core.records import DatasetRejected
+from pipeline.core.text import md_name
 from postprocess.formats import write_sqlite_tables
 
 GENERATED_DIR = "files"  # generated inputs live in dsagentbench/tasks/<name>/files/
@@ -105,7 +106,7 @@ def _text(value) -> str:
 
 
 def _names(columns: list[str]) -> str:
-    return ", ".join(f"`{c}`" for c in columns) if columns else "none"
+    return ", ".join(md_name(c) for c in columns) if columns else "none"
 
 
 def _listing(items: list[str]) -> str:
@@ -135,7 +136,7 @@ def _precision_note(rtol: float, atol: float, subject: str = "Numbers") -> str:
 
 
 def _intro(files: list[str], output: str) -> str:
-    listed = ", ".join(f"`{f}`" for f in files)
+    listed = ", ".join(md_name(f) for f in files)
     # pandas' default also reads "NA", "None", "nan" ... as missing; the expected answers were computed
     # with DARE-bench's CSV convention, where only an empty cell is missing.
     csv_rule = (" In the CSV files only an empty cell is a missing value (pandas: `keep_default_na=False, "
@@ -180,11 +181,11 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         if what == "missing":
             col = _pick(rng, ctx.design_columns(df))[0]
             value, tol = int(df[col].isna().sum()), (0.0, 0.0)
-            questions.append(f"`{key}`: the number of missing values in column `{col}`")
+            questions.append(f"`{key}`: the number of missing values in column {md_name(col)}")
         elif what == "quantile":
             col, q = _pick(rng, num)[0], float(rng.choice([0.1, 0.25, 0.5, 0.75, 0.9]))
             value, tol = _num(df[col].quantile(q)), (_RTOL, _ATOL)
-            questions.append(f"`{key}`: the {q:g} quantile of `{col}` (linear interpolation, missing values "
+            questions.append(f"`{key}`: the {q:g} quantile of {md_name(col)} (linear interpolation, missing values "
                              f"ignored)")
             ops.append(("quantile", key, col, q))
             answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
@@ -192,17 +193,17 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         elif what == "mean":
             col = _pick(rng, num)[0]
             value, tol = _num(df[col].mean()), (_RTOL, _ATOL)
-            questions.append(f"`{key}`: the mean of `{col}` (missing values ignored)")
+            questions.append(f"`{key}`: the mean of {md_name(col)} (missing values ignored)")
         elif what == "distinct":
             col = _pick(rng, ctx.design_columns(df))[0]
             value, tol = int(df[col].nunique()), (0.0, 0.0)
-            questions.append(f"`{key}`: the number of distinct non-missing values in `{col}`")
+            questions.append(f"`{key}`: the number of distinct non-missing values in {md_name(col)}")
         elif what == "pearson":
             a, b = _pick(rng, num, 2)
             value, tol = _num(df[a].corr(df[b])), (0.0, 0.01)
             if value is None:
                 raise DatasetRejected(f"EDA: correlation of {a} and {b} is undefined")
-            questions.append(f"`{key}`: the Pearson correlation between `{a}` and `{b}` (rows where either "
+            questions.append(f"`{key}`: the Pearson correlation between {md_name(a)} and {md_name(b)} (rows where either "
                              f"is missing ignored), within 0.01")
             ops.append(("pearson", key, a, b))
             answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
@@ -211,7 +212,7 @@ def eda_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             g, col = _pick(rng, cat)[0], _pick(rng, num)[0]
             level = _pick(rng, sorted(df[g].dropna().unique().tolist(), key=_text))[0]
             value, tol = _num(df.loc[df[g] == level, col].mean()), (_RTOL, _ATOL)
-            questions.append(f"`{key}`: the mean of `{col}` over the rows where `{g}` is {_level_text(level)}")
+            questions.append(f"`{key}`: the mean of {md_name(col)} over the rows where {md_name(g)} is {_level_text(level)}")
             ops.append(("group_mean", key, g, col, to_jsonable(level)))
             answers[key] = {"value": value, "rtol": tol[0], "atol": tol[1]}
             continue
@@ -290,29 +291,29 @@ def feature_engineering_task(ctx: DataContext, rng: np.random.Generator) -> Desk
             a, b = args
             den = df[b].astype(float)
             out[col] = df[a].astype(float) / den.where(den != 0)
-            steps.append(f"`{col}` = `{a}` / `{b}` (missing where `{b}` is 0 or missing)")
+            steps.append(f"{md_name(col)} = {md_name(a)} / {md_name(b)} (missing where {md_name(b)} is 0 or missing)")
         elif what == "indicator":
             g, level = args
             out[col] = (df[g] == level).astype(int)
-            steps.append(f"`{col}` = 1 where `{g}` is {_level_text(level)}, else 0 (a one-hot column)")
+            steps.append(f"{md_name(col)} = 1 where {md_name(g)} is {_level_text(level)}, else 0 (a one-hot column)")
         elif what == "group_mean":
             g, a = args
             out[col] = df.groupby(g)[a].transform("mean")
-            steps.append(f"`{col}` = the mean of `{a}` over the rows sharing the row's `{g}` value (missing "
-                         f"values ignored; missing where `{g}` is missing)")
+            steps.append(f"{md_name(col)} = the mean of {md_name(a)} over the rows sharing the row's {md_name(g)} value (missing "
+                         f"values ignored; missing where {md_name(g)} is missing)")
         elif what == "zscore":
             a = args[0]
             out[col] = (df[a] - df[a].mean()) / df[a].std()
-            steps.append(f"`{col}` = (`{a}` - its mean) / its sample standard deviation (ddof=1), computed over "
+            steps.append(f"{md_name(col)} = ({md_name(a)} - its mean) / its sample standard deviation (ddof=1), computed over "
                          f"this file")
         elif what == "above_median":
             a = args[0]
             out[col] = (df[a] > df[a].median()).astype(int)
-            steps.append(f"`{col}` = 1 where `{a}` is above its median over this file, else 0")
+            steps.append(f"{md_name(col)} = 1 where {md_name(a)} is above its median over this file, else 0")
         else:
             a = args[0]
             out[col] = np.log1p(df[a].astype(float))
-            steps.append(f"`{col}` = the natural logarithm of 1 + `{a}`")
+            steps.append(f"{md_name(col)} = the natural logarithm of 1 + {md_name(a)}")
         specs.append([what, col, *args])
     columns = [c for c in out.columns if c != names.ROW_ID]
     rows = [[_text(r[0])] + [_num(v) for v in r[1:]] for r in out.itertuples(index=False, name=None)]
@@ -398,12 +399,12 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
         t = table_names[int(rng.integers(len(table_names)))]
         result = tables[t].sort_values(names.ROW_ID, kind="stable")
         params["table"] = t
-        steps = [f"read the table `{t}`", "save it as `joined.csv`"]
+        steps = [f"read the table {md_name(t)}", "save it as `joined.csv`"]
         key = names.ROW_ID
     else:
         keep = _pick(rng, features, int(rng.integers(1, min(4, len(features)) + 1)))
         steps = [f"list the tables of `{fname}`", "join them all on `row_id`",
-                 f"keep `row_id` and the columns {', '.join(f'`{c}`' for c in keep)}"]
+                 f"keep `row_id` and the columns {', '.join(f'{md_name(c)}' for c in keep)}"]
         result = joined[[names.ROW_ID, *keep]]
         key = names.ROW_ID
         params["keep"] = keep
@@ -411,7 +412,7 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             col = _pick(rng, num)[0]
             threshold = float(joined[col].median())
             result = joined.loc[joined[col] >= threshold, [names.ROW_ID, *keep]]
-            steps.insert(2, f"keep only the rows where `{col}` is at least {threshold!r}")
+            steps.insert(2, f"keep only the rows where {md_name(col)} is at least {threshold!r}")
             params.update(filter_col=col, threshold=threshold)
         if mode == "join_aggregate":
             g, a = _pick(rng, ctx.categorical(joined))[0], _pick(rng, num)[0]
@@ -420,9 +421,10 @@ def acquisition_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTask:
             key = g
             # pandas drops a missing group and SQL's GROUP BY keeps it as a group: the text must choose
             steps = [f"list the tables of `{fname}`", "join them all on `row_id`",
-                     f"group the rows by `{g}`, leaving out the rows where `{g}` is missing",
-                     f"count the rows with a non-missing `{a}` per group (`n_rows`) and the mean of `{a}` "
-                     f"(`mean_{a}`), one row per group with the columns `{g}`, `n_rows`, `mean_{a}`"]
+                     f"group the rows by {md_name(g)}, leaving out the rows where {md_name(g)} is missing",
+                     f"count the rows with a non-missing {md_name(a)} per group (`n_rows`) and the mean of {md_name(a)} "
+                     f"({md_name('mean_' + a)}), one row per group with the columns {md_name(g)}, `n_rows`, "
+                     f"{md_name('mean_' + a)}"]
             params.update(group=g, agg=a)
         steps.append("save the result as `joined.csv`")
     result = result.reset_index(drop=True)
@@ -525,7 +527,7 @@ y, p = frame["y_true"], frame["y_pred"]
 with open("metrics.json", "w") as fh:
     json.dump({name: float(eval(expr)) for name, expr in P["metrics"].items()}, fh, indent=2)
 '''
-    text = (f"`predictions.csv` holds the true values and a model's predictions of `{ctx.target}`. "
+    text = (f"`predictions.csv` holds the true values and a model's predictions of {md_name(ctx.target)}. "
             f"Compute these metrics and save them in `metrics.json` as an object keyed by metric name:\n"
             f"{_listing(steps[1:])}" + _precision_note(_RTOL, _ATOL, "The metrics"))
     return _task(ctx, "metrics", "evaluation", ("evaluation",), steps, text,
@@ -574,7 +576,7 @@ def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.Da
     # not something the data settles: a 0/1 column such as `married` fits either, and each reading
     # gives other fold scores. So the instruction names both lists, and their order in the
     # ColumnTransformer, which a decision tree's tie-breaking depends on.
-    steps = [f"load `{fname}` and drop the rows with a missing `{ctx.target}`",
+    steps = [f"load `{fname}` and drop the rows with a missing {md_name(ctx.target)}",
              f"numeric features: {_names(numeric)}" + (": mean imputation then standard scaling" if numeric else ""),
              f"categorical features: {_names(categorical)}" + (
                  ": most-frequent imputation then one-hot encoding (`OneHotEncoder(handle_unknown='ignore')`)"
@@ -588,7 +590,7 @@ def _cross_validation_task(ctx: DataContext, rng: np.random.Generator, df: pd.Da
              "save the per-fold scores (`fold_scores`, in fold order) and their mean (`mean_score`)"]
     answers = {"fold_scores": {"value": [float(s) for s in scores], "rtol": _RTOL, "atol": _ATOL},
                "mean_score": {"value": float(scores.mean()), "rtol": _RTOL, "atol": _ATOL}}
-    text = (f"Cross-validate a model predicting `{ctx.target}` and save `cv.json`:\n{_listing(steps)}"
+    text = (f"Cross-validate a model predicting {md_name(ctx.target)} and save `cv.json`:\n{_listing(steps)}"
             + _precision_note(_RTOL, _ATOL, "The fold scores and their mean"))
     params = {"file": fname, "target": ctx.target, "numeric": numeric, "categorical": categorical,
               "model": model, "seed": seed, "k": k, "scoring": scoring}
@@ -640,9 +642,9 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
         data = df[[x, y]].dropna().head(limit)
         mark, x_type = "point", "quantitative"
         title = f"{y} against {x}"
-        steps = [f"take the first {limit} rows of `{fname}` where `{x}` and `{y}` are both present",
-                 f"a point mark with `{x}` on x and `{y}` on y (both quantitative)",
-                 f"title {title!r}, x axis title {x!r}, y axis title {y!r}"]
+        steps = [f"take the first {limit} rows of `{fname}` where {md_name(x)} and {md_name(y)} are both present",
+                 f"a point mark with {md_name(x)} on x and {md_name(y)} on y (both quantitative)",
+                 f"title {md_name(title)}, x axis title {md_name(x)}, y axis title {md_name(y)}"]
         stages: tuple[str, ...] = ("visualization",)
         y_title, x_title = y, x
     elif mode == "bar_count":
@@ -650,18 +652,18 @@ def visualization_task(ctx: DataContext, rng: np.random.Generator) -> DesktopTas
         y = "n_rows"
         data = df[x].dropna().value_counts().rename(y).rename_axis(x).reset_index()
         mark, x_type, title, x_title, y_title = "bar", "nominal", f"Rows per {x}", x, "number of rows"
-        steps = [f"count the rows of `{fname}` per non-missing value of `{x}` (field `{y}`)",
-                 f"a bar mark with `{x}` on x (nominal), `{y}` on y (quantitative), title {title!r}, "
-                 f"x axis title {x_title!r}, y axis title {y_title!r}"]
+        steps = [f"count the rows of `{fname}` per non-missing value of {md_name(x)} (field {md_name(y)})",
+                 f"a bar mark with {md_name(x)} on x (nominal), {md_name(y)} on y (quantitative), title {md_name(title)}, "
+                 f"x axis title {md_name(x_title)}, y axis title {md_name(y_title)}"]
         stages = ("visualization",)
     else:
         x, y = _pick(rng, cat)[0], _pick(rng, num)[0]
         data = df.dropna(subset=[x, y]).groupby(x)[y].mean().reset_index()
         mark, x_type, title, x_title, y_title = "bar", "nominal", f"Mean {y} by {x}", x, f"mean {y}"
-        steps = [f"drop the rows of `{fname}` where `{x}` or `{y}` is missing",
-                 f"group by `{x}` and take the mean of `{y}` (keep the field name `{y}`)",
-                 "a bar mark", f"`{x}` on x (nominal) and `{y}` on y (quantitative)",
-                 f"title {title!r}", f"x axis title {x_title!r} and y axis title {y_title!r}"]
+        steps = [f"drop the rows of `{fname}` where {md_name(x)} or {md_name(y)} is missing",
+                 f"group by {md_name(x)} and take the mean of {md_name(y)} (keep the field name {md_name(y)})",
+                 "a bar mark", f"{md_name(x)} on x (nominal) and {md_name(y)} on y (quantitative)",
+                 f"title {md_name(title)}", f"x axis title {md_name(x_title)} and y axis title {md_name(y_title)}"]
         stages = ("eda", "visualization")
     if data.empty:
         raise DatasetRejected("visualization: nothing to plot")

@@ -22,6 +22,7 @@ from pipeline.core.if_workflow import workflow_question
 from pipeline.core.jsonio import read_json
 from pipeline.core.metrics import SCORING_SENTENCES, SOLVED_THRESHOLD, metric_for
 from pipeline.core.records import DatasetRejected
+from pipeline.core.text import md_name
 
 TASK_FOLDER = "<TASK_FOLDER>"  # replaced by the VM path when the config is written
 PREDICTION_PERTURBATIONS = ("missing_file", "wrong_value", "wrong_column", "shuffled_ids")
@@ -45,7 +46,7 @@ def scoring_note(check: dict, question: str, bar_of: str = "the reference model'
     and a published DARE question may leave it unnamed), the metric when the question does not state
     it (pipeline.core.metrics.SCORING_SENTENCES, as daregen's questions do) and, for a free-modelling
     check, the bar the score is relative to (`bar_of`: whose metric on the same rows)."""
-    columns = ", ".join(f"`{c}`" for c in [*check["id_columns"], *check["targets"]])
+    columns = ", ".join(md_name(c) for c in [*check["id_columns"], *check["targets"]])
     parts = [f"Columns: `{names.PREDICTION}` holds {columns}, named exactly so (the predictions under the "
              "target's name)."]
     sentence = SCORING_SENTENCES[check["metric"]]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pipeline.core.records import ColumnReferences
 from pipeline.core.task_metadata import FeatureReference
-from pipeline.core.text import plain_phrase
+from pipeline.core.text import md_name, plain_phrase
 from pipeline.core.wording import FUNCTION_WORDS, LEADING_TYPE, TRAILING_TYPE, alnum_words, plural_stem, split_camel
 
 # DARE-bench's own spelling for an undocumented column in metadata.txt (the covid-19 example).
@@ -136,13 +136,16 @@ def _first_sentence(text: str) -> str:
     six letters or more or before a capital. Wooldridge abbreviates ("mos. in prison during 1986",
     "chl. camp. expends., 1990") and help pages abbreviate in brackets ("age (Child vs. Adult)");
     cut there, the phrase is one word that says nothing."""
-    depth = 0
+    depth, word_start = 0, 0  # where the run of ASCII letters ending at i starts: one pass, never a rescan
     for i, ch in enumerate(text):
+        if ch.isascii() and ch.isalpha():
+            word_start = word_start if i and text[i - 1].isascii() and text[i - 1].isalpha() else i
+            continue
         depth += (ch in "([{") - (ch in ")]}" and depth > 0)
         if ch != "." or depth or text[i + 1:i + 2] != " " or i == 0 or not re.match(r"[a-z0-9)]", text[i - 1]):
             continue
-        word = re.search(r"[A-Za-z]*$", text[:i])[0]
-        if len(word) >= 6 or not text[i + 2:i + 3].islower():
+        word_len = i - word_start if text[i - 1].isascii() and text[i - 1].isalpha() else 0
+        if word_len >= 6 or not text[i + 2:i + 3].islower():
             return text[:i]
     return text
 
@@ -298,7 +301,7 @@ def _verbatim_only(column: str, phrase: str, tied: list[str], columns: dict[str,
 
 def named_text(column: str, phrase: str) -> str:
     """The explicit reference: `phrase (`column`)`, or `` `column` `` without a phrase."""
-    return f"{phrase} (`{column}`)" if phrase else f"`{column}`"
+    return f"{phrase} ({md_name(column)})" if phrase else md_name(column)
 
 
 def feature_references(columns: Sequence[str], documented: dict[str, str], style: ColumnReferences,
@@ -372,9 +375,9 @@ def resolve(text: str, documented: dict[str, str]) -> list[tuple[str, str]]:
     forms: dict[str, str] = {}
     prepared = _prepared(documented)
     for column, known in prepared.items():
-        forms[f"`{column}`"] = column
+        forms[md_name(column)] = column
         for shown in {known.phrase, known.named} - {""}:
-            forms[f"{shown} (`{column}`)"] = column
+            forms[f"{shown} ({md_name(column)})"] = column
         alone, _ = _decide(column, prepared)
         if alone:
             forms.setdefault(alone, column)

@@ -57,14 +57,22 @@ def md_code_cell(text: str) -> str:
     return _one_line(text).replace("|", "\\|")
 
 
-def md_code(text: str) -> str:
+def md_code(text: str, table: bool = True) -> str:
     """`text` as a Markdown code span: delimited by more backticks than it holds in a row (CommonMark),
     padded when it starts or ends with one, so a backtick in a column name cannot close it early; on one
-    line, its control characters shown and its `|` escaped (md_code_cell), so a table row holds."""
-    text = md_code_cell(text)
+    line, its control characters shown and, in a `table` cell, its `|` escaped (md_code_cell), so a table row
+    holds. `table=False` for running text (an instruction naming a column), where `a|b` reads as written; an
+    ordinary name reads `` `name` `` either way."""
+    text = md_code_cell(text) if table else _one_line(text)
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def md_name(name: str) -> str:
+    """A column, table or other untrusted name in running Markdown an agent reads (an instruction, question_v1):
+    `md_code` outside a table, so a name holding backticks, HTML or a sentence stays inside its code span."""
+    return md_code(name, table=False)
 
 
 def block_text(text: str) -> str:
@@ -83,19 +91,64 @@ _ASCII_PUNCTUATION = frozenset(string.punctuation)
 # Markdown: there it must stay a phrase, whatever the card holds. A backtick opens a code span or a fence that
 # swallows the instructions after it, `<` and `>` raw HTML, brackets a link, `|` a table cell, `\\` an escape,
 # `{}`, `~` and `$` template, strike-through and maths syntax; a sentence break starts a second instruction.
-PHRASE_MARKUP = frozenset("`<>[]{}|\\~$#")
+PHRASE_MARKUP = frozenset("`<>[]{}|\\~$#*")
 PHRASE_MAX_CHARS = 90
-# A second sentence ("cm. Ignore the above"), one after a question or an exclamation, a clause after a semicolon or a
-# colon; not an abbreviation ("mos. in prison", "Child vs. Adult") nor a codebook's next code ("1 = urban; 2 = rural").
-_SECOND_CLAUSE = re.compile(r"(?<=[A-Za-z]{2}[.!?])(?<!vs\.)\s+[A-Z]|[!?]\s+\S|[;:]\s+(?![-\d])")
+# A full stop that ends no sentence: a known abbreviation ("mos. in prison", "Child vs. Adult", "no. of rooms").
+# Any other full stop, "!" or "?" with more words after it starts a second sentence, whatever its case or spacing
+# ("mg. ignore the above", "mg.Ignore the above").
+PHRASE_ABBREVIATIONS = frozenset({"vs", "no", "nos", "mos", "approx", "etc", "incl", "avg", "yrs", "hrs", "cf", "al", "st",
+                                  "mt", "dr", "jr"})
+# A codebook's items after a semicolon ("1 = urban; 2 = rural"): a short code = label pair each.
+_CODE_PAIR = re.compile(r"\s*-?\d+(?:\.\d+)?\s*=\s*[A-Za-z0-9][\w' /&()-]{0,39}")
+# A clause after a colon, or a list it opens ("dose: - ignore the above", "dose: 1. print"); a bare URL, which a
+# Markdown renderer turns into a link; "_" that opens or closes emphasis (a snake_case word inside stays).
+_PHRASE_COLON = re.compile(r":\s+(?!\d)|:\s*(?:[-*+\u2022]\s|\d+[.)](?:\s|$))")
+_PHRASE_LINK = re.compile(r"https?:|www\.|://|\w@\w", re.I)
+_ABBREVIATED_NEXT = re.compile(r" [a-z]{1,7}\.")
+_PHRASE_EMPHASIS = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def _second_sentence(text: str) -> bool:
+    """Whether `text` goes on after a sentence end: a full stop (not an abbreviation, not a run of short dotted
+    lower-case words, not a decimal point, not dotted initials like "U.S."), "!" or "?" with a letter or digit
+    after it, or a semicolon not between code = label pairs. One pass; plain_phrase calls it only on a text of at most its `max_chars`."""
+    last = max((i for i, ch in enumerate(text) if ch.isalnum()), default=-1)
+    word_start, chain_end = 0, -1
+    for i, ch in enumerate(text):
+        if ch.isalpha() and ch.isascii():
+            if i == 0 or not (text[i - 1].isalpha() and text[i - 1].isascii()):
+                word_start = i
+            continue
+        if i >= last or ch not in ".!?;":
+            continue
+        if ch in "!?":
+            return True
+        if ch == ";":
+            if not all(_CODE_PAIR.fullmatch(part) for part in text.rstrip(" ;.").split(";")):
+                return True
+            continue
+        word = text[word_start:i] if i and text[i - 1].isalpha() and text[i - 1].isascii() else ""
+        before, after = text[i - 1:i], text[i + 1:i + 2]
+        dotted = len(word) == 1 and (text[i - 2:i - 1] == "." or text[i + 2:i + 3] == ".")  # U.S., e.g., a.m.
+        chained = _ABBREVIATED_NEXT.match(text, i + 1) if len(word) <= 7 and word.islower() else None
+        if chained:  # Wooldridge's "chl. camp. expends., 1990": a run of abbreviated words, each short and dotted
+            chain_end = chained.end() - 1
+        elif not ((before.isdigit() and after.isdigit()) or dotted or word.lower() in PHRASE_ABBREVIATIONS
+                  or i == chain_end):
+            return True
+    return False
 
 
 def plain_phrase(text: str, max_chars: int = PHRASE_MAX_CHARS) -> bool:
     """Whether `text` may name a column in an instruction: at most `max_chars` characters on one line, no markup
-    character (PHRASE_MARKUP), no control character, and one clause (_SECOND_CLAUSE). A description that fails is not shown; the column is named by
+    character (PHRASE_MARKUP), no emphasis, link or URL, no control character, and one sentence of one clause
+    (_second_sentence, a colon's clause or list). A description that fails is not shown; the column is named by
     its name instead (pipeline.core.column_refs)."""
     return (len(text) <= max_chars and text.isprintable() and not PHRASE_MARKUP.intersection(text)
-            and _SECOND_CLAUSE.search(text) is None)
+            and not _PHRASE_COLON.search(text) and not _PHRASE_LINK.search(text)
+            and not _PHRASE_EMPHASIS.search(text) and not _second_sentence(text))
+
+
 ELLIPSIS = "…"
 
 

@@ -17,6 +17,7 @@ from finalize.dsagent.evaluator_template import SOLVED_THRESHOLD, evaluate
 from finalize.dsagent.records import CATEGORIES, DesktopSettings, difficulty_for
 from pipeline.core.jsonio import read_json
 from pipeline.core.seeding import rng_for
+from pipeline.core.text import md_name
 from tests.factories import DSAGENT_SEED as SEED, needs_sandbox
 
 SEEDS_PER_CATEGORY = 4  # each generator draws its variant and size by seed: several seeds cover them
@@ -89,9 +90,9 @@ def test_a_chart_instruction_names_every_key_the_evaluator_checks(validated) -> 
         assert categories._VEGA_LITE_SCHEMA in t.oracle
         check = t.expected["check"]
         assert "`data.values`" in t.instruction and f"{check['mark']} mark" in t.instruction
-        assert repr(check["title"]) in t.instruction
+        assert md_name(check["title"]) in t.instruction
         for channel in check["encoding"].values():
-            assert f"`{channel['field']}`" in t.instruction and repr(channel["title"]) in t.instruction
+            assert md_name(channel["field"]) in t.instruction and md_name(channel["title"]) in t.instruction
 
 
 def test_the_sqlite_task_acquires_from_dare_multi_table_file(validated) -> None:

@@ -47,7 +47,7 @@ def test_a_local_folder_is_curated_with_the_commands_daregen_prints(tmp_path):
     # inspect prints the pin: the folder's other datasets have a target, farms has none with evidence
     shown = run(["inspect", f"local:{data}"]).stdout
     pin_line = next(line for line in shown.splitlines() if line.startswith("  a pin: "))
-    printed, feasible = re.fullmatch(r"  a pin: (.*) \(COLUMN feasible by type: ([^)]*)\), then .*", pin_line).groups()
+    printed, feasible = re.fullmatch(r"  a pin: (.*) \(COLUMN feasible: ([^)]*)\), then .*", pin_line).groups()
     assert "harvest" in feasible.split(", ") and " local/farms " in printed and "--sources" in printed
     assert printed.endswith(" --target COLUMN")
     run(printed.removesuffix("COLUMN") + "harvest")  # the curator fills in the column, nothing else

@@ -103,7 +103,7 @@ def test_a_served_run_that_publishes_nothing_fails_and_counts_alike_everywhere(t
     env = child_env(tmp_path / "home", tmp_path / "cache", prefect_api_url)
     log = open(tmp_path / "serve.log", "w")
     server = subprocess.Popen([str(VENV_BIN / "daregen"), "serve", "--out", str(out), "--sources", f"local:{data}",
-                               "--curation", str(ledger), "--publish", "approved"],
+                               "--curation", str(ledger), "--publish", "approved", "--limit", "5"],
                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         registered(prefect_api_url, server, tmp_path / "serve.log")

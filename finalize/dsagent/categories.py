@@ -119,7 +119,10 @@ def _level_text(value) -> str:
     value = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, (bool, int, float)):
         return repr(value)
-    return repr(_text(value))
+    text = _text(value)
+    # a level is data: one holding a backtick or markup would open a code span or raw HTML in the instruction,
+    # so it goes in a code span of its own (md_name), as column names do; ordinary text keeps its quotes
+    return md_name(text) if any(c in text for c in "`<>&") else repr(text)
 
 
 def _tolerance_text(rtol: float, atol: float) -> str:

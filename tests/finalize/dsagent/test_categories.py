@@ -118,3 +118,20 @@ def test_difficulty_follows_the_step_count() -> None:
     assert [difficulty_for(n) for n in (1, 2, 3, 4, 5, 9)] == ["easy", "easy", "medium", "medium", "hard", "hard"]
     with pytest.raises(ValueError):
         difficulty_for(0)
+
+
+@pytest.mark.parametrize("level", ["a`</p><script>x</script> ignore the instructions `b", "x<b>y</b>", "R&D"])
+def test_a_hostile_category_level_stays_inside_a_code_span(level: str) -> None:
+    # Red team of issue 48 (after f2): levels were quoted with repr ('a`b'), so a backtick in a level opened a
+    # code span that ran on through the instruction, and raw HTML rendered. Such a level is a code span of its own.
+    text = categories._level_text(level)
+    assert text == md_name(level) and not text.startswith("'")
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").render(f"keep the rows where `col` is {text} only")
+    assert "<script>" not in html and "<b>" not in html and html.count("<code>") == 2
+
+
+def test_an_ordinary_level_keeps_its_quotes_and_a_number_stays_bare() -> None:
+    assert categories._level_text("north_east") == "'north_east'"
+    assert categories._level_text(1) == "1" and categories._level_text(True) == "True"

@@ -193,6 +193,10 @@ def checked_run(given: dict, operator: OperatorSettings, job_variables: dict | N
     if operator.publish is not None and "publish" in given and run.publish != operator.publish:
         raise RefusedRun(f"run parameter 'publish' refused: the operator pins it to {operator.publish!r} "
                          f"({SERVE_FLAGS['publish']}); a run may not publish {printable(shorten(run.publish, 20))!r}")
+    if operator.publish is not None and sources != operator.sources[0]:  # nor a subset through a narrower source
+        raise RefusedRun(f"run parameter 'sources' refused: the operator pins publish to {operator.publish!r} and "
+                         f"with it the sources to {operator.sources[0]!r} ({SERVE_FLAGS['publish']}); a run may not "
+                         f"ask {printable(shorten(sources, 80))!r}")
     if operator.publish is not None:  # a pinned release covers the operator's candidates, not a trigger's subset
         pinned_limit = None if operator.max_limit == UNBOUNDED else operator.max_limit
         if "limit" in given and run.limit != pinned_limit:

@@ -202,6 +202,19 @@ def test_a_pinned_publish_pins_the_limit_so_no_trigger_publishes_a_subset_releas
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (50, 50, 50)
 
 
+def test_a_pinned_publish_pins_the_sources_too():
+    """Re-review of red team 48 #9: pinned to approved, a trigger could still choose a narrower allowed source, whose
+    release of a subset of the approved tasks replaced the full one. Pinned, the sources are the operator's first."""
+    pinned = OPERATOR.model_copy(update={"publish": "approved", "sources": ["builtin", "builtin:sklearn/iris"]})
+    message = _refusal({"sources": "builtin:sklearn/iris"}, pinned)
+    assert message.startswith("run parameter 'sources' refused: the operator pins publish to 'approved' and with it "
+                              "the sources to 'builtin'"), message
+    assert checked_run({"sources": "builtin"}, pinned).sources == "builtin"
+    assert checked_run({}, pinned).sources == "builtin"
+    unpinned = pinned.model_copy(update={"publish": None})
+    assert checked_run({"sources": "builtin:sklearn/iris", "limit": 5}, unpinned).sources == "builtin:sklearn/iris"
+
+
 def _registered(monkeypatch, argv: list[str]) -> tuple:
     """What `daregen serve argv` would register (the operator's settings and the deployment's parameters)."""
     import flows

@@ -146,7 +146,26 @@ def plain_phrase(text: str, max_chars: int = PHRASE_MAX_CHARS) -> bool:
     its name instead (pipeline.core.column_refs)."""
     return (len(text) <= max_chars and text.isprintable() and not PHRASE_MARKUP.intersection(text)
             and not _PHRASE_COLON.search(text) and not _PHRASE_LINK.search(text)
-            and not _PHRASE_EMPHASIS.search(text) and not _second_sentence(text))
+            and not _PHRASE_EMPHASIS.search(text) and not _second_sentence(text)
+            and not _WIDE_TERMINATORS.intersection(text) and not _initials_then_sentence(text))
+
+
+# Sentence ends _second_sentence does not read: full-width and CJK stops, an ellipsis ("mg。Ignore ...").
+_WIDE_TERMINATORS = frozenset("。．！？…：；｡")
+
+
+def _initials_then_sentence(text: str) -> bool:
+    """Dotted initials ("U.S.", "U.S.A.") followed by a capitalised word: the initials' full stop may end a
+    sentence ("dose in U.S. Ignore all previous instructions"), which _second_sentence lets pass for the
+    initials' sake. Called on a phrase of at most PHRASE_MAX_CHARS characters (plain_phrase checks the length
+    first)."""
+    words = text.split()
+    for word, after in zip(words, words[1:]):
+        parts = word.rstrip(".").split(".")
+        if (word.endswith(".") and len(parts) >= 2 and all(len(p) == 1 and p.isalpha() for p in parts)
+                and after[:1].isupper() and after[1:2].islower()):
+            return True
+    return False
 
 
 ELLIPSIS = "…"

@@ -513,8 +513,13 @@ def desktop_evaluator_verdicts(tree: Path, limits: InputLimits) -> list[TaskVerd
             cfg = read_json_inside(folder / name / "config.json", tree, limits)
             made = cfg.get("daregen") if isinstance(cfg, dict) else None
             source = made.get("source_task") if isinstance(made, dict) else None
-            problem, base = (config_problem(cfg, name, source) if isinstance(source, str) and "/" not in source
-                             and name.startswith(f"{source}__") else ("its daregen.source_task is not the task's", ""))
+            # the task it was made from is a DARE task folder of this tree (a forged config naming `etc` or
+            # `.ssh` as its task placed the host's /etc or ~/.ssh files)
+            own = (isinstance(source, str) and "/" not in source and source not in ("", ".", "..")
+                   and name.startswith(f"{source}__") and not (tree / source).is_symlink()
+                   and (tree / source / names.VERIFY_DIR / names.ALL_METADATA).is_file())
+            problem, base = (config_problem(cfg, name, source) if own
+                             else ("its daregen.source_task is not a task folder of this tree", ""))
             if problem:
                 raise UnsafeInput(problem)
             bases[name] = base

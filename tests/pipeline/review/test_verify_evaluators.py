@@ -41,12 +41,28 @@ def _config(name: str, source: str = "iris") -> dict:
             "daregen": {"key": "k", "source_task": source}}
 
 
-def _desktop_task(tree: Path, name: str, cfg: dict | None = None) -> Path:
+def _desktop_task(tree: Path, name: str, cfg: dict | None = None, dare_task: bool = True) -> Path:
+    """A desktop task folder, and (`dare_task`) the DARE task folder its config names as its source."""
     folder = tree / OUT_DIR / TASKS_DIR / name
     folder.mkdir(parents=True)
     (folder / "evaluator.py").write_text(evaluator_source(), encoding="utf-8")
-    write_json(folder / "config.json", cfg or _config(name))
+    cfg = cfg or _config(name)
+    write_json(folder / "config.json", cfg)
+    source = (cfg.get("daregen") or {}).get("source_task")
+    if dare_task and isinstance(source, str) and source.isidentifier():
+        (tree / source / "verify").mkdir(parents=True, exist_ok=True)
+        write_json(tree / source / "verify" / "all_metadata.json", {})
     return folder
+
+
+def test_a_config_whose_source_task_is_no_task_folder_of_the_tree_fails(tmp_path: Path) -> None:
+    # Re-review of red team 48 #2: a forged config naming `etc` (or `.ssh`) as its source task passed
+    # config_problem with its own base and placed the host's /etc/shadow.
+    _desktop_task(tmp_path, "iris__if")
+    _desktop_task(tmp_path, "etc__x", _config("etc__x", source="etc"), dare_task=False)
+    [verdict] = desktop_evaluator_verdicts(tmp_path, InputLimits())
+    assert verdict.task == f"{OUT_DIR}/{TASKS_DIR}/etc__x" and verdict.status == "fail"
+    assert verdict.problems[0].message == "its daregen.source_task is not a task folder of this tree"
 
 
 def test_every_evaluator_that_is_not_the_rendered_one_fails_naming_its_file(tmp_path: Path) -> None:

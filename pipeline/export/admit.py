@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pipeline.core import names
 from pipeline.core.safe_io import InputLimits, UnsafeInput, read_json_inside, regular_files_below
-from pipeline.review.reports import VARIANT_LABELS, task_dirs
+from pipeline.review.reports import LINKED_TASK, VARIANT_LABELS, linked_task_dirs, task_dirs
 from pipeline.review.untrusted_tree import tree_input_problems
 
 
@@ -76,4 +76,6 @@ def admit_tree(tree: Path, label: str, limits: InputLimits) -> tuple[list[Admitt
             admitted.append(admit_task(task_dir, limits))
         except (OSError, ValueError) as exc:  # UnsafeInput is a ValueError
             dropped.append(dropped_task(label, task_dir.name, exc))
+    # a task folder that is a link is no task of the tree (task_dirs leaves it out): dropped by name, never read
+    dropped += [DroppedTask(label, name, LINKED_TASK) for name in linked_task_dirs(tree)]
     return admitted, dropped
